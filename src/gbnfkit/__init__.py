@@ -1,0 +1,31 @@
+"""gbnfkit: grammar-constrained decoding for large language models.
+
+Import everything from here; modules whose names start with ``_`` are private.
+Integrations (transformers, llama-cpp-python, server) live in submodules that this
+package never imports.
+"""
+
+from __future__ import annotations
+
+from gbnfkit._errors import (
+    GbnfkitError,
+    GrammarError,
+    InputRejected,
+    LimitError,
+    SchemaError,
+    VocabularyError,
+)
+from gbnfkit._limits import Limits
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GbnfkitError",
+    "GrammarError",
+    "InputRejected",
+    "LimitError",
+    "Limits",
+    "SchemaError",
+    "VocabularyError",
+    "__version__",
+]

@@ -1,0 +1,160 @@
+"""Exceptions raised by gbnfkit.
+
+Every exception subclasses :class:`GbnfkitError` and a built-in exception, so
+``except ValueError`` keeps working for callers that do not know gbnfkit.
+Positions are attributes, never only part of the message text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "GbnfkitError",
+    "GrammarError",
+    "InputRejected",
+    "LimitError",
+    "SchemaError",
+    "VocabularyError",
+]
+
+
+class GbnfkitError(Exception):
+    """Base class of every exception gbnfkit raises on purpose."""
+
+
+def _excerpt(source: str, line: int, column: int) -> str:
+    """The source line at ``line`` (1-based) with a caret under ``column`` (1-based)."""
+    lines = source.split("\n")
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1].rstrip("\r")
+    # keep long lines readable: a window of 60 characters around the column
+    start = 0
+    if len(text) > 80:
+        start = max(0, min(column - 1 - 40, len(text) - 80))
+        text = ("..." if start else "") + text[start : start + 80]
+        column = column - start + (3 if start else 0)
+    text = text.replace("\t", " ")
+    return f"{text}\n{' ' * (column - 1)}^"
+
+
+class GrammarError(GbnfkitError, ValueError):
+    """A grammar that cannot be built.
+
+    Attributes:
+        message: what is wrong and, where possible, how to fix it.
+        line, column: 1-based position in the grammar text, or ``None`` when the
+            grammar did not come from text (a grammar built from rules) or the
+            problem has no single place (an empty grammar).
+        source: the grammar text, when there is one.
+        rules: rule names the problem is about (an undefined name, a left-recursive cycle).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        source: str | None = None,
+        rules: Sequence[str] = (),
+    ) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        self.source = source
+        self.rules = tuple(rules)
+        super().__init__(self._render())
+
+    @property
+    def excerpt(self) -> str:
+        """The offending source line with a caret under the column ('' if unknown)."""
+        if self.source is None or self.line is None or self.column is None:
+            return ""
+        return _excerpt(self.source, self.line, self.column)
+
+    def _render(self) -> str:
+        if self.line is None:
+            return self.message
+        where = f"line {self.line}, column {self.column}"
+        excerpt = self.excerpt
+        return f"{self.message} (at {where})" + (f"\n{excerpt}" if excerpt else "")
+
+
+class InputRejected(GbnfkitError, ValueError):
+    """Text that the grammar does not allow.
+
+    Attributes:
+        position: index (in code points, from the start of the text given to the
+            call that raised) of the first character that was not allowed; for
+            bytes input, the index of the code point that the offending byte starts
+            or continues.
+        character: the offending character (a one-character ``str``), or for bytes
+            input that is not valid UTF-8 a ``bytes`` object with the offending byte.
+        expected: readable descriptions of what was allowed instead.
+        text: the text given to the call that raised, when known.
+    """
+
+    def __init__(
+        self,
+        position: int,
+        character: str | bytes,
+        expected: Sequence[str],
+        *,
+        text: str | None = None,
+    ) -> None:
+        self.position = position
+        self.character = character
+        self.expected = tuple(expected)
+        self.text = text
+        shown = repr(character)
+        if self.expected:
+            exp = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            msg = f"unexpected {shown} at position {position}; expected {exp}"
+        else:
+            msg = f"unexpected {shown} at position {position}; nothing more is allowed"
+        if text is not None:
+            line_start = text.rfind("\n", 0, position) + 1
+            line_no = text.count("\n", 0, position) + 1
+            excerpt = _excerpt(text, line_no, position - line_start + 1)
+            if excerpt:
+                msg += "\n" + excerpt
+        self.message = msg
+        super().__init__(msg)
+
+
+class VocabularyError(GbnfkitError, ValueError):
+    """A vocabulary that cannot be read, or a token id outside it."""
+
+
+class SchemaError(GbnfkitError, ValueError):
+    """A JSON Schema that cannot be turned into a grammar.
+
+    Attributes:
+        keyword: the schema keyword at fault (``"oneOf"``), or ``None``.
+        pointer: JSON pointer of the sub-schema at fault (``"/properties/age"``).
+    """
+
+    def __init__(self, message: str, *, keyword: str | None = None, pointer: str = "") -> None:
+        self.message = message
+        self.keyword = keyword
+        self.pointer = pointer
+        where = f" at {pointer or '/'}" if keyword is not None or pointer else ""
+        kw = f" [{keyword}]" if keyword else ""
+        super().__init__(f"{message}{kw}{where}")
+
+
+class LimitError(GbnfkitError, RuntimeError):
+    """A documented resource limit was reached (see :class:`gbnfkit.Limits`).
+
+    Attributes:
+        limit: the name of the limit (a field of :class:`gbnfkit.Limits`).
+        value: the limit's value in force.
+    """
+
+    def __init__(self, message: str, *, limit: str, value: int) -> None:
+        self.message = message
+        self.limit = limit
+        self.value = value
+        super().__init__(f"{message} (limit {limit}={value}; raise it with gbnfkit.Limits)")

@@ -1,0 +1,31 @@
+"""Documented resource limits, with their defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Limits"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds that keep a grammar from eating unbounded time or memory.
+
+    Reaching one raises :class:`gbnfkit.LimitError` naming it; none of them ever
+    changes what a grammar means.
+
+    Attributes:
+        max_stacks: live parse stacks in one state (ambiguous grammars). Default 20,000.
+        max_repetition: the largest bound ``m`` or ``n`` in ``{m,n}``. Default 100,000.
+        max_grammar_size: grammar elements after repetitions are expanded. Default 2,000,000.
+        max_cached_states: parse states one grammar keeps in its transition cache
+            before the cache is dropped and rebuilt. Default 100,000.
+    """
+
+    max_stacks: int = 20_000
+    max_repetition: int = 100_000
+    max_grammar_size: int = 2_000_000
+    max_cached_states: int = 100_000
+
+
+DEFAULT_LIMITS = Limits()

@@ -1,0 +1,1 @@
+"""Grammar syntax: GBNF text <-> grammar IR."""

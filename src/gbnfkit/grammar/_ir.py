@@ -1,0 +1,142 @@
+"""The grammar IR: what every front end (GBNF text, JSON Schema, regex, PEG) produces.
+
+A grammar is an ordered mapping from rule names to expressions, plus a start rule.
+Expressions are small immutable trees:
+
+* :class:`Literal` -- a sequence of code points (``Literal("")`` is the empty sequence);
+* :class:`CharClass` -- one code point from inclusive ranges, or (``negated``) one
+  code point outside them; ``ANY`` (``.``) is ``CharClass((), negated=True)``;
+* :class:`RuleRef` -- a reference to a rule by name;
+* :class:`Seq` -- concatenation; :class:`Alt` -- alternatives;
+* :class:`Repeat` -- ``item{min,max}``, ``max=None`` for unbounded.  Repetition is kept
+  in the IR (so grammars print back readably) and expanded by the engine compiler in
+  O(max) rules, never as nested ``x? x? x?`` chains.
+
+All nodes are frozen, hashable and comparable, so front ends can share sub-trees and
+tests can compare IR values directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Union
+
+__all__ = [
+    "ANY",
+    "Alt",
+    "CharClass",
+    "Expr",
+    "GrammarIR",
+    "Literal",
+    "Repeat",
+    "RuleRef",
+    "Seq",
+    "MAX_CODE_POINT",
+]
+
+MAX_CODE_POINT = 0x10FFFF
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """A fixed sequence of code points."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CharClass:
+    """One code point in (or, if ``negated``, outside) the inclusive ``ranges``.
+
+    Build with :meth:`of` to get the canonical form: ranges sorted, merged, and
+    with every ``lo <= hi``.  Code points above U+10FFFF may appear (``\\UFFFFFFFF``
+    is legal GBNF); they never match any input.
+    """
+
+    ranges: tuple[tuple[int, int], ...]
+    negated: bool = False
+
+    @staticmethod
+    def of(ranges: Iterable[tuple[int, int]], negated: bool = False) -> CharClass:
+        """Canonical class: drops empty ranges, sorts and merges adjacent/overlapping ones."""
+        spans = sorted((lo, hi) for lo, hi in ranges if lo <= hi)
+        merged: list[tuple[int, int]] = []
+        for lo, hi in spans:
+            if merged and lo <= merged[-1][1] + 1:
+                if hi > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        return CharClass(tuple(merged), negated)
+
+    def contains(self, cp: int) -> bool:
+        """Whether code point ``cp`` matches this class."""
+        inside = any(lo <= cp <= hi for lo, hi in self.ranges)
+        return inside != self.negated
+
+
+ANY = CharClass((), negated=True)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleRef:
+    """A reference to the rule called ``name``."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    """``items`` one after another; ``Seq(())`` matches the empty string."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Alt:
+    """Any one of ``options``."""
+
+    options: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """``item`` repeated at least ``min`` and at most ``max`` times (``None``: no bound)."""
+
+    item: Expr
+    min: int
+    max: int | None
+
+
+Expr = Union[Literal, CharClass, RuleRef, Seq, Alt, Repeat]
+
+
+@dataclass(frozen=True)
+class GrammarIR:
+    """Rules in definition order, and the name of the start rule.
+
+    ``positions`` optionally maps a rule name to the (line, column) where its
+    definition starts in the source text, so later checks can point at it.
+    """
+
+    rules: Mapping[str, Expr]
+    root: str = "root"
+    positions: Mapping[str, tuple[int, int]] = field(default_factory=dict, compare=False)
+
+    def referenced(self, expr: Expr) -> list[str]:
+        """Names of the rules ``expr`` refers to, in order of first appearance."""
+        out: list[str] = []
+        stack: list[Expr] = [expr]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, RuleRef):
+                if e.name not in out:
+                    out.append(e.name)
+            elif isinstance(e, Seq):
+                stack.extend(reversed(e.items))
+            elif isinstance(e, Alt):
+                stack.extend(reversed(e.options))
+            elif isinstance(e, Repeat):
+                stack.append(e.item)
+        return out
