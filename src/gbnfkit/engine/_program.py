@@ -1,0 +1,277 @@
+"""Compile a :class:`~gbnfkit.grammar._ir.GrammarIR` into a flat :class:`Program`.
+
+Program format (stable; the token-mask layer reads it)
+------------------------------------------------------
+A program is llama.cpp's flattened rule table with integer *positions*:
+
+* ``kinds[pos]`` is one of
+
+  - :data:`CHAR`     -- one code point inside ``ranges[pos]``;
+  - :data:`CHAR_NOT` -- one code point outside ``ranges[pos]`` (negated classes, ``.``);
+  - :data:`REF`      -- a reference to rule ``target[pos]``;
+  - :data:`END`      -- end of an alternative (``ranges`` is ``()``, ``target`` is ``-1``).
+
+* ``ranges[pos]`` are canonical inclusive code point ranges (sorted, merged, clipped to
+  ``0 .. U+10FFFF``; ranges wholly above U+10FFFF are dropped, so a ``CHAR`` with ``()``
+  never matches and a ``CHAR_NOT`` with ``()`` matches any code point).
+* Every alternative of every rule is stored as its elements followed by one ``END``
+  position, so "the element after ``pos`` in the same sequence" is ``pos + 1`` and the
+  sequence is finished when ``kinds[pos + 1] == END``.
+* ``rule_alts[rule]`` holds the start position of each alternative of ``rule`` in order;
+  an empty alternative starts directly at an ``END`` position.
+* ``rule_names[rule]`` is the rule's name. Rules of the IR come first, in definition
+  order (so rule id ``i`` is the ``i``-th IR rule); generated rules follow, named
+  ``<rule>-g<k>`` (groups/alternations), ``<rule>-star<k>`` (unbounded repetition)
+  or ``<rule>-opt<k>`` (bounded optional chains). ``pos_rule[pos]`` is the rule owning ``pos``.
+* ``root`` is the rule id of the start rule; ``size`` counts non-``END`` elements.
+
+Expansion
+---------
+* ``Literal("abc")`` becomes three ``CHAR`` positions; ``Literal("")`` nothing.
+* A nested :class:`Alt` (or a multi-element repeated item) becomes a generated rule
+  referenced by one ``REF``; equal sub-expressions share one generated rule.
+* ``Repeat(S, m, n)``: ``m`` copies of ``S``'s single element, then a reference to a
+  chain of ``n - m`` nested optional rules ``O(k) ::= S O(k-1) |`` with ``O(1) ::= S |``;
+  ``Repeat(S, m, None)`` is ``m`` copies then ``R ::= S R |``. So the program is O(n)
+  in size, never a flat ``S? S? S?`` chain.
+
+:data:`Limits.max_repetition` and :data:`Limits.max_grammar_size` are enforced here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gbnfkit._errors import GrammarError, LimitError
+from gbnfkit._limits import Limits
+from gbnfkit.engine._ranges import Ranges, normalize
+from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
+
+__all__ = ["CHAR", "CHAR_NOT", "END", "REF", "Program", "compile_program"]
+
+CHAR = 0
+CHAR_NOT = 1
+REF = 2
+END = 3
+
+# An element before layout: (kind, ranges, target)
+_Elem = tuple[int, Ranges, int]
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    """The flattened grammar (see the module docstring for the format)."""
+
+    kinds: tuple[int, ...]
+    ranges: tuple[Ranges, ...]
+    target: tuple[int, ...]
+    pos_rule: tuple[int, ...]
+    rule_names: tuple[str, ...]
+    rule_alts: tuple[tuple[int, ...], ...]
+    root: int
+    size: int
+
+    def is_char(self, pos: int) -> bool:
+        """Whether ``pos`` is a ``CHAR`` or ``CHAR_NOT`` element."""
+        return self.kinds[pos] <= CHAR_NOT
+
+    def describe_position(self, pos: int) -> str:
+        """``rule-name[index]`` of a position, for debugging."""
+        rule = self.pos_rule[pos]
+        start = max(a for a in self.rule_alts[rule] if a <= pos)
+        return f"{self.rule_names[rule]}@{start}+{pos - start}"
+
+
+class _Builder:
+    def __init__(self, ir: GrammarIR, limits: Limits) -> None:
+        self.ir = ir
+        self.limits = limits
+        self.names: list[str] = list(ir.rules)
+        self.ids: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+        self.bodies: list[list[list[_Elem]] | None] = [None] * len(self.names)
+        self.size = 0
+        self.memo: dict[tuple[object, ...], int] = {}
+        self.counter = 0
+
+    # -- bookkeeping -------------------------------------------------------------
+    def grow(self, n: int) -> None:
+        self.size += n
+        if self.size > self.limits.max_grammar_size:
+            raise LimitError(
+                f"grammar has more than {self.limits.max_grammar_size} elements "
+                "after repetitions are expanded",
+                limit="max_grammar_size",
+                value=self.limits.max_grammar_size,
+            )
+
+    def new_rule(self, owner: str, tag: str) -> int:
+        while True:
+            self.counter += 1
+            name = f"{owner}-{tag}{self.counter}"
+            if name not in self.ids:
+                break
+        self.ids[name] = len(self.names)
+        self.names.append(name)
+        self.bodies.append(None)
+        return self.ids[name]
+
+    # -- expressions -------------------------------------------------------------
+    def alternatives(self, expr: Expr, owner: str) -> list[list[_Elem]]:
+        if isinstance(expr, Alt):
+            out: list[list[_Elem]] = []
+            for option in expr.options:
+                out.extend(self.alternatives(option, owner))
+            return out
+        seq: list[_Elem] = []
+        self.sequence(expr, owner, seq)
+        return [seq]
+
+    def sequence(self, expr: Expr, owner: str, out: list[_Elem]) -> None:
+        if isinstance(expr, Literal):
+            self.grow(len(expr.text))
+            out.extend((CHAR, ((ord(c), ord(c)),), -1) for c in expr.text)
+        elif isinstance(expr, CharClass):
+            self.grow(1)
+            kind = CHAR_NOT if expr.negated else CHAR
+            out.append((kind, normalize(expr.ranges), -1))
+        elif isinstance(expr, RuleRef):
+            target = self.ids.get(expr.name)
+            if target is None or target >= len(self.ir.rules):
+                raise GrammarError(
+                    f"undefined rule {expr.name!r} (referenced in rule {owner!r})",
+                    rules=(expr.name,),
+                )
+            self.grow(1)
+            out.append((REF, (), target))
+        elif isinstance(expr, Seq):
+            for item in expr.items:
+                self.sequence(item, owner, out)
+        elif isinstance(expr, Alt):
+            if len(expr.options) == 1:
+                self.sequence(expr.options[0], owner, out)
+                return
+            key: tuple[object, ...] = ("alt", expr)
+            rule = self.memo.get(key)
+            if rule is None:
+                rule = self.new_rule(owner, "g")
+                self.memo[key] = rule
+                self.bodies[rule] = self.alternatives(expr, owner)
+            self.grow(1)
+            out.append((REF, (), rule))
+        elif isinstance(expr, Repeat):
+            self.repeat(expr, owner, out)
+        else:  # pragma: no cover - the IR union is closed
+            raise GrammarError(f"unknown grammar expression {expr!r} in rule {owner!r}")
+
+    def repeat(self, expr: Repeat, owner: str, out: list[_Elem]) -> None:
+        lo, hi = expr.min, expr.max
+        limit = self.limits.max_repetition
+        if lo < 0 or (hi is not None and hi < lo):
+            raise GrammarError(
+                f"invalid repetition bounds {{{lo},{'' if hi is None else hi}}} in rule {owner!r}",
+                rules=(owner,),
+            )
+        for bound in (lo, hi):
+            if bound is not None and bound > limit:
+                raise LimitError(
+                    f"repetition bound {bound} in rule {owner!r} is too large",
+                    limit="max_repetition",
+                    value=limit,
+                )
+        if hi == 0:
+            return
+        item: list[_Elem] = []
+        self.sequence(expr.item, owner, item)
+        if not item:
+            return  # repeating the empty string is the empty string
+        if len(item) == 1:
+            elem = item[0]
+        else:
+            key: tuple[object, ...] = ("item", expr.item)
+            rule = self.memo.get(key)
+            if rule is None:
+                rule = self.new_rule(owner, "g")
+                self.memo[key] = rule
+                self.bodies[rule] = [item]
+            elem = (REF, (), rule)
+        self.grow(lo)
+        out.extend([elem] * lo)
+        if hi is None:
+            key = ("star", elem)
+            rule = self.memo.get(key)
+            if rule is None:
+                rule = self.new_rule(owner, "star")
+                self.memo[key] = rule
+                self.grow(2)
+                self.bodies[rule] = [[elem, (REF, (), rule)], []]
+            self.grow(1)
+            out.append((REF, (), rule))
+        elif hi > lo:
+            self.grow(1)
+            out.append((REF, (), self.optional_chain(elem, hi - lo, owner)))
+
+    def optional_chain(self, elem: _Elem, count: int, owner: str) -> int:
+        """Rule ``O(count)`` with ``O(k) ::= S O(k-1) |`` and ``O(1) ::= S |``."""
+        prev = -1
+        start = 1
+        # reuse the longest chain already built for this element
+        for k in range(count, 0, -1):
+            found = self.memo.get(("opt", elem, k))
+            if found is not None:
+                if k == count:
+                    return found
+                prev, start = found, k + 1
+                break
+        for k in range(start, count + 1):
+            rule = self.new_rule(owner, "opt")
+            self.memo[("opt", elem, k)] = rule
+            if prev < 0:
+                self.grow(1)
+                self.bodies[rule] = [[elem], []]
+            else:
+                self.grow(2)
+                self.bodies[rule] = [[elem, (REF, (), prev)], []]
+            prev = rule
+        return prev
+
+    # -- layout ------------------------------------------------------------------
+    def build(self) -> Program:
+        if self.ir.root not in self.ir.rules:
+            raise GrammarError(f"the start rule {self.ir.root!r} is not defined", rules=(self.ir.root,))
+        for i, name in enumerate(list(self.names[: len(self.ir.rules)])):
+            self.bodies[i] = self.alternatives(self.ir.rules[name], name)
+        kinds: list[int] = []
+        ranges: list[Ranges] = []
+        target: list[int] = []
+        pos_rule: list[int] = []
+        rule_alts: list[tuple[int, ...]] = []
+        for rule, body in enumerate(self.bodies):
+            assert body is not None
+            starts: list[int] = []
+            for alt in body:
+                starts.append(len(kinds))
+                for kind, rng, tgt in alt:
+                    kinds.append(kind)
+                    ranges.append(rng)
+                    target.append(tgt)
+                    pos_rule.append(rule)
+                kinds.append(END)
+                ranges.append(())
+                target.append(-1)
+                pos_rule.append(rule)
+            rule_alts.append(tuple(starts))
+        return Program(
+            kinds=tuple(kinds),
+            ranges=tuple(ranges),
+            target=tuple(target),
+            pos_rule=tuple(pos_rule),
+            rule_names=tuple(self.names),
+            rule_alts=tuple(rule_alts),
+            root=self.ids[self.ir.root],
+            size=self.size,
+        )
+
+
+def compile_program(ir: GrammarIR, limits: Limits) -> Program:
+    """Flatten ``ir`` (see the module docstring); raises GrammarError or LimitError."""
+    return _Builder(ir, limits).build()
