@@ -16,6 +16,7 @@ from gbnfkit._errors import (
     VocabularyError,
 )
 from gbnfkit._limits import Limits
+from gbnfkit.tokens._vocabulary import Vocabulary
 
 __version__ = "0.1.0"
 
@@ -26,6 +27,7 @@ __all__ = [
     "LimitError",
     "Limits",
     "SchemaError",
+    "Vocabulary",
     "VocabularyError",
     "__version__",
 ]
