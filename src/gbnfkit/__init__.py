@@ -15,18 +15,34 @@ from gbnfkit._errors import (
     SchemaError,
     VocabularyError,
 )
+from gbnfkit._grammar import Grammar
 from gbnfkit._limits import Limits
+from gbnfkit.engine import (
+    CharExcludeRule,
+    CharRule,
+    EndRule,
+    MatchResult,
+    MatchStatus,
+    State,
+)
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CharExcludeRule",
+    "CharRule",
+    "EndRule",
     "GbnfkitError",
+    "Grammar",
     "GrammarError",
     "InputRejected",
     "LimitError",
     "Limits",
+    "MatchResult",
+    "MatchStatus",
     "SchemaError",
+    "State",
     "Vocabulary",
     "VocabularyError",
     "__version__",

@@ -237,7 +237,9 @@ class _Builder:
     # -- layout ------------------------------------------------------------------
     def build(self) -> Program:
         if self.ir.root not in self.ir.rules:
-            raise GrammarError(f"the start rule {self.ir.root!r} is not defined", rules=(self.ir.root,))
+            raise GrammarError(
+                f"the start rule {self.ir.root!r} is not defined", rules=(self.ir.root,)
+            )
         for i, name in enumerate(list(self.names[: len(self.ir.rules)])):
             self.bodies[i] = self.alternatives(self.ir.rules[name], name)
         kinds: list[int] = []

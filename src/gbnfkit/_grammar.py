@@ -1,0 +1,151 @@
+"""The :class:`Grammar` facade: syntax, checks and the engine tied together."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from gbnfkit._errors import InputRejected
+from gbnfkit._limits import DEFAULT_LIMITS, Limits
+from gbnfkit.engine._engine import Engine
+from gbnfkit.engine._match import MatchResult, MatchStatus
+from gbnfkit.engine._program import Program, compile_program
+from gbnfkit.engine._state import State
+from gbnfkit.grammar._ir import GrammarIR
+
+__all__ = ["Grammar"]
+
+
+class Grammar:
+    """A compiled, immutable grammar (GBNF semantics of llama.cpp).
+
+    Build one with :meth:`from_gbnf`, :meth:`from_ir` or :meth:`builtin`. Each grammar
+    owns its compiled program and its bounded caches. Grammars are equal (and hash
+    equal) iff their :attr:`fingerprint` is equal.
+    """
+
+    __slots__ = ("_engine", "_fingerprint", "_ir", "_limits", "_program")
+    _engine: Engine
+    _fingerprint: str | None
+    _ir: GrammarIR
+    _limits: Limits
+    _program: Program
+
+    def __init__(self, ir: GrammarIR, *, limits: Limits | None = None) -> None:
+        """Compile an already checked IR; use :meth:`from_ir` to check it first."""
+        lim = limits if limits is not None else DEFAULT_LIMITS
+        program = compile_program(ir, lim)
+        object.__setattr__(self, "_ir", ir)
+        object.__setattr__(self, "_limits", lim)
+        object.__setattr__(self, "_program", program)
+        object.__setattr__(self, "_engine", Engine(program, lim))
+        object.__setattr__(self, "_fingerprint", None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Grammar is immutable")
+
+    # -- construction ------------------------------------------------------------------
+    @classmethod
+    def from_gbnf(cls, text: str, root: str = "root", *, limits: Limits | None = None) -> Grammar:
+        """Parse and check GBNF ``text`` with start rule ``root``; raises GrammarError."""
+        from gbnfkit.grammar._parser import parse_gbnf
+
+        lim = limits if limits is not None else DEFAULT_LIMITS
+        return cls(parse_gbnf(text, root, limits=lim), limits=lim)
+
+    @classmethod
+    def from_ir(cls, ir: GrammarIR, *, limits: Limits | None = None) -> Grammar:
+        """Check ``ir`` (undefined rules, missing root, left recursion) and compile it."""
+        from gbnfkit.grammar._checks import check_grammar
+
+        check_grammar(ir)
+        return cls(ir, limits=limits)
+
+    @classmethod
+    def builtin(cls, name: str, *, limits: Limits | None = None) -> Grammar:
+        """One of the grammars shipped with gbnfkit (see :meth:`builtin_names`)."""
+        from gbnfkit.grammar._builtins import builtin_text
+
+        return cls.from_gbnf(builtin_text(name), limits=limits)
+
+    @staticmethod
+    def builtin_names() -> tuple[str, ...]:
+        """Names accepted by :meth:`builtin`."""
+        from gbnfkit.grammar._builtins import builtin_names
+
+        return tuple(builtin_names())
+
+    # -- properties --------------------------------------------------------------------
+    @property
+    def ir(self) -> GrammarIR:
+        """The grammar IR."""
+        return self._ir
+
+    @property
+    def root(self) -> str:
+        """Name of the start rule."""
+        return self._ir.root
+
+    @property
+    def limits(self) -> Limits:
+        """Resource limits in force."""
+        return self._limits
+
+    @property
+    def program(self) -> Program:
+        """The compiled program (format in :mod:`gbnfkit.engine._program`)."""
+        return self._program
+
+    @property
+    def engine(self) -> Engine:
+        """The engine holding this grammar's caches (internals for the token layer)."""
+        return self._engine
+
+    def to_gbnf(self) -> str:
+        """Canonical GBNF text of the grammar."""
+        from gbnfkit.grammar._printer import to_gbnf
+
+        return to_gbnf(self._ir)
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 hex digest of the start rule name and the canonical GBNF text."""
+        fp = self._fingerprint
+        if fp is None:
+            data = f"root={self.root}\n{self.to_gbnf()}".encode()
+            fp = hashlib.sha256(data).hexdigest()
+            object.__setattr__(self, "_fingerprint", fp)
+        return fp
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Grammar):
+            return NotImplemented
+        return self is other or self.fingerprint == other.fingerprint
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __repr__(self) -> str:
+        return f"<Grammar root={self.root!r} rules={len(self._ir.rules)}>"
+
+    # -- matching ----------------------------------------------------------------------
+    def start(self) -> State:
+        """The state before any input."""
+        return State(self, self._engine, self._engine.start())
+
+    def match(self, text: str | bytes) -> MatchResult:
+        """Match a whole text: accept, prefix (alive but incomplete) or reject."""
+        engine = self._engine
+        start = engine.start()
+        if isinstance(text, str):
+            core, fail = engine.run(start, text)
+            if fail >= 0:
+                expected = tuple(r.describe() for r in engine.allowed(core))
+                return MatchResult(MatchStatus.REJECT, fail, expected)
+            status = MatchStatus.ACCEPT if core.complete else MatchStatus.PREFIX
+            return MatchResult(status)
+        try:
+            state = State(self, engine, start).feed(text)
+        except InputRejected as exc:
+            return MatchResult(MatchStatus.REJECT, exc.position, exc.expected)
+        return MatchResult(MatchStatus.ACCEPT if state.is_complete else MatchStatus.PREFIX)

@@ -1,0 +1,331 @@
+"""The pushdown automaton over a :class:`~gbnfkit.engine._program.Program`.
+
+State internals (stable; the token-mask layer reads them)
+---------------------------------------------------------
+A parse *stack* is a chain of interned :class:`Node` objects ``(pos, parent)``: ``pos`` is
+the program position on top of the stack and ``parent`` the rest of the stack, so stacks
+share tails. ``Engine.empty`` is the empty stack (``pos == -1``, ``parent is None``); a
+stack that becomes empty means the start rule is completely matched. Within one cache
+generation, equal stacks are the same ``Node`` object.
+
+A :class:`Core` is an interned, de-duplicated frozenset of stacks (``Core.stacks``), as in
+llama.cpp after ``llama_grammar_advance_stack``: every stack's top is a ``CHAR`` /
+``CHAR_NOT`` position, or the stack is empty. Rule references are expanded with a
+worklist and a ``seen`` set (so nullable loops such as ``("a"?)*`` terminate); a
+reference that is the last element of its sequence pushes no continuation (tail call).
+``Core.groups`` lists ``(pos, nodes)`` for each distinct character position on top;
+``Core.complete`` says whether the empty stack is present; ``Core.next`` is the
+transition cache (one-character ``str`` -> next ``Core``, or ``Engine.dead``).
+
+Caches (``Node.closure``, ``Node.after``, ``Core.next`` and the intern tables) belong
+to the engine, i.e. to one ``Grammar``. When the number of interned cores exceeds
+``Limits.max_cached_states`` (or nodes exceed eight times that), the tables are dropped
+and a new *generation* starts; cores of an older generation still work (they are
+re-interned, "migrated", into the current generation when stepped from or compared).
+
+Semantics follow llama.cpp's ``llama_grammar_accept``: a stack whose top matches the
+character advances (pops finished sequences) and is expanded again; the result is
+empty iff the character is rejected. ``Limits.max_stacks`` bounds the stacks one
+expansion or one state may hold.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from gbnfkit._errors import LimitError
+from gbnfkit._limits import Limits
+from gbnfkit.engine._program import CHAR_NOT, END, REF, Program
+from gbnfkit.engine._ranges import Ranges, complement, intersect, union
+from gbnfkit.engine._rules import CharExcludeRule, CharRule, EndRule
+
+__all__ = ["Core", "Engine", "Node"]
+
+_EMPTY_HASH = hash(("gbnfkit-empty-stack",))
+AllowedRule = CharRule | CharExcludeRule | EndRule
+
+
+class Node:
+    """One interned stack: ``pos`` on top of ``parent`` (``None`` for the empty stack)."""
+
+    __slots__ = ("after", "closure", "h", "parent", "pos")
+
+    def __init__(self, pos: int, parent: Node | None, h: int) -> None:
+        self.pos = pos
+        self.parent = parent
+        self.h = h  # structural hash, equal for equal stacks in any generation
+        self.closure: frozenset[Node] | None = None  # expansion of this stack
+        self.after: frozenset[Node] | None = None  # expansion after the top char matched
+
+    def positions(self) -> tuple[int, ...]:
+        """Positions from the top of the stack down."""
+        out = []
+        node: Node | None = self
+        while node is not None and node.parent is not None:
+            out.append(node.pos)
+            node = node.parent
+        return tuple(out)
+
+
+class Core:
+    """An interned set of expanded stacks (see the module docstring)."""
+
+    __slots__ = ("allowed", "complete", "gen", "groups", "migrated", "next", "ranges", "shash",
+                 "stacks")
+
+    def __init__(self, stacks: frozenset[Node], gen: int, empty: Node) -> None:
+        self.stacks = stacks
+        self.gen = gen
+        self.complete = empty in stacks
+        self.shash = hash(frozenset(n.h for n in stacks))
+        by_pos: dict[int, list[Node]] = {}
+        for n in stacks:
+            if n is not empty:
+                by_pos.setdefault(n.pos, []).append(n)
+        self.groups: tuple[tuple[int, tuple[Node, ...]], ...] = tuple(
+            (p, tuple(ns)) for p, ns in sorted(by_pos.items())
+        )
+        self.next: dict[str, Core] = {}
+        self.migrated: Core | None = None
+        self.allowed: tuple[AllowedRule, ...] | None = None
+        self.ranges: Ranges | None = None
+
+    def structure(self) -> frozenset[tuple[int, ...]]:
+        """The stacks as position tuples (top first): generation-independent."""
+        return frozenset(n.positions() for n in self.stacks)
+
+
+class Engine:
+    """Owns the intern tables and caches of one grammar's program."""
+
+    def __init__(self, program: Program, limits: Limits) -> None:
+        self.program = program
+        self.limits = limits
+        self._kinds = program.kinds
+        self._alts = program.rule_alts
+        self._target = program.target
+        self._ranges = program.ranges
+        self._neg = tuple(k == CHAR_NOT for k in program.kinds)
+        # lower bounds of each position's ranges, for binary search
+        self._lows = tuple(tuple(lo for lo, _ in r) for r in program.ranges)
+        self.gen = 0
+        self.empty = Node(-1, None, _EMPTY_HASH)
+        self.empty.closure = frozenset((self.empty,))
+        self._nodes: dict[tuple[int, Node], Node] = {}
+        self._cores: dict[frozenset[Node], Core] = {}
+        self.dead = Core(frozenset(), -1, self.empty)
+        self._start: Core | None = None
+
+    # -- interning ---------------------------------------------------------------------
+    def node(self, pos: int, parent: Node) -> Node:
+        """The interned stack ``pos`` on top of ``parent``."""
+        key = (pos, parent)
+        n = self._nodes.get(key)
+        if n is None:
+            n = self._nodes[key] = Node(pos, parent, hash((pos, parent.h)))
+        return n
+
+    def core(self, stacks: frozenset[Node]) -> Core:
+        """The interned core of ``stacks`` (all expanded)."""
+        c = self._cores.get(stacks)
+        if c is None:
+            if len(stacks) > self.limits.max_stacks:
+                self._too_many(len(stacks))
+            c = self._cores[stacks] = Core(stacks, self.gen, self.empty)
+        return c
+
+    def _too_many(self, count: int) -> None:
+        raise LimitError(
+            f"a parse state needs more than {self.limits.max_stacks} stacks ({count} so far); "
+            "the grammar is very ambiguous here",
+            limit="max_stacks",
+            value=self.limits.max_stacks,
+        )
+
+    def _maybe_drop(self) -> None:
+        limit = self.limits.max_cached_states
+        if len(self._cores) < limit and len(self._nodes) < 8 * limit:
+            return
+        for c in self._cores.values():
+            c.next = {}
+        for n in self._nodes.values():
+            n.closure = n.after = None
+        self.gen += 1
+        self._nodes = {}
+        self._cores = {}
+        self._start = None
+
+    def migrate(self, core: Core) -> Core:
+        """``core`` re-interned into the current generation (itself if already there)."""
+        if core.gen == self.gen or core is self.dead:
+            return core
+        m = core.migrated
+        if m is not None and m.gen == self.gen:
+            return m
+        new = set()
+        for n in core.stacks:
+            cur = self.empty
+            for pos in reversed(n.positions()):
+                cur = self.node(pos, cur)
+            new.add(cur)
+        m = self.core(frozenset(new))
+        core.migrated = m
+        return m
+
+    @property
+    def cached_states(self) -> int:
+        """Number of cores interned in the current generation."""
+        return len(self._cores)
+
+    # -- expansion -----------------------------------------------------------------------
+    def closure(self, start: Node) -> frozenset[Node]:
+        """Expand rule references on top of ``start`` (llama_grammar_advance_stack)."""
+        c = start.closure
+        if c is not None:
+            return c
+        kinds, alts, target = self._kinds, self._alts, self._target
+        empty = self.empty
+        max_stacks = self.limits.max_stacks
+        node = self.node
+        out: set[Node] = set()
+        seen = {start}
+        todo = [start]
+        while todo:
+            n = todo.pop()
+            cached = n.closure
+            if cached is not None:
+                out |= cached
+                continue
+            p = n.pos
+            if n is empty or kinds[p] != REF:
+                out.add(n)
+                continue
+            parent = n.parent
+            assert parent is not None
+            base = parent if kinds[p + 1] == END else node(p + 1, parent)
+            for a in alts[target[p]]:
+                m = base if kinds[a] == END else node(a, base)
+                if m not in seen:
+                    seen.add(m)
+                    todo.append(m)
+            if len(seen) > max_stacks:
+                self._too_many(len(seen))
+        if len(out) > max_stacks:
+            self._too_many(len(out))
+        fs = frozenset(out)
+        start.closure = fs
+        return fs
+
+    def _after(self, n: Node) -> frozenset[Node]:
+        a = n.after
+        if a is None:
+            parent = n.parent
+            assert parent is not None
+            p1 = n.pos + 1
+            nxt = parent if self._kinds[p1] == END else self.node(p1, parent)
+            a = n.after = self.closure(nxt)
+        return a
+
+    def start(self) -> Core:
+        """The initial core: every alternative of the start rule, expanded."""
+        if self._start is not None and self._start.gen == self.gen:
+            return self._start
+        self._maybe_drop()
+        out: set[Node] = set()
+        for a in self._alts[self.program.root]:
+            n = self.empty if self._kinds[a] == END else self.node(a, self.empty)
+            out |= self.closure(n)
+        self._start = self.core(frozenset(out))
+        return self._start
+
+    def step(self, core: Core, ch: str) -> Core:
+        """The core after ``ch`` (``self.dead`` if rejected); caches the transition."""
+        self._maybe_drop()
+        cache = True
+        if core.gen != self.gen:
+            core = self.migrate(core)
+            cache = False
+        cp = ord(ch)
+        out: set[Node] = set()
+        ranges, lows, neg = self._ranges, self._lows, self._neg
+        for p, nodes in core.groups:
+            rs = ranges[p]
+            i = bisect_right(lows[p], cp) - 1
+            inside = i >= 0 and rs[i][1] >= cp
+            if inside != neg[p]:
+                for n in nodes:
+                    out |= self._after(n)
+        result = self.core(frozenset(out)) if out else self.dead
+        if cache:
+            core.next[ch] = result
+        return result
+
+    def run(self, core: Core, text: str) -> tuple[Core, int]:
+        """Feed ``text``: ``(final core, -1)``, or ``(last live core, index)`` when rejected."""
+        step = self.step
+        dead = self.dead
+        cur = core
+        for ch in text:
+            nxt = cur.next.get(ch)
+            if nxt is None:
+                nxt = step(cur, ch)
+            if nxt is dead:
+                break
+            cur = nxt
+        else:
+            return cur, -1
+        # rejected: find the index with a second (cached) pass
+        cur = core
+        for i, ch in enumerate(text):
+            nxt = cur.next.get(ch)
+            if nxt is None:
+                nxt = step(cur, ch)
+            if nxt is dead:
+                return cur, i
+            cur = nxt
+        raise AssertionError("unreachable: rejection not reproduced")  # pragma: no cover
+
+    # -- what is allowed -----------------------------------------------------------------
+    def allowed_ranges(self, core: Core) -> Ranges:
+        """Every code point some stack of ``core`` accepts next."""
+        r = core.ranges
+        if r is None:
+            self._compute_allowed(core)
+            r = core.ranges
+            assert r is not None
+        return r
+
+    def allowed(self, core: Core) -> tuple[AllowedRule, ...]:
+        """Merged rules (see ``State.allowed``)."""
+        a = core.allowed
+        if a is None:
+            self._compute_allowed(core)
+            a = core.allowed
+            assert a is not None
+        return a
+
+    def _compute_allowed(self, core: Core) -> None:
+        positive: Ranges = ()
+        excluded: Ranges | None = None
+        pos_parts = []
+        for p, _ in core.groups:
+            if self._neg[p]:
+                rs = self._ranges[p]
+                excluded = rs if excluded is None else intersect(excluded, rs)
+            else:
+                pos_parts.append(self._ranges[p])
+        positive = union(*pos_parts)
+        rules: list[AllowedRule] = []
+        if excluded is None:
+            if positive:
+                rules.append(CharRule(positive))
+            core.ranges = positive
+        else:
+            inside = intersect(positive, excluded)
+            if inside:
+                rules.append(CharRule(inside))
+            rules.append(CharExcludeRule(excluded))
+            core.ranges = union(inside, complement(excluded))
+        if core.complete:
+            rules.append(EndRule())
+        core.allowed = tuple(rules)
