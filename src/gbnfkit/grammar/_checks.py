@@ -1,0 +1,233 @@
+"""Checks every grammar passes, whatever front end built its IR.
+
+In llama.cpp's order: the grammar has rules, every referenced rule is defined, the start
+rule exists, and no rule is left-recursive.  Left recursion is refused in two ways:
+
+1. as llama.cpp's ``llama_grammar_detect_left_recursion`` does (see
+   :mod:`gbnfkit.grammar._llama_leftrec`; the GBNF parser runs the exact version on its
+   raw parse tree, which still knows where the parentheses were);
+2. additionally, with true nullability, any cycle of rules reachable at the left edge in
+   which some reference has a continuation after it: a pushdown matcher would push that
+   continuation forever.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Iterable, Mapping
+
+from gbnfkit._errors import GrammarError
+from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
+from gbnfkit.grammar._llama_leftrec import llama_left_recursion
+
+__all__ = ["check_grammar", "left_recursion_error", "nullable_rules", "undefined_message"]
+
+_FIX_HINT = (
+    'rewrite the recursion as a repetition, e.g. `expr ::= term ("+" term)*` '
+    'instead of `expr ::= expr "+" term | term`'
+)
+
+
+def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
+    """Raise :class:`GrammarError` if ``ir`` cannot be used as a grammar.
+
+    ``source`` is the grammar text, when there is one, so errors can show it.
+    """
+    if not ir.rules:
+        raise GrammarError(
+            "empty grammar: it defines no rules; write at least `root ::= ...`",
+            source=source,
+        )
+    _check_repeats(ir, source)
+    missing: list[str] = []
+    first_user: dict[str, str] = {}
+    for name, body in ir.rules.items():
+        for ref in ir.referenced(body):
+            if ref not in ir.rules and ref not in first_user:
+                missing.append(ref)
+                first_user[ref] = name
+    if missing:
+        user = first_user[missing[0]]
+        line, column = ir.positions.get(user, (None, None))
+        raise GrammarError(
+            undefined_message(missing, ir.rules) + f" (used in rule {user!r})",
+            line=line,
+            column=column,
+            source=source,
+            rules=missing,
+        )
+    if ir.root not in ir.rules:
+        raise _missing_root(ir, source)
+    cycle = llama_left_recursion(ir.rules, exact=False)
+    if cycle is not None:
+        raise left_recursion_error(ir, source, cycle)
+    loop = _pushdown_left_recursion(ir)
+    if loop is not None:
+        names = loop
+        raise GrammarError(
+            f"left recursion: {' -> '.join(names)} can come back to {names[0]!r} before "
+            f"consuming any character (the items before the recursion may match the empty "
+            f"string), so matching would never end; {_FIX_HINT}",
+            line=ir.positions.get(names[0], (None, None))[0],
+            column=ir.positions.get(names[0], (None, None))[1],
+            source=source,
+            rules=names,
+        )
+
+
+def undefined_message(missing: list[str], defined: Collection[str]) -> str:
+    """'undefined rule 'x'; did you mean 'y'?' for the names in ``missing``."""
+    shown = ", ".join(repr(name) for name in missing)
+    plural = "s" if len(missing) > 1 else ""
+    message = f"undefined rule{plural} {shown}"
+    close = difflib.get_close_matches(missing[0], list(defined), n=1, cutoff=0.6)
+    if close:
+        message += f"; did you mean {close[0]!r}?"
+    else:
+        message += f"; define it with `{missing[0]} ::= ...`"
+    return message
+
+
+def _check_repeats(ir: GrammarIR, source: str | None) -> None:
+    for name, body in ir.rules.items():
+        for expr in _walk(body):
+            if isinstance(expr, Repeat) and (
+                expr.min < 0 or (expr.max is not None and expr.max < expr.min)
+            ):
+                line, column = ir.positions.get(name, (None, None))
+                raise GrammarError(
+                    f"rule {name!r}: invalid repetition bounds {{{expr.min},{expr.max}}}",
+                    line=line,
+                    column=column,
+                    source=source,
+                    rules=(name,),
+                )
+
+
+def _walk(expr: Expr) -> Iterable[Expr]:
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        yield e
+        if isinstance(e, Seq):
+            stack.extend(e.items)
+        elif isinstance(e, Alt):
+            stack.extend(e.options)
+        elif isinstance(e, Repeat):
+            stack.append(e.item)
+
+
+def _missing_root(ir: GrammarIR, source: str | None) -> GrammarError:
+    root = ir.root
+    near = [name for name in ir.rules if name.lower() == root.lower()]
+    if not near:
+        near = difflib.get_close_matches(root, list(ir.rules), n=1, cutoff=0.6)
+    message = f"no rule named {root!r}: the grammar starts at rule {root!r}"
+    if near:
+        message += f"; did you mean {near[0]!r}? (rule names are case-sensitive)"
+        line, column = ir.positions.get(near[0], (None, None))
+    else:
+        message += f"; add `{root} ::= ...` or choose another start rule"
+        line, column = None, None
+    return GrammarError(message, line=line, column=column, source=source, rules=(root,))
+
+
+def left_recursion_error(ir: GrammarIR, source: str | None, cycle: list[str]) -> GrammarError:
+    """``cycle``: named rules of the llama.cpp cycle, or one name for a repetition loop."""
+    first = cycle[0]
+    line, column = ir.positions.get(first, (None, None))
+    if len(cycle) == 1:
+        message = (
+            f"left recursion in rule {first!r}: a repetition ('*', '+', '{{m,}}') repeats "
+            "an item that can match the empty string (llama.cpp refuses this as left "
+            "recursion); make the repeated item non-empty, e.g. `x+` instead of `(x?)+`, "
+            "or move the empty alternative out of the repeated rule"
+        )
+        return GrammarError(message, line=line, column=column, source=source, rules=(first,))
+    message = (
+        f"left recursion: {' -> '.join(cycle)} reaches {first!r} again before consuming "
+        f"any character; {_FIX_HINT}"
+    )
+    return GrammarError(message, line=line, column=column, source=source, rules=cycle[:-1])
+
+
+def nullable_rules(rules: Mapping[str, Expr]) -> set[str]:
+    """Names of the rules that can match the empty string (a fixpoint)."""
+    nullable: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, body in rules.items():
+            if name not in nullable and _nullable(body, nullable):
+                nullable.add(name)
+                changed = True
+    return nullable
+
+
+def _nullable(expr: Expr, nullable: Collection[str]) -> bool:
+    if isinstance(expr, Literal):
+        return not expr.text
+    if isinstance(expr, CharClass):
+        return False
+    if isinstance(expr, RuleRef):
+        return expr.name in nullable
+    if isinstance(expr, Seq):
+        return all(_nullable(item, nullable) for item in expr.items)
+    if isinstance(expr, Alt):
+        return any(_nullable(option, nullable) for option in expr.options)
+    return expr.min == 0 or expr.max == 0 or _nullable(expr.item, nullable)
+
+
+def _left_refs(expr: Expr, cont: bool, nullable: Collection[str]) -> list[tuple[str, bool]]:
+    """Rules referenced at the left edge of ``expr``; ``True`` if something follows them."""
+    if isinstance(expr, RuleRef):
+        return [(expr.name, cont)]
+    if isinstance(expr, Seq):
+        out: list[tuple[str, bool]] = []
+        last = len(expr.items) - 1
+        for index, item in enumerate(expr.items):
+            out.extend(_left_refs(item, cont or index < last, nullable))
+            if not _nullable(item, nullable):
+                break
+        return out
+    if isinstance(expr, Alt):
+        return [ref for option in expr.options for ref in _left_refs(option, cont, nullable)]
+    if isinstance(expr, Repeat):
+        if expr.max == 0:
+            return []
+        again = expr.max is None or expr.max > 1
+        return _left_refs(expr.item, cont or again, nullable)
+    return []
+
+
+def _pushdown_left_recursion(ir: GrammarIR) -> list[str] | None:
+    """A left-recursive cycle in which some reference leaves a continuation, or None."""
+    nullable = nullable_rules(ir.rules)
+    edges: dict[str, list[tuple[str, bool]]] = {
+        name: _left_refs(body, False, nullable) for name, body in ir.rules.items()
+    }
+    for start, out in edges.items():
+        for target, cont in out:
+            if not cont:
+                continue
+            path = _path(edges, target, start)
+            if path is not None:
+                return [start, *path]
+    return None
+
+
+def _path(edges: Mapping[str, list[tuple[str, bool]]], src: str, dst: str) -> list[str] | None:
+    """Shortest path ``src -> ... -> dst`` along left edges (both ends included)."""
+    previous: dict[str, str | None] = {src: None}
+    queue = [src]
+    for node in queue:
+        if node == dst:
+            path = [node]
+            while (before := previous[path[-1]]) is not None:
+                path.append(before)
+            return path[::-1]
+        for target, _ in edges.get(node, ()):
+            if target not in previous:
+                previous[target] = node
+                queue.append(target)
+    return None
