@@ -1,0 +1,138 @@
+"""Grammar IR -> canonical GBNF text.
+
+Rules come out in definition order, one per line (``name ::= body``), alternatives
+separated by `` | ``, with parentheses only where they are needed.  Literals escape
+only ``"``, ``\\``, ``\\n``, ``\\r``, ``\\t`` and characters that are not printable
+(as ``\\xXX``/``\\uXXXX``/``\\UXXXXXXXX``); classes are sorted and merged.
+
+For the parser's canonical IR, ``parse_gbnf(to_gbnf(ir)) == ir``.  llama.cpp reads a
+group ``(x?)`` differently from a bare ``x?`` in its left-recursion check; when the
+plain printout would be refused by llama.cpp but the grammar itself is fine, rule
+references and repetitions inside sequences and repetitions are printed in parentheses.
+"""
+
+from __future__ import annotations
+
+from gbnfkit._errors import GrammarError
+from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
+from gbnfkit.grammar._llama_leftrec import llama_left_recursion
+from gbnfkit.grammar._text import class_char, literal_char
+
+__all__ = ["expr_to_gbnf", "to_gbnf"]
+
+_NOTHING = "[^\\x00-\\UFFFFFFFF]"  # a class that matches no code point
+
+
+def to_gbnf(ir: GrammarIR) -> str:
+    """The canonical GBNF text of ``ir`` (ends with a newline).
+
+    Raises:
+        GrammarError: a rule name that GBNF cannot write (only ASCII letters, digits
+            and ``-`` are allowed).
+    """
+    for name in ir.rules:
+        _check_name(name)
+    grouped = (
+        llama_left_recursion(ir.rules, exact=True) is not None
+        and llama_left_recursion(ir.rules, exact=False) is None
+    )
+    printer = _Printer(grouped)
+    lines = [f"{name} ::= {printer.body(body)}" for name, body in ir.rules.items()]
+    return "\n".join(lines) + "\n"
+
+
+def expr_to_gbnf(expr: Expr) -> str:
+    """GBNF text of one expression (as a rule body)."""
+    return _Printer(False).body(expr)
+
+
+def _check_name(name: str) -> None:
+    if not name or not all(c.isascii() and (c.isalnum() or c == "-") for c in name):
+        raise GrammarError(
+            f"rule name {name!r} cannot be written in GBNF: use only ASCII letters, "
+            "digits and '-'",
+            rules=(name,),
+        )
+
+
+class _Printer:
+    def __init__(self, grouped: bool) -> None:
+        self.grouped = grouped
+
+    def body(self, expr: Expr) -> str:
+        if isinstance(expr, Alt):
+            if not expr.options:
+                return _NOTHING
+            return " | ".join(self.option(option) for option in expr.options)
+        return self.option(expr)
+
+    def option(self, expr: Expr) -> str:
+        if isinstance(expr, Seq):
+            if not expr.items:
+                return '""'
+            return " ".join(self.item(item, True) for item in expr.items)
+        if isinstance(expr, Alt):
+            return self.body(expr)
+        return self.item(expr, False)
+
+    def item(self, expr: Expr, in_seq: bool) -> str:
+        if isinstance(expr, Literal):
+            return literal_text(expr.text)
+        if isinstance(expr, CharClass):
+            return class_text(expr)
+        if isinstance(expr, RuleRef):
+            return f"({expr.name})" if self.grouped and in_seq else expr.name
+        if isinstance(expr, Seq):
+            return f"({self.option(expr)})" if expr.items else '""'
+        if isinstance(expr, Alt):
+            return f"({self.body(expr)})"
+        text = self.repeated(expr.item) + _operator(expr)
+        return f"({text})" if self.grouped and in_seq else text
+
+    def repeated(self, expr: Expr) -> str:
+        """``expr`` as the item of a repetition."""
+        if isinstance(expr, Literal):
+            return literal_text(expr.text) if expr.text else "()"
+        if isinstance(expr, CharClass):
+            return class_text(expr)
+        if isinstance(expr, RuleRef):
+            return f"({expr.name})" if self.grouped else expr.name
+        if isinstance(expr, Seq):
+            return f"({self.option(expr)})" if expr.items else "()"
+        if isinstance(expr, Alt):
+            return f"({self.body(expr)})"
+        text = self.repeated(expr.item) + _operator(expr)
+        # a repetition that produces nothing ({0}) cannot be repeated again without a group
+        return f"({text})" if self.grouped or expr.max == 0 else text
+
+
+def _operator(expr: Repeat) -> str:
+    lo, hi = expr.min, expr.max
+    if hi is None:
+        return "*" if lo == 0 else "+" if lo == 1 else f"{{{lo},}}"
+    if lo == 0 and hi == 1:
+        return "?"
+    return f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}"
+
+
+def literal_text(text: str) -> str:
+    """``text`` as a GBNF string literal."""
+    return '"' + "".join(literal_char(ord(c)) for c in text) + '"'
+
+
+def class_text(cls: CharClass) -> str:
+    """``cls`` as a GBNF character class (``.`` for any character)."""
+    ranges = CharClass.of(cls.ranges).ranges
+    if not ranges:
+        return "." if cls.negated else _NOTHING
+    parts = ["[^" if cls.negated else "["]
+    first = not cls.negated
+    for lo, hi in ranges:
+        parts.append(class_char(lo, first))
+        first = False
+        if hi == lo + 1:
+            parts.append(class_char(hi))
+        elif hi > lo:
+            parts.append("-" + class_char(hi))
+    parts.append("]")
+    return "".join(parts)
