@@ -1,0 +1,175 @@
+"""Reading what the user gives: text, grammars and JSON Schemas, with readable failures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from gbnfkit import Grammar, GrammarError
+from gbnfkit.cli._exit import CliError, ExitCode
+
+__all__ = [
+    "add_grammar_arguments",
+    "add_root_argument",
+    "add_text_arguments",
+    "grammar_error_message",
+    "load_grammar",
+    "load_schema",
+    "read_source",
+    "text_from_args",
+]
+
+STDIN = "-"
+
+
+def read_source(path: str, what: str) -> str:
+    """The UTF-8 text of file ``path`` (``-``: standard input); ``what`` names it in errors."""
+    if path == STDIN:
+        stream = sys.stdin
+        if stream is None:
+            raise CliError(f"gbnfkit: cannot read {what}: there is no standard input")
+        try:
+            buffer = getattr(stream, "buffer", None)
+            data: bytes | str = buffer.read() if buffer is not None else stream.read()
+        except OSError as exc:
+            raise CliError(f"gbnfkit: cannot read {what} from standard input: {exc}") from None
+        shown = "standard input"
+    else:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise CliError(f"gbnfkit: cannot read {what} {path!r}: {reason}") from None
+        shown = repr(path)
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start : exc.start + 1].hex()
+        raise CliError(
+            f"gbnfkit: cannot read {what} {shown}: not valid UTF-8 "
+            f"(byte 0x{bad} at byte offset {exc.start})"
+        ) from None
+
+
+def add_text_arguments(parser: argparse.ArgumentParser, name: str, helptext: str) -> None:
+    """The ``TEXT`` positional with ``--text-file`` and ``--strip-newline``."""
+    parser.add_argument(
+        "text",
+        metavar=name,
+        nargs="?",
+        help=f"{helptext}; '-' reads standard input (start with '--' if it begins with '-')",
+    )
+    parser.add_argument(
+        "--text-file",
+        metavar="PATH",
+        help=f"read {name} from this file (UTF-8) instead",
+    )
+    parser.add_argument(
+        "--strip-newline",
+        action="store_true",
+        help=f"drop one trailing newline (\\n or \\r\\n) from {name} read from a file or stdin",
+    )
+
+
+def text_from_args(
+    text: str | None, text_file: str | None, strip_newline: bool, default: str | None
+) -> str:
+    """The text to work on: inline, ``-`` (stdin), ``--text-file``, or ``default``.
+
+    ``default`` ``None`` means an absent text is read from standard input.
+    """
+    if text is not None and text_file is not None:
+        raise CliError("gbnfkit: give the text either inline or with --text-file, not both")
+    if text_file is not None:
+        source = read_source(text_file, "text file")
+    elif text == STDIN or (text is None and default is None):
+        source = read_source(STDIN, "text")
+    elif text is not None:
+        return text
+    else:
+        assert default is not None
+        return default
+    if strip_newline:
+        if source.endswith("\r\n"):
+            return source[:-2]
+        if source.endswith("\n"):
+            return source[:-1]
+    return source
+
+
+def add_grammar_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``GRAMMAR`` positional and ``--root``."""
+    parser.add_argument(
+        "grammar",
+        metavar="GRAMMAR",
+        help="a GBNF file, or the name of a builtin grammar (see 'gbnfkit builtins'); "
+        "an existing file wins over a builtin of the same name",
+    )
+    add_root_argument(parser)
+
+
+def add_root_argument(parser: argparse.ArgumentParser) -> None:
+    """``--root NAME``."""
+    parser.add_argument("--root", metavar="NAME", help="start rule (default: root)")
+
+
+def grammar_error_message(exc: GrammarError, source_name: str) -> str:
+    """``FILE:LINE:COLUMN: message`` with the caret excerpt, as compilers print it."""
+    if exc.line is None:
+        head = f"{source_name}: {exc.message}"
+    else:
+        head = f"{source_name}:{exc.line}:{exc.column}: {exc.message}"
+    excerpt = exc.excerpt
+    if excerpt:
+        head += "\n" + "\n".join("    " + line for line in excerpt.split("\n"))
+    return head
+
+
+def load_grammar(spec: str, root: str | None) -> Grammar:
+    """The grammar in file ``spec``, or the builtin grammar named ``spec``."""
+    if os.path.isfile(spec):
+        source_name = spec
+        text = read_source(spec, "grammar")
+        try:
+            return Grammar.from_gbnf(text, root=root or "root")
+        except GrammarError as exc:
+            raise CliError(grammar_error_message(exc, source_name), ExitCode.BAD_GRAMMAR) from None
+    names = Grammar.builtin_names()
+    if spec not in names:
+        if os.path.exists(spec):
+            raise CliError(f"gbnfkit: cannot read grammar {spec!r}: not a regular file")
+        raise CliError(
+            f"gbnfkit: no grammar file or builtin grammar called {spec!r} "
+            f"(builtins: {', '.join(names)})"
+        )
+    builtin = Grammar.builtin(spec)
+    if root is None:
+        return builtin
+    try:
+        return Grammar.from_gbnf(builtin.to_gbnf(), root=root)
+    except GrammarError as exc:
+        raise CliError(
+            grammar_error_message(exc, f"builtin grammar {spec!r}"), ExitCode.BAD_GRAMMAR
+        ) from None
+
+
+def load_schema(path: str) -> object:
+    """The JSON document in file ``path`` (``-``: standard input)."""
+    text = read_source(path, "schema")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        shown = "standard input" if path == STDIN else path
+        raise CliError(
+            f"{shown}:{exc.lineno}:{exc.colno}: schema is not valid JSON: {exc.msg}",
+            ExitCode.BAD_GRAMMAR,
+        ) from None
+    except RecursionError:
+        raise CliError(
+            f"gbnfkit: schema {path!r} is nested too deeply to read", ExitCode.BAD_GRAMMAR
+        ) from None

@@ -1,0 +1,106 @@
+"""The ``gbnfkit`` command: argument parsing, dispatch, and the exit status contract."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+import gbnfkit
+from gbnfkit import GbnfkitError, GrammarError, InputRejected, LimitError, SchemaError
+from gbnfkit.cli import _builtins, _check, _fmt, _next, _schema
+from gbnfkit.cli._argparse import CliArgumentParser, ParserExit
+from gbnfkit.cli._exit import CliError, ExitCode
+
+__all__ = ["build_parser", "main"]
+
+EPILOG = """\
+exit status:
+  0    success (check: complete match)
+  1    the text is rejected by the grammar
+  2    check: the text is a valid prefix, but incomplete
+  3    the grammar or JSON Schema is invalid
+  4    usage error, or an input that cannot be read (missing file, not UTF-8)
+  5    a resource limit (gbnfkit.Limits) was reached
+  70   internal error (a bug in gbnfkit; please report it)
+  130  interrupted (Ctrl-C)
+  141  standard output was closed early (e.g. piped into head)
+"""
+
+
+def build_parser() -> CliArgumentParser:
+    """The argument parser of ``gbnfkit`` and its subcommands."""
+    parser = CliArgumentParser(
+        prog="gbnfkit",
+        description="Check texts against GBNF grammars (as in llama.cpp) and JSON Schemas, "
+        "show what may come next, format grammars, and convert JSON Schemas to GBNF.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"gbnfkit {gbnfkit.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in (_check, _next, _fmt, _schema, _builtins):
+        module.register(commands)
+    return parser
+
+
+def _error_report(exc: GbnfkitError) -> tuple[str, ExitCode]:
+    """Message and status for a gbnfkit exception that no subcommand caught."""
+    if isinstance(exc, LimitError):
+        return f"gbnfkit: {exc}", ExitCode.LIMIT
+    if isinstance(exc, InputRejected):
+        return f"gbnfkit: {exc}", ExitCode.REJECTED
+    if isinstance(exc, (GrammarError, SchemaError)):
+        return f"gbnfkit: {exc}", ExitCode.BAD_GRAMMAR
+    return f"gbnfkit: {exc}", ExitCode.USAGE
+
+
+def _survive_unencodable(stream: TextIO) -> None:
+    """Print characters the terminal cannot encode as escapes instead of crashing."""
+    if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        stream.reconfigure(errors="backslashreplace")
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the final flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``gbnfkit`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    out, err = sys.stdout, sys.stderr
+    _survive_unencodable(out)
+    _survive_unencodable(err)
+    try:
+        args = build_parser().parse_args(list(argv) if argv is not None else None)
+        status: int = args.run(args, out, err)
+        out.flush()
+        return status
+    except ParserExit as exc:
+        return exc.status
+    except CliError as exc:
+        print(exc.message, file=err)
+        return exc.code
+    except GbnfkitError as exc:
+        message, code = _error_report(exc)
+        print(message, file=err)
+        return code
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return ExitCode.BROKEN_PIPE
+    except Exception as exc:  # noqa: BLE001 - the last line of defence for users
+        print(
+            f"gbnfkit: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in gbnfkit; please report it with the command that caused it.",
+            file=err,
+        )
+        return ExitCode.INTERNAL
