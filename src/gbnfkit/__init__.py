@@ -25,6 +25,10 @@ from gbnfkit.engine import (
     MatchStatus,
     State,
 )
+from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
+from gbnfkit.tokens._compiled import CompiledGrammar
+from gbnfkit.tokens._compiler import GrammarCompiler, compile
+from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __version__ = "0.1.0"
@@ -32,18 +36,24 @@ __version__ = "0.1.0"
 __all__ = [
     "CharExcludeRule",
     "CharRule",
+    "CompiledGrammar",
     "EndRule",
     "GbnfkitError",
     "Grammar",
+    "GrammarCompiler",
     "GrammarError",
     "InputRejected",
     "LimitError",
     "Limits",
     "MatchResult",
     "MatchStatus",
+    "Matcher",
     "SchemaError",
     "State",
     "Vocabulary",
     "VocabularyError",
     "__version__",
+    "allocate_bitmask",
+    "apply_bitmask",
+    "compile",
 ]

@@ -1,0 +1,174 @@
+"""Parse states over bytes: sets of stacks of program positions, interned, with a step cache.
+
+A stack is a tuple of positions, top last.  After closure every stack's top is a
+byte test, the empty stack ``()`` (a complete parse), or -- for *context*
+states used while precomputing masks -- the marker stack ``(BOTTOM,)`` meaning
+"the frames we looked at are finished; what follows depends on the frames
+below them".
+
+Calls in tail position push nothing, so ``x*`` loops run in constant stack depth
+and closure always terminates on grammars without left recursion; a closure
+that still grows past ``Limits.max_stacks`` raises :class:`LimitError`.
+"""
+
+from __future__ import annotations
+
+from gbnfkit._errors import LimitError
+from gbnfkit._limits import DEFAULT_LIMITS, Limits
+from gbnfkit.tokens._byteprogram import END, TEST, ByteProgram
+
+__all__ = ["BOTTOM", "ByteAutomaton", "ByteState", "Stack"]
+
+BOTTOM = -1
+Stack = tuple[int, ...]
+
+
+class ByteState:
+    """An interned, immutable set of stacks with a per-byte transition cache.
+
+    Attributes:
+        stacks: the stacks (a frozenset of tuples, top last).
+        complete: a parse of the start rule is complete here.
+        bottom: a context state reached the bottom marker.
+        trans: ``byte -> ByteState | None``, filled lazily (a cache).
+    """
+
+    __slots__ = ("stacks", "complete", "bottom", "trans", "_hash", "__weakref__")
+
+    def __init__(self, stacks: frozenset[Stack]) -> None:
+        self.stacks = stacks
+        self.complete = () in stacks
+        self.bottom = (BOTTOM,) in stacks
+        self.trans: dict[int, ByteState | None] = {}
+        self._hash = hash(stacks)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, ByteState) and self.stacks == other.stacks)
+
+    def __repr__(self) -> str:
+        return f"ByteState({sorted(self.stacks)!r})"
+
+
+class ByteAutomaton:
+    """Closure, stepping and interning of :class:`ByteState` for one program.
+
+    The intern table is bounded by ``limits.max_cached_states``; when full it is
+    cleared (states stay valid, only sharing is lost).
+    """
+
+    def __init__(self, program: ByteProgram, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.program = program
+        self.limits = limits
+        self._kind = program.kind
+        self._arg = program.arg
+        self._rules = program.rules
+        self._intern: dict[frozenset[Stack], ByteState] = {}
+        self.initial = self.state_of([(program.root,)], call=True)
+
+    # -- building states ----------------------------------------------------
+    def state_of(self, stacks: list[Stack], *, call: bool = False) -> ByteState:
+        """The interned closure of ``stacks`` (``call``: each top is a rule index to start)."""
+        out: set[Stack] = set()
+        for stack in stacks:
+            if call:
+                for start in self._rules[stack[-1]]:
+                    self._close(stack[:-1] + (start,), out)
+            else:
+                self._close(stack, out)
+        return self.intern(frozenset(out))
+
+    def intern(self, stacks: frozenset[Stack]) -> ByteState:
+        state = self._intern.get(stacks)
+        if state is None:
+            if len(self._intern) >= self.limits.max_cached_states:
+                self._intern.clear()
+            state = ByteState(stacks)
+            self._intern[stacks] = state
+        return state
+
+    def _close(self, stack: Stack, out: set[Stack]) -> None:
+        kind = self._kind
+        arg = self._arg
+        rules = self._rules
+        seen: set[Stack] = set()
+        todo = [stack]
+        limit = self.limits.max_stacks
+        while todo:
+            s = todo.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            if len(seen) > 4 * limit:
+                raise LimitError(
+                    "too many parse stacks (ambiguous or deeply nested grammar)",
+                    limit="max_stacks",
+                    value=limit,
+                )
+            if not s:
+                out.add(s)
+                continue
+            p = s[-1]
+            if p < 0:
+                out.add(s)
+                continue
+            k = kind[p]
+            if k == TEST:
+                out.add(s)
+            elif k == END:
+                todo.append(s[:-1])
+            else:
+                nxt = p + 1
+                base = s[:-1] if kind[nxt] == END else s[:-1] + (nxt,)
+                for start in rules[arg[p]]:
+                    todo.append(base + (start,))
+        if len(out) > limit:
+            raise LimitError(
+                "too many parse stacks (ambiguous grammar)", limit="max_stacks", value=limit
+            )
+
+    # -- stepping -----------------------------------------------------------
+    def step(self, state: ByteState, byte: int) -> ByteState | None:
+        """The state after ``byte``, or ``None`` if no stack accepts it (cached)."""
+        trans = state.trans
+        if byte in trans:
+            return trans[byte]
+        kind = self._kind
+        arg = self._arg
+        out: set[Stack] = set()
+        for s in state.stacks:
+            if s:
+                p = s[-1]
+                if p >= 0 and (arg[p] >> byte) & 1 and kind[p] == TEST:
+                    self._close(s[:-1] + (p + 1,), out)
+        result = self.intern(frozenset(out)) if out else None
+        trans[byte] = result
+        return result
+
+    def feed(self, state: ByteState, data: bytes) -> ByteState | None:
+        """The state after all of ``data``, or ``None`` as soon as a byte is rejected."""
+        step = self.step
+        s: ByteState | None = state
+        for byte in data:
+            nxt = s.trans.get(byte, _MISSING) if s is not None else None
+            if nxt is _MISSING:
+                assert s is not None
+                nxt = step(s, byte)
+            if nxt is None:
+                return None
+            s = nxt  # type: ignore[assignment]
+        return s
+
+    def allowed_bytes(self, state: ByteState) -> list[int]:
+        """Bytes that some stack of ``state`` accepts next."""
+        bits = 0
+        arg = self._arg
+        for s in state.stacks:
+            if s and s[-1] >= 0:
+                bits |= arg[s[-1]]
+        return [b for b in range(256) if (bits >> b) & 1]
+
+
+_MISSING: object = object()

@@ -1,0 +1,65 @@
+"""GrammarCompiler (an LRU of compiled grammars for one vocabulary) and ``compile``."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from gbnfkit.tokens._compiled import CompiledGrammar, VocabularyIndex
+from gbnfkit.tokens._vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from gbnfkit._grammar import Grammar
+
+__all__ = ["GrammarCompiler", "compile"]
+
+
+class GrammarCompiler:
+    """Compiles grammars for one vocabulary, sharing its token trie.
+
+    Keeps the ``cache_size`` (default 32) most recently used compiled grammars,
+    keyed by ``(grammar.fingerprint, vocabulary.fingerprint)``.  Thread-safe.
+    """
+
+    def __init__(self, vocabulary: Vocabulary, *, cache_size: int = 32) -> None:
+        self._vocabulary = vocabulary
+        self._index = VocabularyIndex(vocabulary)
+        self._cache_size = max(0, cache_size)
+        self._cache: OrderedDict[tuple[str, str], CompiledGrammar] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary grammars are compiled for."""
+        return self._vocabulary
+
+    @property
+    def cache_size(self) -> int:
+        """The most compiled grammars kept."""
+        return self._cache_size
+
+    def compile(self, grammar: Grammar) -> CompiledGrammar:
+        """The compiled ``grammar`` (from the cache when compiled recently)."""
+        key = (grammar.fingerprint, self._vocabulary.fingerprint)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        compiled = CompiledGrammar(grammar, self._vocabulary, index=self._index)
+        if self._cache_size:
+            with self._lock:
+                self._cache[key] = compiled
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return compiled
+
+    def load(self, path: str, grammar: Grammar) -> CompiledGrammar:
+        """:meth:`CompiledGrammar.load` sharing this compiler's vocabulary index."""
+        return CompiledGrammar.load(path, grammar, self._vocabulary, index=self._index)
+
+
+def compile(grammar: Grammar, vocabulary: Vocabulary) -> CompiledGrammar:  # noqa: A001
+    """Compile ``grammar`` for ``vocabulary`` (one shot: nothing is cached between calls)."""
+    return CompiledGrammar(grammar, vocabulary)

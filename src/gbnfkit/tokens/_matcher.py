@@ -1,0 +1,204 @@
+"""Matcher: the grammar state of one sequence being decoded, and its token masks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from gbnfkit._errors import InputRejected, VocabularyError
+from gbnfkit.tokens._bytestate import ByteState
+
+if TYPE_CHECKING:
+    from gbnfkit.tokens._compiled import CompiledGrammar
+
+__all__ = ["Matcher"]
+
+_MAX_EXPECTED = 40
+
+
+class Matcher:
+    """Where one sequence is in the grammar; made by :meth:`CompiledGrammar.matcher`.
+
+    Not thread-safe (one per sequence); :meth:`fork` copies it cheaply.
+    Every accepted token (and each :meth:`accept_text` call) is one step that
+    :meth:`rollback` can undo.  After an end-of-sequence token the matcher is
+    terminated: only end-of-sequence ids stay allowed (so a finished row of a batch
+    keeps a valid mask) and accepting one again changes nothing.
+    """
+
+    __slots__ = ("_compiled", "_automaton", "_history", "_state", "_terminated", "_vocab")
+
+    def __init__(self, compiled: CompiledGrammar) -> None:
+        self._compiled = compiled
+        self._automaton = compiled.automaton
+        self._vocab = compiled.vocabulary
+        self._state: ByteState = self._automaton.initial
+        self._history: list[tuple[ByteState, bool]] = []
+        self._terminated = False
+
+    # -- masks --------------------------------------------------------------
+    def _words(self) -> npt.NDArray[np.int32]:
+        if self._terminated:
+            return self._compiled.index.eos.view(np.int32)
+        return self._compiled.mask(self._state)
+
+    def fill_bitmask(self, bitmask: npt.NDArray[np.int32], row: int = 0) -> None:
+        """Write this step's mask into row ``row`` of ``bitmask`` (shape ``(batch, ceil(V/32))``).
+
+        Bit ``i % 32`` of word ``i // 32`` is set iff token ``i`` is allowed.
+        """
+        words = self._words()
+        if bitmask.ndim == 1:
+            if row != 0:
+                raise IndexError("row must be 0 for a one-dimensional bitmask")
+            target = bitmask
+        else:
+            target = bitmask[row]
+        if target.shape[-1] != words.shape[0]:
+            raise VocabularyError(
+                f"bitmask rows have {target.shape[-1]} words; this vocabulary needs "
+                f"{words.shape[0]} (ceil({self._vocab.size} / 32))"
+            )
+        target[...] = words
+
+    def allowed_token_ids(self) -> npt.NDArray[np.int64]:
+        """The allowed token ids, ascending."""
+        bits = np.unpackbits(self._words().view(np.uint8), bitorder="little")
+        return np.flatnonzero(bits[: self._vocab.size]).astype(np.int64)
+
+    def is_allowed(self, token_id: int) -> bool:
+        """Whether ``token_id`` is allowed now (checks this one token only)."""
+        data = self._check_id(token_id)
+        if token_id in self._vocab.eos_token_ids:
+            return self._terminated or self._state.complete
+        if self._terminated or data is None or token_id in self._vocab.special_token_ids:
+            return False
+        return self._automaton.feed(self._state, data) is not None
+
+    # -- advancing ----------------------------------------------------------
+    def accept_token(self, token_id: int) -> bool:
+        """Advance by ``token_id``; ``False`` (state unchanged) if it is not allowed.
+
+        Raises:
+            VocabularyError: ``token_id`` is not an id of the vocabulary.
+        """
+        data = self._check_id(token_id)
+        if token_id in self._vocab.eos_token_ids:
+            if self._terminated:
+                return True
+            if not self._state.complete:
+                return False
+            self._history.append((self._state, self._terminated))
+            self._terminated = True
+            return True
+        if self._terminated or data is None or token_id in self._vocab.special_token_ids:
+            return False
+        nxt = self._automaton.feed(self._state, data)
+        if nxt is None:
+            return False
+        self._history.append((self._state, self._terminated))
+        self._state = nxt
+        return True
+
+    def accept_text(self, text: str) -> None:
+        """Advance by ``text`` (one step for :meth:`rollback`).
+
+        Raises:
+            InputRejected: with the position (in code points) of the first character
+                that is not allowed; the matcher is then unchanged.
+        """
+        if self._terminated:
+            if text:
+                raise InputRejected(0, text[0], [], text=text)
+            return
+        automaton = self._automaton
+        state = self._state
+        for pos, ch in enumerate(text):
+            nxt = automaton.feed(state, ch.encode("utf-8", "surrogatepass"))
+            if nxt is None:
+                raise InputRejected(pos, ch, self._expected(state), text=text)
+            state = nxt
+        self._history.append((self._state, self._terminated))
+        self._state = state
+
+    def _expected(self, state: ByteState) -> list[str]:
+        allowed = self._automaton.allowed_bytes(state)
+        out = [repr(chr(b)) if b < 0x80 else f"byte 0x{b:02X}" for b in allowed]
+        if state.complete:
+            out.append("end of input")
+        return out[:_MAX_EXPECTED]
+
+    def rollback(self, n: int = 1) -> None:
+        """Undo the last ``n`` steps (accepted tokens or texts).
+
+        Raises:
+            ValueError: ``n`` is negative or more than the steps taken.
+        """
+        if n < 0 or n > len(self._history):
+            raise ValueError(f"cannot roll back {n} steps; {len(self._history)} were taken")
+        if n == 0:
+            return
+        self._state, self._terminated = self._history[-n]
+        del self._history[-n:]
+
+    def reset(self) -> None:
+        """Back to the start of the grammar, history cleared."""
+        self._state = self._automaton.initial
+        self._history.clear()
+        self._terminated = False
+
+    def fork(self) -> Matcher:
+        """An independent copy (same state and history)."""
+        other = Matcher(self._compiled)
+        other._state = self._state
+        other._history = list(self._history)
+        other._terminated = self._terminated
+        return other
+
+    # -- queries ------------------------------------------------------------
+    def is_terminated(self) -> bool:
+        """Whether an end-of-sequence token was accepted."""
+        return self._terminated
+
+    def is_complete(self) -> bool:
+        """Whether the text so far is a complete match (end-of-sequence is allowed)."""
+        return self._terminated or self._state.complete
+
+    @property
+    def steps(self) -> int:
+        """How many steps :meth:`rollback` can undo."""
+        return len(self._history)
+
+    def jump_forward(self) -> str:
+        """The longest text every valid continuation must start with ('' if none).
+
+        Bytes that finish a character already started by the tokens so far are
+        skipped; the text stops before a character that is not fully forced.
+        """
+        if self._terminated:
+            return ""
+        automaton = self._automaton
+        state = self._state
+        forced = bytearray()
+        limit = 4096
+        while not state.complete and len(forced) < limit:
+            allowed = automaton.allowed_bytes(state)
+            live = [b for b in allowed if automaton.step(state, b) is not None]
+            if len(live) != 1:
+                break
+            forced.append(live[0])
+            nxt = automaton.step(state, live[0])
+            assert nxt is not None
+            state = nxt
+        start = 0
+        while start < len(forced) and 0x80 <= forced[start] <= 0xBF:
+            start += 1
+        return bytes(forced[start:]).decode("utf-8", "ignore") if start < len(forced) else ""
+
+    def _check_id(self, token_id: int) -> bytes | None:
+        return self._vocab.token_bytes(token_id)
+
+    def __repr__(self) -> str:
+        return f"Matcher(steps={len(self._history)}, terminated={self._terminated})"

@@ -1,0 +1,64 @@
+"""Walking the token trie from a byte state: which tokens it accepts, rejects, or leaves open."""
+
+from __future__ import annotations
+
+from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._trie import TokenTrie
+
+__all__ = ["WalkResult", "walk"]
+
+_MISSING: ByteState | None = ByteState(frozenset())  # a sentinel no cache holds
+
+# (accepted sorted-position ranges as parallel lo/hi lists, uncertain subtree node indices)
+WalkResult = tuple[list[int], list[int], list[int]]
+
+
+def walk(
+    trie: TokenTrie,
+    automaton: ByteAutomaton,
+    root: ByteState,
+    first: int = 0,
+    stop: int | None = None,
+) -> WalkResult:
+    """Walk nodes ``first .. stop`` (a run of sibling subtrees) from ``root``.
+
+    ``root`` is the state after the bytes above node ``first`` (depth ``depth[first] - 1``).
+    Returns the sorted-position ranges of accepted tokens, and the nodes whose whole
+    subtree is *uncertain*: rejected by the frames ``root`` knows, but only after a path
+    reached the bottom marker, so the frames below must decide.  States without the
+    bottom marker never leave anything uncertain.
+    """
+    byte = trie.byte
+    depth = trie.depth
+    end = trie.end
+    here_lo = trie.here_lo
+    here_hi = trie.here_hi
+    step = automaton.step
+    missing = _MISSING
+    if stop is None:
+        stop = len(byte)
+    states: list[ByteState] = [root] * (trie.max_depth + 1)
+    flags = [root.bottom] * (trie.max_depth + 1)
+    acc_lo: list[int] = []
+    acc_hi: list[int] = []
+    uncertain: list[int] = []
+    i = first
+    while i < stop:
+        d = depth[i]
+        parent = states[d - 1]
+        b = byte[i]
+        got = parent.trans.get(b, missing)
+        s = step(parent, b) if got is missing else got
+        if s is None:
+            if flags[d - 1]:
+                uncertain.append(i)
+            i = end[i]
+            continue
+        states[d] = s
+        flags[d] = flags[d - 1] or s.bottom
+        lo = here_lo[i]
+        if lo != here_hi[i]:
+            acc_lo.append(lo)
+            acc_hi.append(here_hi[i])
+        i += 1
+    return acc_lo, acc_hi, uncertain

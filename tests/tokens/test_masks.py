@@ -1,0 +1,176 @@
+"""Token masks are exact: fast masks equal the character engine's verdict, bit for bit."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gbnfkit
+from gbnfkit import GrammarError, InputRejected, LimitError
+from gbnfkit._grammar import Grammar
+from gbnfkit.engine._state import State
+from gbnfkit.tokens._vocabulary import Vocabulary
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+CONFORMANCE = SHARED / "conformance" / "gbnf.jsonl"
+
+
+def _records() -> list[dict[str, object]]:
+    out = []
+    for line in CONFORMANCE.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record["grammar_error"] is None:
+            out.append(record)
+    return out
+
+
+def _grammar(record: dict[str, object]) -> Grammar | None:
+    try:
+        return Grammar.from_gbnf(str(record["grammar"]))
+    except (GrammarError, LimitError):
+        return None
+
+
+# grammars this parser refuses are covered by tests/grammar; masks need a grammar
+RECORDS = [r for r in _records() if _grammar(r) is not None]
+
+
+def synthetic_vocabulary(extra_text: str = "", seed: int = 0) -> Vocabulary:
+    """Single bytes, UTF-8 fragments, random strings, tokens straddling characters.
+
+    Also: an empty text token (always allowed), a ``None`` token, a special token,
+    an EOS token and padding ids.
+    """
+    rng = random.Random(seed)
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
+    alphabet = "abcxyz019 \n\t\"'{}[],:-+*/()=éüñ中文あ😀𐍈\\" + extra_text
+    for ch in "é中😀あ𐍈" + extra_text:
+        data = ch.encode("utf-8")
+        for k in range(1, len(data)):
+            tokens.append(data[:k])
+            tokens.append(data[k:])
+    for _ in range(160):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 6)))
+        data = text.encode("utf-8")
+        cut_lo = rng.randint(0, min(2, len(data) - 1))
+        cut_hi = len(data) - rng.randint(0, 2)
+        piece = data[cut_lo:cut_hi] if cut_hi > cut_lo else data
+        tokens.append(piece)
+    for word in ("true", "false", "null", '":', '",', '"}', "}\n", "hello", " world"):
+        tokens.append(word.encode())
+    seen: set[bytes] = set()
+    unique: list[bytes | None] = []
+    for tok in tokens:
+        assert tok is not None
+        if tok not in seen:
+            seen.add(tok)
+            unique.append(tok)
+    unique.append(b"")  # an empty text token
+    unique.append(None)  # an id with no text
+    unique.append(b"<|special|>")
+    unique.append(None)  # EOS
+    special = len(unique) - 2
+    eos = len(unique) - 1
+    return Vocabulary(
+        unique, eos_token_ids=[eos], special_token_ids=[special], size=len(unique) + 5
+    )
+
+
+def reference_mask(state: State, vocabulary: Vocabulary) -> np.ndarray:
+    """Feed every token's bytes to the character engine (the definition of allowed)."""
+    out = np.zeros(vocabulary.size, dtype=bool)
+    for i in range(vocabulary.size):
+        data = vocabulary.token_bytes(i)
+        if i in vocabulary.eos_token_ids:
+            out[i] = state.is_complete and not state.pending_bytes
+            continue
+        if data is None or i in vocabulary.special_token_ids:
+            continue
+        try:
+            state.feed(data)
+        except InputRejected:
+            continue
+        out[i] = True
+    return out
+
+
+def fast_mask(matcher: gbnfkit.Matcher, size: int) -> np.ndarray:
+    bitmask = gbnfkit.allocate_bitmask(1, size)
+    bitmask[:] = 0
+    matcher.fill_bitmask(bitmask)
+    bits = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")[:size].astype(bool)
+    ids = matcher.allowed_token_ids()
+    assert np.array_equal(np.flatnonzero(bits), ids)
+    return bits
+
+
+def random_walk(grammar: Grammar, vocabulary: Vocabulary, rng: random.Random, steps: int) -> int:
+    """Walk ``steps`` random allowed tokens, comparing masks at every step; returns steps done."""
+    compiled = gbnfkit.compile(grammar, vocabulary)
+    matcher = compiled.matcher()
+    state = grammar.start()
+    done = 0
+    for _ in range(steps):
+        expected = reference_mask(state, vocabulary)
+        got = fast_mask(matcher, vocabulary.size)
+        diff = np.flatnonzero(expected != got)
+        assert not diff.size, [
+            (int(i), vocabulary.token_bytes(int(i)), bool(expected[i])) for i in diff[:5]
+        ]
+        for i in rng.sample(range(vocabulary.size), 12):
+            assert matcher.is_allowed(i) == bool(expected[i])
+        text_ids = [int(i) for i in np.flatnonzero(expected) if i not in vocabulary.eos_token_ids]
+        if not text_ids:
+            break
+        token = rng.choice(text_ids)
+        assert matcher.accept_token(token)
+        state = state.feed(vocabulary.token_bytes(token) or b"")
+        done += 1
+    return done
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=[str(r["id"]) for r in RECORDS])
+def test_conformance_grammar_random_walk(record: dict[str, object]) -> None:
+    grammar = _grammar(record)
+    assert grammar is not None
+    text = "".join(str(c["input"]) for c in record["cases"])  # type: ignore[union-attr]
+    extra = "".join(sorted(set(text)))[:40]
+    vocabulary = synthetic_vocabulary(extra, seed=len(str(record["id"])))
+    rng = random.Random(str(record["id"]))
+    random_walk(grammar, vocabulary, rng, steps=6)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(RECORDS), st.randoms(use_true_random=False), st.integers(0, 3))
+def test_random_walks_property(record: dict[str, object], rng: random.Random, seed: int) -> None:
+    grammar = _grammar(record)
+    assert grammar is not None
+    vocabulary = synthetic_vocabulary(seed=seed)
+    random_walk(grammar, vocabulary, rng, steps=10)
+
+
+def test_eos_only_when_complete_and_special_never() -> None:
+    grammar = Grammar.from_gbnf('root ::= "ab" | "abc"')
+    vocabulary = synthetic_vocabulary()
+    eos = next(iter(vocabulary.eos_token_ids))
+    special = next(iter(vocabulary.special_token_ids - vocabulary.eos_token_ids))
+    matcher = gbnfkit.compile(grammar, vocabulary).matcher()
+    assert not matcher.is_allowed(eos)
+    assert matcher.accept_token(eos) is False
+    assert not matcher.is_allowed(special)
+    assert not matcher.accept_token(special)
+    matcher.accept_text("ab")
+    assert matcher.is_allowed(eos)
+    assert eos in matcher.allowed_token_ids()
+    assert matcher.accept_token(eos)
+    assert matcher.is_terminated()
+    assert list(matcher.allowed_token_ids()) == [eos]
+    padding = vocabulary.size - 1
+    assert vocabulary.token_bytes(padding) is None
+    assert padding not in gbnfkit.compile(grammar, vocabulary).matcher().allowed_token_ids()
