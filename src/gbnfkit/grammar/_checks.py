@@ -71,7 +71,7 @@ def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
             line=ir.positions.get(names[0], (None, None))[0],
             column=ir.positions.get(names[0], (None, None))[1],
             source=source,
-            rules=names,
+            rules=names[:-1],
         )
 
 

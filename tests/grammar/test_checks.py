@@ -1,0 +1,178 @@
+"""Undefined rules, the start rule and left recursion, for text and for IR."""
+
+from __future__ import annotations
+
+import pytest
+
+from gbnfkit import GrammarError
+from gbnfkit.grammar import (
+    Alt,
+    GrammarIR,
+    Literal,
+    Repeat,
+    RuleRef,
+    Seq,
+    check_grammar,
+    parse_gbnf,
+)
+
+
+def error(text: str) -> GrammarError:
+    with pytest.raises(GrammarError) as info:
+        parse_gbnf(text)
+    return info.value
+
+
+# -- undefined rules and the start rule -------------------------------------------------
+
+
+def test_undefined_rule_is_named_with_a_suggestion_and_position() -> None:
+    err = error('root ::= "a" nmae\nname ::= "b"')
+    assert err.rules == ("nmae",)
+    assert "undefined rule 'nmae'" in err.message and "did you mean 'name'?" in err.message
+    assert (err.line, err.column) == (1, 14)
+
+
+def test_undefined_rule_in_an_unused_rule_counts() -> None:
+    err = error('root ::= "ok"\nhelper ::= nothere')
+    assert err.rules == ("nothere",) and (err.line, err.column) == (2, 12)
+
+
+def test_all_undefined_rules_are_listed() -> None:
+    err = error("root ::= a b a c\nc ::= d")
+    assert err.rules == ("a", "b", "d")
+
+
+def test_missing_root_suggests_a_case_insensitive_match() -> None:
+    err = error('Root ::= "a"\nROOT ::= "b"')
+    assert "no rule named 'root'" in err.message and "did you mean 'Root'?" in err.message
+    assert err.line == 1
+
+
+def test_missing_root_without_a_near_match() -> None:
+    err = error('start ::= "a"')
+    assert "add `root ::= ...`" in err.message
+
+
+def test_check_grammar_on_ir_from_another_front_end() -> None:
+    with pytest.raises(GrammarError, match="empty grammar"):
+        check_grammar(GrammarIR({}))
+    with pytest.raises(GrammarError) as info:
+        check_grammar(GrammarIR({"root": Seq((Literal("a"), RuleRef("b")))}))
+    assert info.value.rules == ("b",) and info.value.line is None
+    with pytest.raises(GrammarError, match="no rule named 'start'"):
+        check_grammar(GrammarIR({"root": Literal("a")}, root="start"))
+    with pytest.raises(GrammarError, match="invalid repetition bounds"):
+        check_grammar(GrammarIR({"root": Repeat(Literal("a"), 3, 2)}))
+    check_grammar(GrammarIR({"root": Repeat(Literal("a"), 3, 5)}))
+
+
+# -- left recursion as llama.cpp detects it -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "cycle"),
+    [
+        ('root ::= expr\nexpr ::= expr "+" term | term\nterm ::= [0-9]', ("expr",)),
+        ('root ::= root "a" | "b"', ("root",)),
+        ('root ::= a\na ::= b "x" | "y"\nb ::= a "z"', ("a", "b")),
+        ('root ::= "a"? root "b" | "c"', ("root",)),
+        ('root ::= list\nlist ::= [ ]* list "," | "x"', ("list",)),
+        ('root ::= opt root "x" | "y"\nopt ::= "a" |', ("root",)),
+        # a pure cycle with nothing after the references: llama.cpp still refuses it
+        ('root ::= a | "x"\na ::= root', ("root", "a")),
+        # an unused rule is checked too
+        ('root ::= "ok"\nu ::= u "x"', ("u",)),
+        # a group that is literally empty may be skipped
+        ('root ::= () root "x" | "y"', ("root",)),
+        ('root ::= ("" | "a") root "x" | "y"', ("root",)),
+        ('root ::= "a"{0,3} root | "y"', ("root",)),
+    ],
+)
+def test_llama_left_recursion_is_refused_and_named(text: str, cycle: tuple[str, ...]) -> None:
+    err = error(text)
+    assert "left recursion" in err.message
+    assert err.rules == cycle
+    assert " -> ".join((*cycle, cycle[0])) in err.message
+    assert "(\"+\" term)*" in err.message  # says how to fix it
+    first_line = next(
+        n for n, line in enumerate(text.split("\n"), 1) if line.startswith(cycle[0] + " ")
+    )
+    assert (err.line, err.column) == (first_line, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'root ::= "a"?* "b"',  # S'' ::= S' S'' | with S' empty-able
+        'root ::= ()* "b"',
+        'root ::= y* "b"\ny ::= "" | "a"',
+        'root ::= "a"?{2,} "b"',
+        'root ::= ("" | "a")+',
+    ],
+)
+def test_repeating_a_literally_nullable_item_is_left_recursion_for_llama(text: str) -> None:
+    err = error(text)
+    assert "repeats an item that can match the empty string" in err.message
+    assert err.rules == ("root",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'root ::= ("a"?)* "b"',  # the group is not literally empty
+        'root ::= x* "b"\nx ::= y\ny ::= "" | "a"',  # emptiness is not transitive
+        'root ::= "a"*? "b"+* "c"??',
+        'root ::= "a" root | "b"',  # right recursion
+        'root ::= x root "c" | "d"\nx ::= "a" | "b"',
+        'root ::= ("a"?) root | "y"',  # llama.cpp misses it, and nothing is pushed
+        'root ::= (x)* "b"\nx ::= "" | "a"',
+        'root ::= "a"{0} "b"{0,0} "c"',
+    ],
+)
+def test_accepted_recursion(text: str) -> None:
+    parse_gbnf(text)
+
+
+# -- left recursion that llama.cpp misses ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "cycle"),
+    [
+        ('root ::= ("a"?) root "x" | "y"', ("root",)),
+        ('root ::= x root "c" | "d"\nx ::= y\ny ::= "" | "a"', ("root",)),
+        ('root ::= a\na ::= (w) b "!" | "x"\nb ::= a\nw ::= z\nz ::= "" | " "', ("a", "b")),
+        ('root ::= (("a"?)) root "x"{0,3} | "y"', ("root",)),
+    ],
+)
+def test_true_nullable_left_recursion_is_refused(text: str, cycle: tuple[str, ...]) -> None:
+    err = error(text)
+    assert "left recursion" in err.message and "empty string" in err.message
+    assert err.rules == cycle
+    assert " -> ".join((*cycle, cycle[0])) in err.message
+
+
+def test_true_nullable_left_recursion_on_ir() -> None:
+    ir = GrammarIR(
+        {
+            "root": Alt(
+                (Seq((Repeat(Literal("a"), 0, 1), RuleRef("root"), Literal("x"))), Literal("y"))
+            )
+        }
+    )
+    with pytest.raises(GrammarError, match="left recursion") as info:
+        check_grammar(ir)
+    assert info.value.rules == ("root",)
+
+
+def test_ir_checks_accept_what_the_parser_accepted() -> None:
+    for text in ['root ::= ("a"?)* "b"', 'root ::= (x)* "b"\nx ::= "" | "a"']:
+        check_grammar(parse_gbnf(text))
+
+
+def test_ir_checks_refuse_llama_cycles() -> None:
+    ir = GrammarIR({"root": Alt((RuleRef("a"), Literal("x"))), "a": RuleRef("root")})
+    with pytest.raises(GrammarError) as info:
+        check_grammar(ir)
+    assert info.value.rules == ("root", "a")
