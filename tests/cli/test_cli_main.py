@@ -1,0 +1,205 @@
+"""``gbnfkit`` itself: --version, --help, usage errors, the exit status contract, and
+that no ordinary bad input ever reaches the internal-error path."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gbnfkit
+from gbnfkit.cli import _check, main
+from gbnfkit.cli._exit import ExitCode
+
+Cli = Callable[..., Any]  # the ``cli`` fixture of conftest.py
+Write = Callable[[str, "str | bytes"], str]
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_version(cli: Cli) -> None:
+    run = cli("--version")
+    assert (run.status, run.out, run.err) == (0, f"gbnfkit {gbnfkit.__version__}\n", "")
+
+
+def test_help_lists_commands_and_exit_statuses(cli: Cli) -> None:
+    run = cli("--help")
+    assert run.status == 0
+    for command in ("check", "next", "fmt", "schema", "builtins"):
+        assert command in run.out
+    for code in ExitCode:
+        assert re.search(rf"^  {code.value}\s", run.out, re.MULTILINE), code
+
+
+@pytest.mark.parametrize("command", ["check", "next", "fmt", "schema", "builtins"])
+def test_every_command_has_help(cli: Cli, command: str) -> None:
+    run = cli(command, "--help")
+    assert run.status == 0
+    assert run.out.startswith(f"usage: gbnfkit {command}")
+    assert run.err == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "the following arguments are required: COMMAND"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["--bogus", "builtins"], "unrecognized arguments: --bogus"),
+        (["fmt"], "the following arguments are required: GRAMMAR"),
+        (["schema"], "the following arguments are required: SCHEMA.json"),
+        (["builtins", "extra"], "unrecognized arguments: extra"),
+    ],
+)
+def test_usage_errors_exit_4_not_argparse_2(cli: Cli, argv: list[str], message: str) -> None:
+    run = cli(*argv)
+    assert run.status == 4
+    assert message in run.err
+    assert "usage: gbnfkit" in run.err
+    assert run.out == ""
+
+
+def test_readme_exit_status_table_matches_the_code() -> None:
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("Exit status:") :]
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", table, re.MULTILINE)
+    assert sorted(int(code) for code, _ in rows) == sorted(code.value for code in ExitCode)
+
+
+def _raise(exc: BaseException) -> Callable[..., int]:
+    def run(*args: object) -> int:
+        raise exc
+
+    return run
+
+
+def test_unexpected_exception_is_an_internal_error_without_traceback(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_check, "run", _raise(ZeroDivisionError("boom")))
+    run = cli("check", "json", "1")
+    assert run.status == 70
+    assert run.err.startswith("gbnfkit: internal error: ZeroDivisionError: boom\n")
+    assert "Traceback" not in run.err
+    assert run.out == ""
+
+
+def test_keyboard_interrupt_exits_130_quietly(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_check, "run", _raise(KeyboardInterrupt()))
+    run = cli("check", "json", "1")
+    assert (run.status, run.out, run.err) == (130, "", "")
+
+
+def test_broken_pipe_exits_141_quietly(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_check, "run", _raise(BrokenPipeError()))
+    run = cli("check", "json", "1")
+    assert (run.status, run.err) == (141, "")
+
+
+def _status_of(argv: list[str]) -> int:
+    status = main(argv)
+    assert status != ExitCode.INTERNAL, argv
+    return status
+
+
+GBNF_PIECES = st.sampled_from(
+    [
+        "root",
+        " ::= ",
+        "::=",
+        "a",
+        "b",
+        "x-y",
+        "_",
+        " ",
+        "\n",
+        "|",
+        "(",
+        ")",
+        "[",
+        "]",
+        "^",
+        "-",
+        "z",
+        '"',
+        "\\",
+        "\\x4",
+        "\\u00e9",
+        "\\U0010FFFF",
+        "*",
+        "+",
+        "?",
+        "{",
+        "}",
+        ",",
+        "2",
+        "0",
+        "99999999999",
+        ".",
+        "#",
+        "é",
+        "\t",
+        "\r",
+        "\\n",
+        "\\q",
+        "'",
+    ]
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    grammar=st.one_of(st.lists(GBNF_PIECES, max_size=25).map("".join), st.text(max_size=30)),
+    text=st.text(max_size=12),
+)
+def test_arbitrary_grammars_and_texts_never_reach_internal_error(
+    grammar: str, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "fuzz.gbnf"
+    path.write_text(grammar, encoding="utf-8", errors="surrogatepass")
+    status = _status_of(["check", str(path), "--", text])
+    assert status in (0, 1, 2, 3, 4, 5)
+    if status in (0, 1, 2):  # the grammar built: the other commands must work on it too
+        assert _status_of(["next", str(path), "--", text]) in (0, 1, 5)
+        assert _status_of(["fmt", str(path)]) == 0
+    capsys.readouterr()
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary(max_size=40))
+def test_arbitrary_bytes_as_files_never_reach_internal_error(
+    data: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "fuzz.bin"
+    path.write_bytes(data)
+    assert _status_of(["check", str(path), "x"]) in (0, 1, 2, 3, 4, 5)
+    assert _status_of(["check", "json", "--text-file", str(path)]) in (0, 1, 2, 4)
+    assert _status_of(["check", "--schema", str(path), "{}"]) in (0, 1, 2, 3, 4, 5)
+    assert _status_of(["schema", str(path)]) in (0, 3, 4, 5)
+    capsys.readouterr()
+
+
+def test_installed_console_script(tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "gbnfkit"
+    assert script.is_file(), "the gbnfkit console script is not installed beside python"
+    grammar = tmp_path / "digits.gbnf"
+    grammar.write_text("root ::= [0-9]+\n", encoding="utf-8")
+    ok = subprocess.run(
+        [str(script), "check", str(grammar), "-"], input=b"123", capture_output=True, timeout=120
+    )
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, b"accept\n", b"")
+    bad = subprocess.run(
+        [str(script), "check", str(grammar), "12x"], capture_output=True, timeout=120
+    )
+    assert bad.returncode == 1
+    assert b"unexpected 'x' at position 2" in bad.stderr
+    assert b"Traceback" not in bad.stderr
