@@ -1,0 +1,50 @@
+"""Public entry points of the schema package."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gbnfkit._errors import SchemaError
+from gbnfkit.schema._convert import Converter
+from gbnfkit.schema._options import SchemaOptions, make_options
+
+__all__ = ["json_schema_to_gbnf", "load_schema", "pydantic_to_gbnf"]
+
+
+def load_schema(schema: Any) -> Any:
+    """A schema given as a dict, a bool or JSON text, as a Python value."""
+    if isinstance(schema, (str, bytes, bytearray)):
+        try:
+            return json.loads(schema)
+        except ValueError as e:
+            raise SchemaError(f"the schema is not valid JSON: {e}") from None
+    if isinstance(schema, (dict, bool)):
+        return schema
+    raise SchemaError(f"a schema must be a dict, a bool or JSON text, not {type(schema).__name__}")
+
+
+def json_schema_to_gbnf(schema: Any, *, options: SchemaOptions | None = None,
+                        **changes: Any) -> str:
+    """GBNF text (start rule ``root``) accepting the JSON texts valid for ``schema``.
+
+    ``schema`` is a dict, a bool, or JSON text.  Options are a :class:`SchemaOptions`
+    and/or its fields as keyword arguments (enum fields also accept their string
+    values, e.g. ``whitespace="compact"``).  Raises :class:`gbnfkit.SchemaError` naming
+    the keyword and its JSON pointer for unsupported or contradictory schemas.
+    """
+    opts = make_options(options, changes)
+    return Converter(load_schema(schema), opts).convert()
+
+
+def pydantic_to_gbnf(model: Any, *, options: SchemaOptions | None = None,
+                     **changes: Any) -> str:
+    """GBNF for the JSON that ``model.model_validate_json`` accepts (Pydantic v2 model)."""
+    schema_fn = getattr(model, "model_json_schema", None)
+    if schema_fn is None:
+        raise SchemaError(f"{model!r} is not a Pydantic v2 model (no model_json_schema)")
+    try:
+        schema = schema_fn()
+    except Exception as e:  # pydantic raises its own errors for unsupported fields
+        raise SchemaError(f"Pydantic could not produce a JSON schema: {e}") from None
+    return json_schema_to_gbnf(schema, options=options, **changes)

@@ -1,0 +1,101 @@
+"""Array schemas: items, prefixItems (tuples), minItems/maxItems, contains."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from gbnfkit._errors import SchemaError
+from gbnfkit.schema._gbnf import alt, seq
+
+if TYPE_CHECKING:
+    from gbnfkit.schema._convert import Converter
+
+__all__ = ["array_expr"]
+
+
+def _count(schema: dict[str, Any], key: str, ptr: str) -> int | None:
+    v = schema.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+        raise SchemaError(f"{key} must be a non-negative integer", keyword=key, pointer=ptr)
+    return math.ceil(v) if key.startswith("min") else math.floor(v)
+
+
+def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
+    items = schema.get("items", True)
+    prefix: list[Any] = schema.get("prefixItems", [])
+    rest_key = "items"
+    if isinstance(items, list):  # draft 4-2019: tuple form
+        prefix, items, rest_key = items, schema.get("additionalItems", True), "additionalItems"
+    if not isinstance(prefix, list):
+        raise SchemaError("prefixItems must be an array", keyword="prefixItems", pointer=ptr)
+    lo = _count(schema, "minItems", ptr) or 0
+    hi = _count(schema, "maxItems", ptr)
+    if hi is not None and lo > hi:
+        return None
+    if schema.get("uniqueItems") is True and (hi is None or hi > 1):
+        conv.unsupported("uniqueItems cannot be enforced by a grammar", "uniqueItems", ptr)
+    for kw in ("unevaluatedItems",):
+        if kw in schema and schema[kw] is not True:
+            conv.unsupported(f"{kw} is not supported", kw, ptr)
+    rest = conv.visit(items, conv.child_ptr(ptr, rest_key), conv.child_hint(hint, "item"))
+    elems = [conv.visit(p, conv.child_ptr(ptr, "prefixItems", str(i)),
+                        conv.child_hint(hint, str(i))) for i, p in enumerate(prefix)]
+    if "contains" in schema:
+        return _contains(conv, schema, ptr, hint, items, prefix, lo, hi)
+    comma = conv.comma()
+
+    def after(k: int) -> str | None:
+        """Items from index k on, preceded by at least one item; None: impossible."""
+        if k < len(prefix):
+            e = elems[k]
+            if hi is not None and k >= hi:
+                return "" if k >= lo else None
+            nxt = after(k + 1) if e is not None else None
+            present = None if e is None or nxt is None else seq(comma, e, nxt)
+            if k >= lo:
+                return f"({present})?" if present else ""
+            return present
+        need = max(lo - k, 0)
+        room = None if hi is None else hi - k
+        if rest is None or room == 0:
+            return "" if need == 0 else None
+        unit = f"({seq(comma, rest)})"
+        if need == 0 and room is None:
+            return f"{unit}*"
+        if room is None:
+            return f"{unit}{{{need},}}"
+        return f"{unit}{{{need},{room}}}" if need != room else f"{unit}{{{need}}}"
+
+    first = elems[0] if prefix else rest
+    body: str | None = None
+    if first is not None and (hi is None or hi >= 1):
+        tail = after(1)
+        if tail is not None:
+            body = seq(first, tail)
+    open_, close = conv.ws("open"), conv.ws("close")
+    if body is None:
+        if lo > 0:
+            return None
+        return seq('"["', open_, close, '"]"')
+    inner = body if lo > 0 else f"({body})?"
+    return seq('"["', open_, inner, close, '"]"')
+
+
+def _contains(conv: Converter, schema: dict[str, Any], ptr: str, hint: str, items: Any,
+              prefix: list[Any], lo: int, hi: int | None) -> str | None:
+    extra = [k for k in ("minContains", "maxContains") if k in schema]
+    if prefix or lo > 1 or hi is not None or (extra and schema.get("minContains") != 1):
+        conv.unsupported("contains is enforced only on plain item lists", "contains", ptr)
+        return array_expr(conv, {k: v for k, v in schema.items() if k != "contains"}, ptr, hint)
+    match = conv.visit({"allOf": [items, schema["contains"]]}, conv.child_ptr(ptr, "contains"),
+                       conv.child_hint(hint, "contains"))
+    if match is None:
+        return None
+    any_item = conv.visit(items, conv.child_ptr(ptr, "items"), conv.child_hint(hint, "item"))
+    comma = conv.comma()
+    before = f"({seq(any_item, comma)})*" if any_item else ""
+    after = f"({seq(comma, any_item)})*" if any_item else ""
+    return alt([seq('"["', conv.ws("open"), before, match, after, conv.ws("close"), '"]"')])

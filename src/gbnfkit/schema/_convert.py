@@ -1,0 +1,439 @@
+"""The JSON Schema converter: dispatch on keywords, primitive types, composition."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import warnings
+from decimal import Decimal
+from typing import Any
+
+from gbnfkit._errors import SchemaError
+from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
+from gbnfkit.schema._gbnf import RuleTable, alt, group, literal, seq
+from gbnfkit.schema._instance import ANNOTATIONS, check_value
+from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
+from gbnfkit.schema._numbers import decimal_interval, int_range
+from gbnfkit.schema._options import SchemaOptions, Whitespace
+from gbnfkit.schema._refs import Resolver
+from gbnfkit.schema._regex import regex_expr
+from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
+from gbnfkit.schema._strings import JsonChars
+from gbnfkit.schema._values import render_value, strings_not_in
+
+__all__ = ["Converter", "SchemaWarning"]
+
+_OBJECT_KEYS = ("properties", "required", "additionalProperties", "patternProperties",
+                "minProperties", "maxProperties", "propertyNames", "dependentRequired",
+                "dependentSchemas", "dependencies", "unevaluatedProperties")
+_ARRAY_KEYS = ("items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains",
+               "minContains", "maxContains", "uniqueItems", "unevaluatedItems")
+_STRING_KEYS = ("minLength", "maxLength", "pattern", "format", PATTERNS_KEY)
+_NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_ALWAYS_UNSUPPORTED = ("if", "then", "else", "$dynamicRef", "$recursiveRef")
+_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+
+
+class SchemaWarning(UserWarning):
+    """A keyword was not enforced (``strict=False``): the grammar accepts more."""
+
+
+def _canon(schema: Any) -> str:
+    return json.dumps(schema, sort_keys=True, ensure_ascii=False)
+
+
+def _esc(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+class Converter:
+    """Turns one JSON Schema document into GBNF rules (one instance per call)."""
+
+    def __init__(self, root: Any, options: SchemaOptions) -> None:
+        self.root = root
+        self.opts = options
+        self.table = RuleTable()
+        self.llama = options.whitespace is Whitespace.LLAMA
+        self.chars = JsonChars(self.table, llama=self.llama)
+        self.resolver = Resolver(root if isinstance(root, dict) else {})
+        self.memo: dict[str, str | None] = {}
+        self.ref_rules: dict[str, str] = {}
+        self.notes: list[str] = []
+
+    # ---------------------------------------------------------------- reporting
+    def unsupported(self, message: str, keyword: str, pointer: str) -> None:
+        """Refuse (strict) or warn that ``keyword`` is not enforced."""
+        if self.opts.strict:
+            raise SchemaError(message + " (strict=False ignores it with a warning)",
+                              keyword=keyword, pointer=pointer)
+        note = f"{message} [{keyword}] at {pointer or '/'}"
+        self.notes.append(note)
+        warnings.warn(note, SchemaWarning, stacklevel=4)
+
+    # ---------------------------------------------------------------- whitespace
+    def ws(self, kind: str) -> str:
+        """The whitespace rule at a position kind, or '' where none is allowed."""
+        w = self.opts.whitespace
+        if w is Whitespace.COMPACT:
+            return ""
+        if w is Whitespace.LLAMA:
+            if kind in ("outer", "comma_before"):
+                return ""
+            return self.table.add("space", '| " " | "\\n"{1,2} [ \\t]{0,20}')
+        n = self.opts.max_whitespace
+        if w is Whitespace.PRETTY:
+            tail = "[ \\t]*" if n is None else f"[ \\t]{{0,{n}}}"
+            return self.table.add("ws", f'| " " | "\\n" {tail}')
+        body = "[ \\t\\n\\r]*" if n is None else f"[ \\t\\n\\r]{{0,{n}}}"
+        return self.table.add("ws", body)
+
+    def comma(self) -> str:
+        return seq(self.ws("comma_before"), '","', self.ws("comma_after"))
+
+    def colon(self) -> str:
+        return seq(self.ws("colon_before"), '":"', self.ws("colon_after"))
+
+    # ---------------------------------------------------------------- shared rules
+    def string_rule(self) -> str:
+        return self.table.add("string", seq('"\\""', f"{self.chars.char()}*", '"\\""'))
+
+    def integral(self) -> str:
+        d = self.opts.max_integer_digits
+        rest = "[0-9]*" if d is None else f"[0-9]{{0,{d - 1}}}"
+        return self.table.add("integral-part", f"[0] | [1-9] {rest}")
+
+    def integer_rule(self) -> str:
+        return self.table.add("integer", seq('"-"?', self.integral()))
+
+    def number_rule(self) -> str:
+        f = self.opts.max_fraction_digits
+        frac = "[0-9]+" if f is None else f"[0-9]{{1,{f}}}"
+        exp = self.integral() if self.llama else "[0-9]+"
+        body = seq('"-"?', self.integral(), f'("." {frac})?', f"([eE] [-+]? {exp})?")
+        return self.table.add("number", body)
+
+    def value_rule(self) -> str:
+        if "value" in self.table.rules:
+            return "value"
+        self.table.fresh("value")
+        obj = self.table.fresh("object")
+        arr = self.table.fresh("array")
+        s = self.string_rule()
+        v = "value"
+        self.table.define("value", alt([obj, arr, s, self.number_rule(), '"true" | "false"',
+                                        '"null"']))
+        kv = seq(s, self.colon(), v)
+        self.table.define(obj, seq('"{"', self.ws("open"), f"({kv} ({self.comma()} {kv})*)?",
+                                   self.ws("close"), '"}"'))
+        self.table.define(arr, seq('"["', self.ws("open"), f"({v} ({self.comma()} {v})*)?",
+                                   self.ws("close"), '"]"'))
+        return v
+
+    # ---------------------------------------------------------------- entry
+    def convert(self) -> str:
+        self.table.fresh("root")
+        expr = self.visit(self.root, "", "root")
+        if expr is None:
+            raise SchemaError("the schema accepts no instance at all (contradictory keywords?)",
+                              pointer="")
+        outer = self.ws("outer")
+        self.table.define("root", seq(outer, group(expr) if outer else expr, outer))
+        return self.table.text()
+
+    def named(self, hint: str, expr: str | None) -> str | None:
+        """``expr`` as a rule named after ``hint`` (atoms are returned as they are)."""
+        if expr is None:
+            return None
+        if group(expr) == expr and " " not in expr:
+            return expr
+        return self.table.add(hint, expr)
+
+    def visit(self, schema: Any, ptr: str, hint: str) -> str | None:
+        """A GBNF expression for the instances of ``schema`` (``None``: none)."""
+        if schema is True:
+            return self.value_rule()
+        if schema is False:
+            return None
+        if not isinstance(schema, dict):
+            raise SchemaError("a schema must be an object or a boolean", pointer=ptr)
+        key = _canon(schema)
+        if key in self.memo:
+            return self.memo[key]
+        result = self._visit(schema, ptr, hint)
+        if result is not None and hint != "root":
+            result = self.named(hint, result)
+        self.memo[key] = result
+        return result
+
+    def ref(self, ref: Any, ptr: str) -> str | None:
+        target, tptr = self.resolver.resolve(ref, ptr)
+        if tptr in self.ref_rules:
+            return self.ref_rules[tptr]
+        last = tptr.rsplit("/", 1)[-1] or "root-schema"
+        name = self.table.fresh(last)
+        self.ref_rules[tptr] = name
+        expr = self.visit(target, tptr, name + "-body")
+        self.table.define(name, expr if expr is not None else "[^\\x00-\\U0010FFFF]")
+        return name
+
+    def _visit(self, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
+        for kw in _ALWAYS_UNSUPPORTED:
+            if kw in schema and not (kw == "if" and "then" not in schema and "else" not in schema):
+                self.unsupported(f"keyword {kw} is not supported", kw, ptr)
+        if "$ref" in schema:
+            rest = {k: v for k, v in schema.items() if k not in ANNOTATIONS and k != "$ref"}
+            if not rest:
+                return self.ref(schema["$ref"], ptr + "/$ref")
+            schema = {"allOf": [{"$ref": schema["$ref"]}, rest]}
+        if "allOf" in schema:
+            if not isinstance(schema["allOf"], list):
+                raise SchemaError("allOf must be an array", keyword="allOf", pointer=ptr)
+            rest = {k: v for k, v in schema.items() if k != "allOf"}
+            merged = merge_all([*schema["allOf"], rest],
+                               lambda r: self.resolver.resolve(r, ptr)[0], ptr)
+            return self.visit(merged, ptr, hint)
+        for comb in ("anyOf", "oneOf"):
+            if comb in schema:
+                return self.any_of(schema, comb, ptr, hint)
+        for kw in schema.get(UNSUPPORTED_MERGE, []):
+            self.unsupported(f"allOf parts with different {kw} cannot be combined", kw, ptr)
+        if "not" in schema:
+            negated = self.apply_not(schema, ptr)
+            if negated is False or negated is True:
+                return None if negated is False else self.value_rule()
+            schema = negated
+        if "enum" in schema or "const" in schema:
+            return self.enum(schema, ptr)
+        return self.typed(schema, ptr, hint)
+
+    def any_of(self, schema: dict[str, Any], comb: str, ptr: str, hint: str) -> str | None:
+        branches = schema[comb]
+        if not isinstance(branches, list) or not branches:
+            raise SchemaError(f"{comb} must be a non-empty array", keyword=comb, pointer=ptr)
+        rest = {k: v for k, v in schema.items() if k != comb}
+        options = []
+        for i, branch in enumerate(branches):
+            sub = branch if not rest else {"allOf": [rest, branch]}
+            e = self.visit(sub, f"{ptr}/{comb}/{i}", f"{hint}-{i}")
+            if e is not None:
+                options.append(e)
+        return alt(options) if options else None
+
+    # ---------------------------------------------------------------- not / enum
+    def apply_not(self, schema: dict[str, Any], ptr: str) -> dict[str, Any] | bool:
+        neg = schema["not"]
+        rest = {k: v for k, v in schema.items() if k != "not"}
+        if neg is True or neg == {}:
+            return False
+        if neg is False:
+            return rest
+        if isinstance(neg, dict) and set(neg) - ANNOTATIONS == {"type"}:
+            banned = {neg["type"]} if isinstance(neg["type"], str) else set(neg["type"])
+            have = rest.get("type", list(_TYPES))
+            have = [have] if isinstance(have, str) else list(have)
+            if "number" in have and "integer" not in have:
+                have.append("integer")
+            keep = [t for t in have if t not in banned and not (t == "integer" and "number" in
+                                                                 banned)]
+            if "number" in keep and "integer" in banned:
+                self.unsupported("not {type: integer} on numbers is not enforced", "not", ptr)
+            return {**rest, "type": keep} if keep else False
+        if isinstance(neg, dict) and set(neg) - ANNOTATIONS <= {"enum", "const"} and neg:
+            values = neg.get("enum", []) + ([neg["const"]] if "const" in neg else [])
+            if rest.get("type") == "string" and all(isinstance(v, str) for v in values) and \
+                    not set(rest) & set(_STRING_KEYS) - {"type"}:
+                return {**rest, "$gbnfkit-not-strings": values}
+        self.unsupported("this form of not is not supported", "not", ptr + "/not")
+        return rest
+
+    def enum(self, schema: dict[str, Any], ptr: str) -> str | None:
+        values = list(schema["enum"]) if "enum" in schema else []
+        if "const" in schema:
+            values = [schema["const"]] if "enum" not in schema else [
+                v for v in values if _canon(v) == _canon(schema["const"])]
+        if "enum" in schema and not isinstance(schema["enum"], list):
+            raise SchemaError("enum must be an array", keyword="enum", pointer=ptr)
+        rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
+        kept = []
+        for v in values:
+            ok = check_value(v, rest)
+            if ok is None:
+                self.unsupported("enum/const values could not be checked against the sibling "
+                                 "keywords; all are kept", "enum", ptr)
+                ok = True
+            if ok:
+                kept.append(v)
+        if not kept:
+            return None
+        return alt(render_value(self, v) for v in kept)
+
+    # ---------------------------------------------------------------- types
+    def types_of(self, schema: dict[str, Any], ptr: str) -> list[str]:
+        t = schema.get("type")
+        if t is None:
+            if self.opts.untyped_means_object:
+                for kws, name in ((_OBJECT_KEYS, "object"), (_ARRAY_KEYS, "array"),
+                                  (_STRING_KEYS, "string")):
+                    if any(k in schema for k in kws):
+                        return [name]
+            return list(_TYPES)
+        types = [t] if isinstance(t, str) else t
+        if not isinstance(types, list) or not all(isinstance(x, str) for x in types):
+            raise SchemaError("type must be a string or an array of strings", keyword="type",
+                              pointer=ptr)
+        for x in types:
+            if x not in _TYPES:
+                raise SchemaError(f"unknown type {x!r}", keyword="type", pointer=ptr)
+        if "number" in types and "integer" in types:
+            types = [x for x in types if x != "integer"]
+        return list(dict.fromkeys(types))
+
+    def typed(self, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
+        from gbnfkit.schema._arrays import array_expr
+        from gbnfkit.schema._objects import object_expr
+
+        options: list[str] = []
+        for t in self.types_of(schema, ptr):
+            e: str | None
+            if t == "null":
+                e = '"null"'
+            elif t == "boolean":
+                e = '"true" | "false"'
+            elif t == "string":
+                e = self.string(schema, ptr)
+            elif t == "integer":
+                e = self.integer(schema, ptr)
+            elif t == "number":
+                e = self.number(schema, ptr)
+            elif t == "object":
+                e = object_expr(self, schema, ptr, hint)
+            else:
+                e = array_expr(self, schema, ptr, hint)
+            if e is not None:
+                options.append(e)
+        return alt(options) if options else None
+
+    # ---------------------------------------------------------------- strings
+    def string(self, schema: dict[str, Any], ptr: str) -> str | None:
+        patterns: list[tuple[str, str]] = []
+        specs = [{k: schema[k]} for k in ("pattern", "format") if k in schema]
+        specs += schema.get(PATTERNS_KEY, [])
+        for spec in specs:
+            if "pattern" in spec:
+                if not isinstance(spec["pattern"], str):
+                    raise SchemaError("pattern must be a string", keyword="pattern", pointer=ptr)
+                patterns.append(("pattern", spec["pattern"]))
+            else:
+                fmt = spec["format"]
+                if fmt in FORMAT_PATTERNS:
+                    patterns.append(("format", FORMAT_PATTERNS[fmt]))
+                elif fmt in SPEC_FORMATS:
+                    self.unsupported(f"format {fmt!r} is not supported", "format", ptr)
+        lo = schema.get("minLength", 0)
+        hi = schema.get("maxLength")
+        for name, v in (("minLength", lo), ("maxLength", hi)):
+            if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0):
+                raise SchemaError(f"{name} must be a non-negative integer", keyword=name,
+                                  pointer=ptr)
+        lo = math.ceil(lo)
+        hi = None if hi is None else math.floor(hi)
+        if hi is not None and lo > hi:
+            return None
+        if len(patterns) > 1:
+            self.unsupported("only one pattern/format per string can be enforced; the first "
+                             "is", patterns[1][0], ptr)
+        if patterns and (lo > 0 or hi is not None):
+            self.unsupported("a length limit together with a pattern/format is not enforced",
+                             "minLength" if lo else "maxLength", ptr)
+        if "$gbnfkit-not-strings" in schema:
+            body = strings_not_in(self, schema["$gbnfkit-not-strings"])
+            return seq('"\\""', body, '"\\""')
+        if patterns:
+            kw, pattern = patterns[0]
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise SchemaError(f"invalid regular expression {pattern!r}: {e}", keyword=kw,
+                                  pointer=ptr) from None
+            try:
+                branches = parse_regex(pattern)
+            except RegexUnsupported as e:
+                self.unsupported(f"pattern {pattern!r}: {e}", kw, ptr)
+                return self.string_rule()
+            return seq('"\\""', regex_expr(branches, self.chars.of), '"\\""')
+        if lo == 0 and hi is None:
+            return self.string_rule()
+        c = self.chars.char()
+        rep = f"{c}{{{lo},}}" if hi is None else (f"{c}{{{lo}}}" if lo == hi else
+                                                    f"{c}{{{lo},{hi}}}")
+        return seq('"\\""', rep, '"\\""')
+
+    # ---------------------------------------------------------------- numbers
+    def bounds(self, schema: dict[str, Any], ptr: str) -> tuple[
+            Decimal | None, bool, Decimal | None, bool]:
+        lo: Decimal | None = None
+        hi: Decimal | None = None
+        lo_strict = hi_strict = False
+        for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+            if key not in schema:
+                continue
+            v = schema[key]
+            if isinstance(v, bool):  # draft 4: a flag on minimum/maximum
+                continue
+            if not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+                raise SchemaError(f"{key} must be a number", keyword=key, pointer=ptr)
+            d = Decimal(str(v))
+            strict = key.startswith("exclusive") or schema.get(
+                "exclusive" + key[0].upper() + key[1:]) is True
+            if "inimum" in key:
+                if lo is None or d > lo or (d == lo and strict):
+                    lo, lo_strict = d, strict
+            elif hi is None or d < hi or (d == hi and strict):
+                hi, hi_strict = d, strict
+        return lo, lo_strict, hi, hi_strict
+
+    def multiple_of(self, schema: dict[str, Any], ptr: str, integer: bool) -> bool:
+        """Whether ``multipleOf`` makes the value an integer; refuses other values."""
+        if "multipleOf" not in schema:
+            return False
+        m = schema["multipleOf"]
+        if not isinstance(m, (int, float)) or isinstance(m, bool) or m <= 0:
+            raise SchemaError("multipleOf must be a positive number", keyword="multipleOf",
+                              pointer=ptr)
+        d = Decimal(str(m))
+        if integer and Decimal(1) % d == 0:
+            return False  # every integer is a multiple
+        if d == 1:
+            return True
+        self.unsupported(f"multipleOf {m} is not enforced", "multipleOf", ptr)
+        return False
+
+    def integer(self, schema: dict[str, Any], ptr: str) -> str | None:
+        self.multiple_of(schema, ptr, integer=True)
+        lo, lo_s, hi, hi_s = self.bounds(schema, ptr)
+        if lo is None and hi is None:
+            return self.integer_rule()
+        ilo = None if lo is None else (math.floor(lo) + 1 if lo_s else math.ceil(lo))
+        ihi = None if hi is None else (math.ceil(hi) - 1 if hi_s else math.floor(hi))
+        return int_range(ilo, ihi, self.opts.max_integer_digits)
+
+    def number(self, schema: dict[str, Any], ptr: str) -> str | None:
+        if self.multiple_of(schema, ptr, integer=False):
+            return self.integer(schema, ptr)
+        lo, lo_s, hi, hi_s = self.bounds(schema, ptr)
+        if lo is None and hi is None:
+            return self.number_rule()
+        if lo is not None and hi is not None and (lo > hi or (lo == hi and (lo_s or hi_s))):
+            return None
+        return decimal_interval(lo, hi, lo_s, hi_s)
+
+    # ---------------------------------------------------------------- keys
+    def key_literal(self, name: str) -> str:
+        return literal(json.dumps(name, ensure_ascii=False))
+
+    def child_hint(self, hint: str, token: str) -> str:
+        return f"{'' if hint == 'root' else hint + '-'}{token}"
+
+    def child_ptr(self, ptr: str, *tokens: str) -> str:
+        return ptr + "".join("/" + _esc(t) for t in tokens)

@@ -1,0 +1,151 @@
+"""Helpers that write GBNF text: literals, character classes and a rule table."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["RuleTable", "char_class", "literal", "seq", "alt", "group"]
+
+_SAFE = re.compile(r"[^a-zA-Z0-9-]+")
+
+
+def _escape_char(cp: int, special: str) -> str:
+    ch = chr(cp)
+    if ch == "\\":
+        return "\\\\"
+    if ch == "^" and "^" in special:
+        return "\\x5E"
+    if ch in special:
+        return "\\" + ch
+    if ch == "\n":
+        return "\\n"
+    if ch == "\t":
+        return "\\t"
+    if ch == "\r":
+        return "\\r"
+    if cp < 0x20 or cp == 0x7F or 0xD800 <= cp <= 0xDFFF:
+        return f"\\x{cp:02X}" if cp < 0x100 else f"\\u{cp:04X}"
+    if not ch.isprintable() and ch != " ":
+        return f"\\u{cp:04X}" if cp < 0x10000 else f"\\U{cp:08X}"
+    return ch
+
+
+def literal(text: str) -> str:
+    """A GBNF string literal for ``text`` (``""`` for the empty string)."""
+    return '"' + "".join(_escape_char(ord(c), '"') for c in text) + '"'
+
+
+def char_class(ranges: Iterable[tuple[int, int]], negated: bool = False) -> str:
+    """A GBNF character class; ranges must be non-empty unless ``negated``."""
+    parts = []
+    for lo, hi in ranges:
+        a = _escape_char(lo, "]-[^")
+        if lo == hi:
+            parts.append(a)
+        elif hi == lo + 1:
+            parts.append(a + _escape_char(hi, "]-[^"))
+        else:
+            parts.append(a + "-" + _escape_char(hi, "]-[^"))
+    return "[" + ("^" if negated else "") + "".join(parts) + "]"
+
+
+def group(expr: str) -> str:
+    """``expr`` wrapped in parentheses unless it is already one atom."""
+    if _is_atom(expr):
+        return expr
+    return f"({expr})"
+
+
+def _is_atom(expr: str) -> bool:
+    if re.fullmatch(r"[a-zA-Z0-9-]+", expr):
+        return True
+    if re.fullmatch(r'"(?:[^"\\]|\\.)*"', expr):
+        return True
+    if re.fullmatch(r"\[(?:[^\]\\]|\\.)*\]", expr):
+        return True
+    if expr.startswith("(") and expr.endswith(")"):
+        depth = 0
+        in_str = in_cls = False
+        i = 0
+        while i < len(expr):
+            c = expr[i]
+            if c == "\\":
+                i += 2
+                continue
+            if in_str:
+                in_str = c != '"'
+            elif in_cls:
+                in_cls = c != "]"
+            elif c == '"':
+                in_str = True
+            elif c == "[":
+                in_cls = True
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0 and i != len(expr) - 1:
+                    return False
+            i += 1
+        return True
+    return False
+
+
+def seq(*items: str) -> str:
+    """Concatenation of the non-empty items (``""`` when nothing is left)."""
+    parts = [group(i) if " | " in i and not _is_atom(i) else i for i in items if i and i != '""']
+    return " ".join(parts) if parts else '""'
+
+
+def alt(options: Iterable[str]) -> str:
+    """Alternatives, without duplicates, in first-seen order."""
+    out: list[str] = []
+    for o in options:
+        if o not in out:
+            out.append(o)
+    if not out:
+        raise ValueError("alt() of nothing")
+    return " | ".join(out)
+
+
+class RuleTable:
+    """Named GBNF rules in definition order; identical bodies share one rule."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+        self._by_body: dict[str, str] = {}
+
+    def fresh(self, hint: str) -> str:
+        """A rule name derived from ``hint`` that is not used yet (and reserve it)."""
+        base = _SAFE.sub("-", hint).strip("-") or "rule"
+        name = base
+        n = 2
+        while name in self.rules:
+            name = f"{base}-{n}"
+            n += 1
+        self.rules[name] = ""
+        return name
+
+    def define(self, name: str, body: str) -> None:
+        """Set the body of a reserved rule."""
+        self.rules[name] = body
+        self._by_body.setdefault(body, name)
+
+    def add(self, hint: str, body: str) -> str:
+        """A rule with ``body``: an existing one with the same body, or a new one."""
+        found = self._by_body.get(body)
+        if found is not None:
+            return found
+        name = self.fresh(hint)
+        self.define(name, body)
+        return name
+
+    def text(self, root: str = "root") -> str:
+        """All rules as GBNF text, the root first."""
+        lines = []
+        order = [root] + [n for n in self.rules if n != root]
+        for name in order:
+            if name in self.rules:
+                lines.append(f"{name} ::= {self.rules[name]}")
+        return "\n".join(lines) + "\n"

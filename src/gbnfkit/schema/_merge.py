@@ -1,0 +1,148 @@
+"""``allOf``: merging sub-schemas into one schema with the same instances."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from gbnfkit._errors import SchemaError
+from gbnfkit.schema._instance import ANNOTATIONS, json_equal
+
+__all__ = ["merge_all", "PATTERNS_KEY", "UNSUPPORTED_MERGE"]
+
+PATTERNS_KEY = "$gbnfkit-patterns"
+"""Internal keyword: further patterns that the string must also match."""
+UNSUPPORTED_MERGE = "$gbnfkit-unmerged"
+"""Internal keyword: names of keywords whose values could not be combined."""
+
+_MAX = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
+_MIN = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
+_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
+
+Resolve = Callable[[Any], Any]
+
+
+def _types(s: dict[str, Any]) -> set[str] | None:
+    t = s.get("type")
+    if t is None:
+        return None
+    out = {t} if isinstance(t, str) else set(t)
+    if "number" in out:
+        out.add("integer")
+    return out
+
+
+def _both(a: Any, b: Any) -> Any:
+    if a is True or a == {}:
+        return b
+    if b is True or b == {}:
+        return a
+    if a is False or b is False:
+        return False
+    if json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
+        return a
+    return {"allOf": [a, b]}
+
+
+def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
+    out = dict(a)
+    for key, bv in b.items():
+        if key not in out:
+            out[key] = bv
+            continue
+        av = out[key]
+        if json.dumps(av, sort_keys=True) == json.dumps(bv, sort_keys=True):
+            continue
+        if key in ANNOTATIONS:
+            continue
+        if key in _MAX:
+            out[key] = min(av, bv)
+        elif key in _MIN:
+            out[key] = max(av, bv)
+        elif key == "type":
+            ta, tb = _types(a), _types(b)
+            assert ta is not None and tb is not None
+            common = [t for t in _TYPES if t in ta and t in tb]
+            if not common:
+                return False
+            out[key] = common if len(common) > 1 else common[0]
+        elif key == "required":
+            out[key] = list(dict.fromkeys([*av, *bv]))
+        elif key in ("enum", "const"):
+            va = av if key == "enum" else [av]
+            vb = bv if key == "enum" else [bv]
+            keep = [v for v in va if any(json_equal(v, w) for w in vb)]
+            if not keep:
+                return False
+            out.pop("const", None)
+            out["enum"] = keep
+        elif key in ("properties", "patternProperties"):
+            merged = dict(av)
+            for k, sub in bv.items():
+                merged[k] = _both(merged[k], sub) if k in merged else sub
+            out[key] = merged
+        elif key in ("additionalProperties", "items", "contains", "propertyNames"):
+            out[key] = _both(av, bv)
+        elif key in ("anyOf", "oneOf"):
+            if len(av) * len(bv) > 64:
+                out.setdefault(UNSUPPORTED_MERGE, []).append(key)
+                continue
+            out[key] = [{"allOf": [x, y]} for x in av for y in bv]
+        elif key == "uniqueItems":
+            out[key] = bool(av) or bool(bv)
+        elif key in ("pattern", "format"):
+            out.setdefault(PATTERNS_KEY, []).append({key: bv})
+        elif key == "not":
+            out[key] = {"anyOf": [av, bv]}
+        elif key in ("$defs", "definitions"):
+            continue
+        else:
+            out.setdefault(UNSUPPORTED_MERGE, []).append(key)
+    # a property that one side lists and the other only allows through additionalProperties
+    for side, other in ((a, b), (b, a)):
+        extra = other.get("additionalProperties", True)
+        if extra is True or "patternProperties" in other:
+            continue
+        props = dict(out.get("properties", {}))
+        for k in side.get("properties", {}):
+            if k not in other.get("properties", {}):
+                props[k] = _both(props[k], extra)
+        if props:
+            out["properties"] = props
+    return out
+
+
+def merge_all(parts: list[Any], resolve: Resolve, pointer: str) -> dict[str, Any] | bool:
+    """One schema equivalent to ``allOf: parts``; ``resolve`` inlines a ``$ref``."""
+    result: dict[str, Any] | bool = {}
+    todo = list(parts)
+    steps = 0
+    while todo:
+        steps += 1
+        if steps > 1000:
+            raise SchemaError("allOf nests too deeply (recursive $ref inside allOf?)",
+                              keyword="allOf", pointer=pointer)
+        part = todo.pop(0)
+        if part is True:
+            continue
+        if part is False:
+            return False
+        if not isinstance(part, dict):
+            raise SchemaError("a schema must be an object or a boolean", keyword="allOf",
+                              pointer=pointer)
+        if "$ref" in part:
+            rest = {k: v for k, v in part.items() if k != "$ref"}
+            todo[:0] = [resolve(part["$ref"]), rest]
+            continue
+        if "allOf" in part:
+            rest = {k: v for k, v in part.items() if k != "allOf"}
+            todo[:0] = [*part["allOf"], rest]
+            continue
+        if result is False:
+            return False
+        assert isinstance(result, dict)
+        result = _merge_two(result, part)
+        if result is False:
+            return False
+    return result

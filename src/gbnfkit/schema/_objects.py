@@ -1,0 +1,249 @@
+"""Object schemas: properties, required, additional and pattern properties, counts.
+
+Members are produced by a small state machine whose states are rules: in schema
+order a state is (next property index, members so far); in any order it is (set of
+required properties seen, members so far).  Counts are only tracked as far as
+``minProperties``/``maxProperties`` need them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+from gbnfkit._errors import SchemaError
+from gbnfkit.schema._gbnf import alt, seq
+from gbnfkit.schema._options import PropertyOrder
+from gbnfkit.schema._regex import regex_expr
+from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
+from gbnfkit.schema._values import strings_not_in
+
+if TYPE_CHECKING:
+    from gbnfkit.schema._convert import Converter
+
+__all__ = ["object_expr"]
+
+
+def _count(schema: dict[str, Any], key: str, ptr: str) -> int | None:
+    v = schema.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+        raise SchemaError(f"{key} must be a non-negative integer", keyword=key, pointer=ptr)
+    return math.ceil(v) if key.startswith("min") else math.floor(v)
+
+
+class _Members:
+    def __init__(self, conv: Converter, hint: str, known: list[tuple[str, str, bool]],
+                 extra: list[str], lo: int, hi: int | None) -> None:
+        self.conv = conv
+        self.hint = hint
+        self.known = known  # (name, member expression, required)
+        self.extra = extra  # member expressions of additional/pattern properties
+        self.lo, self.hi = lo, hi
+        self.cap = hi if hi is not None else max(lo, 1)
+        self.rules: dict[tuple[int, int], str | None] = {}
+
+    def inc(self, c: int) -> int:
+        return min(c + 1, self.cap)
+
+    def sep(self, c: int) -> str:
+        return self.conv.comma() if c else ""
+
+    # schema order ------------------------------------------------------------------
+    def ordered(self, i: int, c: int) -> str | None:
+        key = (i, c)
+        if key in self.rules:
+            return self.rules[key]
+        n = len(self.known)
+        options: list[str] = []
+        if i < n:
+            name, member, required = self.known[i]
+            if self.hi is None or c < self.hi:
+                nxt = self.ordered(i + 1, self.inc(c))
+                if nxt is not None:
+                    options.append(seq(self.sep(c), member, nxt))
+            if not required:
+                nxt = self.ordered(i + 1, c)
+                if nxt is not None:
+                    options.append(nxt)
+        elif self.extra and (self.hi is None or c < self.hi):
+            if self.hi is None and c >= max(self.lo, 1):
+                options.append(f"({seq(self.conv.comma(), alt(self.extra))})*")
+            else:
+                nxt = self.ordered(i, c + 1)
+                if nxt is not None:
+                    options.append(seq(self.sep(c), f"({alt(self.extra)})", nxt))
+                if c >= self.lo:
+                    options.append('""')
+        elif c >= self.lo:
+            options.append('""')
+        result = self._finish(key, options, f"{self.hint}-m{i}" + (f"-c{c}" if c else ""))
+        return result
+
+    def _finish(self, key: tuple[int, int], options: list[str], hint: str) -> str | None:
+        if not options:
+            self.rules[key] = None
+            return None
+        options = list(dict.fromkeys(options))
+        if options == ['""']:
+            self.rules[key] = '""'
+            return '""'
+        if len(options) == 1 and " " not in options[0]:
+            self.rules[key] = options[0]
+            return options[0]
+        name = self.conv.table.add(hint, alt(options))
+        self.rules[key] = name
+        return name
+
+    # any order ---------------------------------------------------------------------
+    def any_order(self, seen: int, c: int, memo: dict[tuple[int, int], str | None]) -> str | None:
+        key = (seen, c)
+        if key in memo:
+            return memo[key]
+        name = self.conv.table.fresh(f"{self.hint}-s{seen}" + (f"-c{c}" if c else ""))
+        memo[key] = name
+        req_index = {nm: j for j, nm in enumerate(n for n, _, r in self.known if r)}
+        all_seen = (1 << len(req_index)) - 1
+        options: list[str] = []
+        if self.hi is None or c < self.hi:
+            for nm, member, required in self.known:
+                bit = 1 << req_index[nm] if required else 0
+                nxt = self.any_order(seen | bit, self.inc(c), memo)
+                if nxt is not None:
+                    options.append(seq(self.sep(c), member, nxt))
+            if self.extra:
+                nxt = self.any_order(seen, self.inc(c), memo)
+                if nxt is not None:
+                    options.append(seq(self.sep(c), f"({alt(self.extra)})", nxt))
+        if seen == all_seen and c >= self.lo:
+            options.append('""')
+        self.conv.table.define(name, alt(options) if options else "[^\\x00-\\U0010FFFF]")
+        return name
+
+
+def _closed(conv: Converter, schema: dict[str, Any]) -> Any:
+    if "additionalProperties" in schema:
+        return schema["additionalProperties"]
+    if "unevaluatedProperties" in schema:
+        return schema["unevaluatedProperties"]
+    return False if conv.opts.closed_objects and "properties" in schema else True
+
+
+def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
+    props = schema.get("properties", {})
+    if not isinstance(props, dict):
+        raise SchemaError("properties must be an object", keyword="properties", pointer=ptr)
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise SchemaError("required must be an array of strings", keyword="required",
+                          pointer=ptr)
+    patterns = schema.get("patternProperties", {})
+    additional = _closed(conv, schema)
+    for kw in ("propertyNames", "dependentRequired", "dependentSchemas", "dependencies"):
+        if kw in schema and schema[kw] not in ({}, True):
+            conv.unsupported(f"{kw} is not supported", kw, ptr)
+    if "unevaluatedProperties" in schema and "additionalProperties" in schema:
+        conv.unsupported("unevaluatedProperties is not supported", "unevaluatedProperties", ptr)
+    lo = _count(schema, "minProperties", ptr) or 0
+    hi = _count(schema, "maxProperties", ptr)
+    # properties, with the pattern schemas that also apply to them
+    schemas: dict[str, Any] = {}
+    for name, sub in props.items():
+        extra = [s for p, s in patterns.items() if _search(conv, p, name, ptr)]
+        schemas[name] = {"allOf": [sub, *extra]} if extra else sub
+    for name in required:
+        if name not in schemas:
+            extra = [s for p, s in patterns.items() if _search(conv, p, name, ptr)]
+            schemas[name] = {"allOf": extra} if extra else additional
+    req = set(required)
+    known: list[tuple[str, str, bool]] = []
+    for name, sub in schemas.items():
+        value = conv.visit(sub, conv.child_ptr(ptr, "properties", name),
+                           conv.child_hint(hint, name))
+        if value is None:
+            if name in req:
+                return None
+            continue
+        member = seq(conv.key_literal(name), conv.colon(), value)
+        known.append((name, conv.table.add(conv.child_hint(hint, name) + "-kv", member),
+                      name in req))
+    extra_members = _extra_members(conv, schema, ptr, hint, list(schemas), patterns, additional)
+    if len(req) > conv.opts.max_required_any_order and \
+            conv.opts.property_order is PropertyOrder.ANY:
+        raise SchemaError(
+            f"{len(req)} required properties in any order need 2**{len(req)} grammar states; "
+            f"raise max_required_any_order or use property_order='schema'",
+            keyword="required", pointer=ptr)
+    m = _Members(conv, hint, known, extra_members, lo, hi)
+    if conv.opts.property_order is PropertyOrder.ANY:
+        body = m.any_order(0, 0, {})
+    else:
+        body = m.ordered(0, 0)
+    if body is None:
+        return None
+    return seq('"{"', conv.ws("open"), body, conv.ws("close"), '"}"')
+
+
+def _search(conv: Converter, pattern: str, name: str, ptr: str) -> bool:
+    try:
+        return re.search(pattern, name) is not None
+    except re.error as e:
+        raise SchemaError(f"invalid pattern {pattern!r}: {e}", keyword="patternProperties",
+                          pointer=ptr) from None
+
+
+def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
+                   names: list[str], patterns: dict[str, Any], additional: Any) -> list[str]:
+    out: list[str] = []
+    if patterns:
+        exact = additional is False and (
+            len(patterns) == 1 or len({repr(s) for s in patterns.values()}) == 1)
+        if not exact:
+            conv.unsupported("patternProperties are enforced only with additionalProperties "
+                             "false and one pattern schema", "patternProperties", ptr)
+            return out + _additional_member(conv, ptr, hint, names, True)
+        value = conv.visit(next(iter(patterns.values())),
+                           conv.child_ptr(ptr, "patternProperties"),
+                           conv.child_hint(hint, "pattern-value"))
+        if value is None:
+            return out
+        options = []
+        for p in patterns:
+            try:
+                branches = parse_regex(p)
+            except RegexUnsupported as e:
+                conv.unsupported(f"pattern {p!r}: {e}", "patternProperties", ptr)
+                return _additional_member(conv, ptr, hint, names, True)
+            options.append(regex_expr(branches, conv.chars.of))
+        if any(_overlaps(p, names) for p in patterns):
+            conv.unsupported("a patternProperties pattern also matches a listed property; "
+                             "the grammar may let that name through with the pattern schema "
+                             "only", "patternProperties", ptr)
+        key = conv.table.add(conv.child_hint(hint, "pattern-key"),
+                             seq('"\\""', alt(options), '"\\""'))
+        out.append(conv.table.add(conv.child_hint(hint, "pattern-kv"),
+                                  seq(key, conv.colon(), value)))
+        return out
+    return _additional_member(conv, ptr, hint, names, additional)
+
+
+def _overlaps(pattern: str, names: list[str]) -> bool:
+    return any(re.search(pattern, n) for n in names)
+
+
+def _additional_member(conv: Converter, ptr: str, hint: str, names: list[str],
+                       additional: Any) -> list[str]:
+    if additional is False:
+        return []
+    value = conv.visit(additional, conv.child_ptr(ptr, "additionalProperties"),
+                       conv.child_hint(hint, "additional-value"))
+    if value is None:
+        return []
+    if names:
+        key = seq('"\\""', strings_not_in(conv, names), '"\\""')
+    else:
+        key = conv.string_rule()
+    return [conv.table.add(conv.child_hint(hint, "additional-kv"),
+                           seq(key, conv.colon(), value))]

@@ -1,0 +1,124 @@
+"""Options of the JSON Schema converter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+from typing import Any
+
+from gbnfkit._errors import SchemaError
+
+__all__ = ["PropertyOrder", "SchemaOptions", "Whitespace", "make_options"]
+
+
+class Whitespace(Enum):
+    """Where and how much whitespace the grammar allows between JSON tokens.
+
+    * ``COMPACT``: none at all (``{"a":1}``).
+    * ``FLEXIBLE``: any JSON whitespace ``[ \\t\\n\\r]`` wherever JSON allows it, in runs
+      of at most ``max_whitespace`` characters (the default).
+    * ``PRETTY``: a single space, or a newline followed by at most
+      ``max_whitespace`` spaces/tabs, wherever JSON allows whitespace.
+    * ``LLAMA``: llama.cpp's ``space ::= | " " | "\\n"{1,2} [ \\t]{0,20}``, placed as
+      llama.cpp places it (not around the root value, not before ``,``).
+    """
+
+    COMPACT = "compact"
+    FLEXIBLE = "flexible"
+    PRETTY = "pretty"
+    LLAMA = "llama"
+
+
+class PropertyOrder(Enum):
+    """``SCHEMA``: properties in the order the schema lists them, extra ones last.
+    ``ANY``: any order (required properties tracked; duplicate keys not prevented)."""
+
+    SCHEMA = "schema"
+    ANY = "any"
+
+
+@dataclass(frozen=True)
+class SchemaOptions:
+    """How :func:`gbnfkit.json_schema_to_gbnf` builds a grammar.
+
+    Attributes:
+        whitespace: see :class:`Whitespace`.
+        max_whitespace: longest run of whitespace (``FLEXIBLE``/``PRETTY``), so that a
+            model cannot emit blanks forever.  ``None``: unbounded.
+        property_order: see :class:`PropertyOrder`.
+        closed_objects: treat a missing ``additionalProperties`` as ``false`` in schemas
+            that list ``properties`` (what llama.cpp and XGrammar do for generation).
+            Default: extra properties allowed, as the spec says.
+        compact_constants: ``const``/``enum`` values only in compact JSON (llama.cpp).
+        strict: raise :class:`gbnfkit.SchemaError` for keywords that cannot be enforced;
+            with ``False`` they are ignored with a :class:`SchemaWarning`.
+        max_integer_digits: cap on the digits of an integer (or integral part) where the
+            schema gives no bound; ``None``: unbounded.
+        max_fraction_digits: cap on the digits after the decimal point; ``None``: unbounded.
+        untyped_means_object: a schema without ``type`` that has object keywords
+            (``properties``...) only accepts objects (llama.cpp's reading).  Default: the
+            spec's reading, where such keywords only constrain values that are objects.
+        max_required_any_order: most required properties tracked with
+            ``property_order=ANY`` (2**n grammar states).
+    """
+
+    whitespace: Whitespace = Whitespace.FLEXIBLE
+    max_whitespace: int | None = 20
+    property_order: PropertyOrder = PropertyOrder.SCHEMA
+    closed_objects: bool = False
+    compact_constants: bool = False
+    strict: bool = True
+    max_integer_digits: int | None = None
+    max_fraction_digits: int | None = None
+    untyped_means_object: bool = False
+    max_required_any_order: int = 8
+
+    @classmethod
+    def llama_compat(cls, **changes: Any) -> SchemaOptions:
+        """The choices llama.cpp's converter makes (see README, "Schema conversion")."""
+        base = cls(
+            whitespace=Whitespace.LLAMA,
+            closed_objects=True,
+            compact_constants=True,
+            max_integer_digits=16,
+            max_fraction_digits=16,
+            untyped_means_object=True,
+        )
+        return make_options(base, changes)
+
+
+def _check(opts: SchemaOptions) -> SchemaOptions:
+    for name in ("max_whitespace", "max_integer_digits", "max_fraction_digits"):
+        v = getattr(opts, name)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise SchemaError(f"option {name} must be a positive int or None, not {v!r}")
+    for name in ("closed_objects", "compact_constants", "strict", "untyped_means_object"):
+        if not isinstance(getattr(opts, name), bool):
+            raise SchemaError(f"option {name} must be a bool")
+    return opts
+
+
+def _coerce(name: str, value: Any) -> Any:
+    enums: dict[str, type[Enum]] = {"whitespace": Whitespace, "property_order": PropertyOrder}
+    if name in enums and isinstance(value, str):
+        try:
+            return enums[name](value)
+        except ValueError:
+            allowed = ", ".join(repr(m.value) for m in enums[name])
+            raise SchemaError(f"option {name} must be one of {allowed}, not {value!r}") from None
+    if name in enums and not isinstance(value, enums[name]):
+        raise SchemaError(f"option {name} must be a {enums[name].__name__}, not {value!r}")
+    return value
+
+
+def make_options(base: SchemaOptions | None, changes: dict[str, Any]) -> SchemaOptions:
+    """``base`` (default options if ``None``) with keyword ``changes``, validated."""
+    base = base or SchemaOptions()
+    names = {f.name for f in fields(SchemaOptions)}
+    unknown = sorted(set(changes) - names)
+    if unknown:
+        raise SchemaError(
+            f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}"
+        )
+    coerced = {k: _coerce(k, v) for k, v in changes.items()}
+    return _check(replace(base, **coerced))

@@ -1,0 +1,83 @@
+"""``$ref`` resolution inside one schema document: JSON pointers, ``$anchor``, ``$id``."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin
+
+from gbnfkit._errors import SchemaError
+
+__all__ = ["Resolver"]
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+class Resolver:
+    """Finds the target of a ``$ref`` and its JSON pointer in the root document."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.base = root.get("$id", "") if isinstance(root, dict) else ""
+        self.ids: dict[str, str] = {}  # absolute URI without fragment -> pointer
+        self.anchors: dict[tuple[str, str], str] = {}  # (uri, anchor) -> pointer
+        self._index(root, "", self.base if isinstance(self.base, str) else "")
+
+    def _index(self, node: Any, ptr: str, base: str) -> None:
+        if isinstance(node, dict):
+            node_id = node.get("$id")
+            if isinstance(node_id, str) and not node_id.startswith("#"):
+                base = urljoin(base, node_id)
+                self.ids.setdefault(urldefrag(base)[0], ptr)
+            elif isinstance(node_id, str) and node_id.startswith("#") and len(node_id) > 1:
+                self.anchors.setdefault((urldefrag(base)[0], node_id[1:]), ptr)  # draft 7
+            anchor = node.get("$anchor")
+            if isinstance(anchor, str):
+                self.anchors.setdefault((urldefrag(base)[0], anchor), ptr)
+            for k, v in node.items():
+                if k in ("enum", "const", "examples", "default"):
+                    continue
+                self._index(v, f"{ptr}/{_escape(k)}", base)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                self._index(v, f"{ptr}/{i}", base)
+
+    def pointer_get(self, pointer: str, where: str) -> Any:
+        node = self.root
+        if pointer in ("", "/"):
+            return node
+        for raw in pointer.lstrip("/").split("/"):
+            token = unquote(raw).replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                raise SchemaError(f"$ref target #{pointer} does not exist", keyword="$ref",
+                                  pointer=where)
+        return node
+
+    def resolve(self, ref: str, where: str) -> tuple[Any, str]:
+        """(target schema, its JSON pointer) for ``ref`` found at pointer ``where``."""
+        if not isinstance(ref, str):
+            raise SchemaError("$ref must be a string", keyword="$ref", pointer=where)
+        absolute = urljoin(self.base, ref) if self.base else ref
+        doc, frag = urldefrag(absolute)
+        if doc and doc != urldefrag(self.base)[0]:
+            if doc not in self.ids:
+                raise SchemaError(
+                    f"$ref {ref!r} points outside this schema (external references are not "
+                    "fetched)", keyword="$ref", pointer=where)
+            start = self.ids[doc]
+        else:
+            start = ""
+        if frag and not frag.startswith("/"):
+            key = (doc or urldefrag(self.base)[0], frag)
+            if key not in self.anchors:
+                raise SchemaError(f"$ref anchor {ref!r} is not defined", keyword="$ref",
+                                  pointer=where)
+            ptr = self.anchors[key]
+        else:
+            ptr = start + frag
+        return self.pointer_get(ptr, where), ptr

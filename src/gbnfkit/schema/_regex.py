@@ -1,0 +1,108 @@
+"""Regular expressions to GBNF, for whole texts or for the inside of JSON strings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gbnfkit._errors import GrammarError
+from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
+from gbnfkit.schema._regex_parse import (
+    ANY_CHAR,
+    Branch,
+    Cat,
+    Chars,
+    Node,
+    Or,
+    RegexUnsupported,
+    parse_regex,
+)
+
+__all__ = ["regex_to_gbnf", "regex_expr", "RegexUnsupported"]
+
+ClassEmitter = Callable[[tuple[tuple[int, int], ...]], str]
+
+
+def _single(node: Chars) -> bool:
+    return len(node.ranges) == 1 and node.ranges[0][0] == node.ranges[0][1]
+
+
+def _emit(node: Node, cls: ClassEmitter, literal_chars: bool) -> str:
+    if isinstance(node, Chars):
+        if not node.ranges:
+            return "[^\\x00-\\U0010FFFF]"  # matches nothing
+        if literal_chars and _single(node):
+            return literal(chr(node.ranges[0][0]))
+        return cls(node.ranges)
+    if isinstance(node, Cat):
+        if not node.items:
+            return '""'
+        parts: list[str] = []
+        run = ""
+        for item in node.items:
+            if literal_chars and isinstance(item, Chars) and _single(item):
+                run += chr(item.ranges[0][0])
+                continue
+            if run:
+                parts.append(literal(run))
+                run = ""
+            parts.append(_emit(item, cls, literal_chars))
+        if run:
+            parts.append(literal(run))
+        return seq(*parts)
+    if isinstance(node, Or):
+        return alt(_emit(o, cls, literal_chars) for o in node.options)
+    inner = group(_emit(node.item, cls, literal_chars))
+    if inner == '""':
+        return '""'
+    lo, hi = node.min, node.max
+    if (lo, hi) == (0, None):
+        return f"{inner}*"
+    if (lo, hi) == (1, None):
+        return f"{inner}+"
+    if (lo, hi) == (0, 1):
+        return f"{inner}?"
+    if hi is None:
+        return f"{inner}{{{lo},}}"
+    if lo == hi:
+        return f"{inner}{{{lo}}}" if lo != 1 else inner
+    return f"{inner}{{{lo},{hi}}}"
+
+
+def regex_expr(branches: list[Branch], cls: ClassEmitter, literal_chars: bool = False) -> str:
+    """GBNF for the strings that ``re.search`` with the pattern finds a match in.
+
+    Unanchored sides get ``cls(ANY_CHAR)*`` so the result is exact.
+    """
+    options = []
+    for b in branches:
+        body = _emit(b.node, cls, literal_chars)
+        any_run = "" if b.start_anchored and b.end_anchored else f"{group(cls(ANY_CHAR))}*"
+        options.append(
+            seq("" if b.start_anchored else any_run, body, "" if b.end_anchored else any_run)
+        )
+    return alt(options)
+
+
+def regex_to_gbnf(pattern: str, *, search: bool = False) -> str:
+    """GBNF text (start rule ``root``) for ``pattern``.
+
+    By default the grammar accepts exactly the texts the pattern matches as a whole
+    (``re.fullmatch``; ``^``/``$`` at the ends are allowed and change nothing).  With
+    ``search=True`` it accepts the texts the pattern occurs in (``re.search``).
+    Raises :class:`gbnfkit.GrammarError` (``column`` = 1-based position in the
+    pattern) for lookaround, backreferences and other unsupported constructs.
+    """
+    if not isinstance(pattern, str):
+        raise GrammarError("the pattern must be a str")
+    try:
+        branches = parse_regex(pattern)
+    except RegexUnsupported as e:
+        raise GrammarError(
+            f"regex: {e.message}", line=1, column=e.position + 1, source=pattern
+        ) from None
+    if not search:
+        branches = [Branch(b.node, True, True) for b in branches]
+    table = RuleTable()
+    table.fresh("root")
+    table.define("root", regex_expr(branches, lambda r: char_class(r), literal_chars=True))
+    return table.text()

@@ -1,0 +1,122 @@
+"""JSON string contents: character classes as they may be written inside ``"..."``.
+
+A decoded character may appear raw (unless it is ``"``, ``\\`` or a control
+character), as a short escape (``\\n``, ``\\/``...), as ``\\uXXXX`` (hex digits in
+either case) or, outside the BMP, as a surrogate pair ``\\uD8xx\\uDCxx``.  Every
+form is accepted, so a class matches exactly the JSON spellings of its characters.
+Lone surrogates are never accepted (they are not characters).
+"""
+
+from __future__ import annotations
+
+from gbnfkit.schema._gbnf import RuleTable, alt, char_class, literal, seq
+from gbnfkit.schema._numbers import digit_range, hex_digits
+from gbnfkit.schema._regex_parse import ANY_CHAR, Ranges, normalize
+
+__all__ = ["JsonChars", "LLAMA_CHAR"]
+
+LLAMA_CHAR = '[^"\\\\\\x7F\\x00-\\x1F] | [\\\\] (["\\\\bfnrt] | "u" [0-9a-fA-F]{4})'
+_SHORT = {0x22: '"', 0x5C: "\\", 0x2F: "/", 8: "b", 12: "f", 10: "n", 13: "r", 9: "t"}
+_NOT_RAW = normalize([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F), (0xD800, 0xDFFF)])
+
+
+def _intersect(a: Ranges, lo: int, hi: int) -> list[tuple[int, int]]:
+    return [(max(x, lo), min(y, hi)) for x, y in a if max(x, lo) <= min(y, hi)]
+
+
+def _minus(a: Ranges, b: Ranges) -> list[tuple[int, int]]:
+    out = list(a)
+    for blo, bhi in b:
+        nxt = []
+        for lo, hi in out:
+            if bhi < lo or blo > hi:
+                nxt.append((lo, hi))
+                continue
+            if lo < blo:
+                nxt.append((lo, blo - 1))
+            if hi > bhi:
+                nxt.append((bhi + 1, hi))
+        out = nxt
+    return out
+
+
+def _hex4(lo: int, hi: int) -> str:
+    return digit_range(lo, hi, 4, 16, hex_digits)
+
+
+class JsonChars:
+    """Names GBNF rules for the JSON spellings of character classes."""
+
+    def __init__(self, table: RuleTable, *, llama: bool = False) -> None:
+        self.table = table
+        self.llama = llama
+        self._names: dict[Ranges, str] = {}
+
+    def char(self) -> str:
+        """The rule for any one JSON string character."""
+        if self.llama:
+            return self.table.add("char", LLAMA_CHAR)
+        return self.of(ANY_CHAR)
+
+    def of(self, ranges: Ranges) -> str:
+        """A rule name matching one character of ``ranges`` in any JSON spelling."""
+        ranges = normalize(list(ranges))
+        if ranges in self._names:
+            return self._names[ranges]
+        hint = "char" if ranges == ANY_CHAR else "char-class"
+        if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and 0x21 <= ranges[0][0] < 0x7F:
+            ch = chr(ranges[0][0])
+            hint = "char-" + (ch if ch.isalnum() else f"x{ranges[0][0]:02x}")
+        name = self.table.add(hint, self._body(ranges))
+        self._names[ranges] = name
+        return name
+
+    def _body(self, ranges: Ranges) -> str:
+        options = []
+        raw = _minus(ranges, _NOT_RAW)
+        if raw:
+            options.append(char_class(raw))
+        shorts = "".join(
+            _SHORT[cp] for cp in sorted(_SHORT) if any(lo <= cp <= hi for lo, hi in ranges)
+        )
+        escapes = []
+        if shorts:
+            escapes.append(char_class([(ord(c), ord(c)) for c in shorts]))
+        bmp = _minus(tuple(_intersect(ranges, 0, 0xFFFF)), ((0xD800, 0xDFFF),))
+        hexes = [_hex4(lo, hi) for lo, hi in bmp]
+        if hexes:
+            escapes.append(seq('"u"', f"({alt(hexes)})" if len(hexes) > 1 else hexes[0]))
+        for lo, hi in _intersect(ranges, 0x10000, 0x10FFFF):
+            escapes.extend(self._pairs(lo, hi))
+        if escapes:
+            options.append(seq('"\\\\"', f"({alt(escapes)})" if len(escapes) > 1 else escapes[0]))
+        return alt(options) if options else "[^\\x00-\\U0010FFFF]"
+
+    @staticmethod
+    def _pairs(lo: int, hi: int) -> list[str]:
+        hs_lo, hs_hi = (lo - 0x10000) >> 10, (hi - 0x10000) >> 10
+        a, b = (lo - 0x10000) & 0x3FF, (hi - 0x10000) & 0x3FF
+
+        def pair(h1: int, h2: int, l1: int, l2: int) -> str:
+            return seq('"u"', _hex4(0xD800 + h1, 0xD800 + h2), '"\\\\u"',
+                       _hex4(0xDC00 + l1, 0xDC00 + l2))
+
+        if hs_lo == hs_hi:
+            return [pair(hs_lo, hs_lo, a, b)]
+        out = []
+        first = hs_lo if a == 0 else hs_lo + 1
+        last = hs_hi if b == 0x3FF else hs_hi - 1
+        if a != 0:
+            out.append(pair(hs_lo, hs_lo, a, 0x3FF))
+        if first <= last:
+            out.append(pair(first, last, 0, 0x3FF))
+        if b != 0x3FF:
+            out.append(pair(hs_hi, hs_hi, 0, b))
+        return out
+
+
+def string_literal(value: str) -> str:
+    """The canonical (compact, ``ensure_ascii=False``) JSON spelling of ``value``."""
+    import json
+
+    return literal(json.dumps(value, ensure_ascii=False))
