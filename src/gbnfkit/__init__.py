@@ -25,6 +25,7 @@ from gbnfkit.engine import (
     MatchStatus,
     State,
 )
+from gbnfkit.schema import SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler, compile
@@ -49,6 +50,7 @@ __all__ = [
     "MatchStatus",
     "Matcher",
     "SchemaError",
+    "SchemaOptions",
     "State",
     "Vocabulary",
     "VocabularyError",
@@ -56,4 +58,6 @@ __all__ = [
     "allocate_bitmask",
     "apply_bitmask",
     "compile",
+    "json_schema_to_gbnf",
+    "regex_to_gbnf",
 ]

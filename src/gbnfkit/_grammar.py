@@ -62,6 +62,30 @@ class Grammar:
         return cls(ir, limits=limits)
 
     @classmethod
+    def from_json_schema(
+        cls, schema: Any, *, limits: Limits | None = None, **options: Any
+    ) -> Grammar:
+        """The JSON texts valid for ``schema`` (dict, bool or JSON text); options as in
+        :func:`gbnfkit.json_schema_to_gbnf`. Raises SchemaError."""
+        from gbnfkit.schema import json_schema_to_gbnf
+
+        return cls.from_gbnf(json_schema_to_gbnf(schema, **options), limits=limits)
+
+    @classmethod
+    def from_regex(cls, pattern: str, *, limits: Limits | None = None) -> Grammar:
+        """The texts ``pattern`` matches as a whole (see :func:`gbnfkit.regex_to_gbnf`)."""
+        from gbnfkit.schema import regex_to_gbnf
+
+        return cls.from_gbnf(regex_to_gbnf(pattern), limits=limits)
+
+    @classmethod
+    def from_pydantic(cls, model: Any, *, limits: Limits | None = None, **options: Any) -> Grammar:
+        """The JSON that the Pydantic v2 ``model`` validates, via its JSON schema."""
+        from gbnfkit.schema import pydantic_to_gbnf
+
+        return cls.from_gbnf(pydantic_to_gbnf(model, **options), limits=limits)
+
+    @classmethod
     def builtin(cls, name: str, *, limits: Limits | None = None) -> Grammar:
         """One of the grammars shipped with gbnfkit (see :meth:`builtin_names`)."""
         from gbnfkit.grammar._builtins import builtin_text
