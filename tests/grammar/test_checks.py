@@ -94,7 +94,7 @@ def test_llama_left_recursion_is_refused_and_named(text: str, cycle: tuple[str, 
     assert "left recursion" in err.message
     assert err.rules == cycle
     assert " -> ".join((*cycle, cycle[0])) in err.message
-    assert "(\"+\" term)*" in err.message  # says how to fix it
+    assert '("+" term)*' in err.message  # says how to fix it
     first_line = next(
         n for n, line in enumerate(text.split("\n"), 1) if line.startswith(cycle[0] + " ")
     )

@@ -80,8 +80,12 @@ def test_character_classes() -> None:
     assert body("root ::= [a-cx]") == cls(("a", "c"), ("x", "x"))
     assert body("root ::= [^a-c]") == cls(("a", "c"), negated=True)
     assert body("root ::= [cba]") == cls(("a", "c"))
-    assert body("root ::= [a-] [-b]") == Seq((cls(("-", "-"), ("a", "a")), cls(("-", "-"), ("b", "b"))))
-    assert body("root ::= [\\]\\[\\-\\\\]") == CharClass.of([(0x5D, 0x5D), (0x5B, 0x5B), (0x2D, 0x2D), (0x5C, 0x5C)])
+    assert body("root ::= [a-] [-b]") == Seq(
+        (cls(("-", "-"), ("a", "a")), cls(("-", "-"), ("b", "b")))
+    )
+    assert body("root ::= [\\]\\[\\-\\\\]") == CharClass.of(
+        [(0x5D, 0x5D), (0x5B, 0x5B), (0x2D, 0x2D), (0x5C, 0x5C)]
+    )
     assert body("root ::= [a^]") == cls(("^", "^"), ("a", "a"))
     assert body("root ::= [^^]") == cls(("^", "^"), negated=True)
     assert body("root ::= .") == ANY
@@ -89,7 +93,7 @@ def test_character_classes() -> None:
 
 def test_escapes_in_literals_and_classes() -> None:
     assert body('root ::= "\\x41\\u00e9\\U0001F600\\t\\r\\n\\\\\\"\\[\\]\\-"') == Literal(
-        "A\u00e9\U0001F600\t\r\n\\\"[]-"
+        'A\u00e9\U0001f600\t\r\n\\"[]-'
     )
     assert body("root ::= [\\x00-\\x1F]") == CharClass.of([(0, 0x1F)])
     assert body('root ::= "\\xFF"') == Literal("\u00ff")  # a code point, not a byte
@@ -103,7 +107,9 @@ def test_code_points_above_unicode_stay_unmatchable_classes() -> None:
 
 def test_raw_newline_multibyte_and_non_bmp_characters() -> None:
     assert body('root ::= "a\nb"') == Literal("a\nb")
-    assert body('root ::= "日本" [😀-🙏]') == Seq((Literal("日本"), CharClass.of([(0x1F600, 0x1F64F)])))
+    assert body('root ::= "日本" [😀-🙏]') == Seq(
+        (Literal("日本"), CharClass.of([(0x1F600, 0x1F64F)]))
+    )
 
 
 def test_rule_names_use_letters_digits_and_dashes() -> None:

@@ -24,8 +24,7 @@ def builtin_text(name: str) -> str:
     """
     if name not in _NAMES:
         raise GrammarError(
-            f"unknown builtin grammar {name!r}; the builtin grammars are "
-            + ", ".join(_NAMES)
+            f"unknown builtin grammar {name!r}; the builtin grammars are " + ", ".join(_NAMES)
         )
     return (resources.files("gbnfkit.grammar") / "builtins" / f"{name}.gbnf").read_text(
         encoding="utf-8"

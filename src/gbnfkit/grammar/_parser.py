@@ -33,7 +33,7 @@ from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 from gbnfkit.grammar._normalize import normalize
 from gbnfkit.grammar._text import class_char, describe_char
 
-__all__ = ["parse_gbnf"]
+__all__ = ["parse_gbnf", "raw_rules"]
 
 _VALID_ESCAPES = '\\x.. \\u.... \\U........ \\t \\r \\n \\\\ \\" \\[ \\] \\-'
 _SIMPLE_ESCAPES = {"t": "\t", "r": "\r", "n": "\n"} | {c: c for c in '\\"[]-'}
@@ -66,6 +66,11 @@ def parse_gbnf(text: str, root: str = "root", *, limits: Limits = DEFAULT_LIMITS
     if cycle is not None:
         raise left_recursion_error(ir, text, cycle)
     return ir
+
+
+def raw_rules(text: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Expr]:
+    """The raw parse tree of each rule (groups kept as :class:`Alt`), unchecked."""
+    return _Parser(text, limits).parse()
 
 
 class _Parser:
@@ -336,7 +341,7 @@ class _Parser:
         parts: list[Expr] = []
         while True:
             if i >= n:
-                raise self.error('unterminated string literal: add the closing \'"\'', start)
+                raise self.error("unterminated string literal: add the closing '\"'", start)
             c = s[i]
             if c == '"':
                 break
@@ -436,6 +441,4 @@ def _underscore_message(text: str, at: int) -> str:
     while end < len(text) and (_is_word_char(text[end]) or text[end] == "_"):
         end += 1
     bad = text[start:end]
-    return (
-        f"'_' is not allowed in rule names ({bad!r}); use '-' instead: {bad.replace('_', '-')!r}"
-    )
+    return f"'_' is not allowed in rule names ({bad!r}); use '-' instead: {bad.replace('_', '-')!r}"

@@ -32,32 +32,49 @@ def to_gbnf(ir: GrammarIR) -> str:
     """
     for name in ir.rules:
         _check_name(name)
-    grouped = (
-        llama_left_recursion(ir.rules, exact=True) is not None
-        and llama_left_recursion(ir.rules, exact=False) is None
-    )
-    printer = _Printer(grouped)
+    text = _print(ir, 0)
+    if llama_left_recursion(ir.rules, exact=False) is None:
+        # the grammar is fine; make sure llama.cpp's reading of the text agrees
+        for level in (1, 2):
+            if not _llama_refuses(text):
+                break
+            text = _print(ir, level)
+    return text
+
+
+def _print(ir: GrammarIR, level: int) -> str:
+    printer = _Printer(level)
     lines = [f"{name} ::= {printer.body(body)}" for name, body in ir.rules.items()]
     return "\n".join(lines) + "\n"
 
 
+def _llama_refuses(text: str) -> bool:
+    """Whether llama.cpp's left-recursion check refuses ``text`` (known to parse)."""
+    from gbnfkit.grammar._parser import raw_rules
+
+    return llama_left_recursion(raw_rules(text), exact=True) is not None
+
+
 def expr_to_gbnf(expr: Expr) -> str:
     """GBNF text of one expression (as a rule body)."""
-    return _Printer(False).body(expr)
+    return _Printer(0).body(expr)
 
 
 def _check_name(name: str) -> None:
     if not name or not all(c.isascii() and (c.isalnum() or c == "-") for c in name):
         raise GrammarError(
-            f"rule name {name!r} cannot be written in GBNF: use only ASCII letters, "
-            "digits and '-'",
+            f"rule name {name!r} cannot be written in GBNF: use only ASCII letters, digits and '-'",
             rules=(name,),
         )
 
 
 class _Printer:
-    def __init__(self, grouped: bool) -> None:
-        self.grouped = grouped
+    """``level`` 0: plain; 1: references and repetitions repeated by a repetition are
+    put in a group; 2: also those inside sequences (how llama.cpp reads it then
+    matches :func:`llama_left_recursion` with ``exact=False``)."""
+
+    def __init__(self, level: int) -> None:
+        self.level = level
 
     def body(self, expr: Expr) -> str:
         if isinstance(expr, Alt):
@@ -81,13 +98,13 @@ class _Printer:
         if isinstance(expr, CharClass):
             return class_text(expr)
         if isinstance(expr, RuleRef):
-            return f"({expr.name})" if self.grouped and in_seq else expr.name
+            return f"({expr.name})" if self.level >= 2 and in_seq else expr.name
         if isinstance(expr, Seq):
             return f"({self.option(expr)})" if expr.items else '""'
         if isinstance(expr, Alt):
             return f"({self.body(expr)})"
         text = self.repeated(expr.item) + _operator(expr)
-        return f"({text})" if self.grouped and in_seq else text
+        return f"({text})" if self.level >= 2 and in_seq else text
 
     def repeated(self, expr: Expr) -> str:
         """``expr`` as the item of a repetition."""
@@ -96,14 +113,14 @@ class _Printer:
         if isinstance(expr, CharClass):
             return class_text(expr)
         if isinstance(expr, RuleRef):
-            return f"({expr.name})" if self.grouped else expr.name
+            return f"({expr.name})" if self.level >= 1 else expr.name
         if isinstance(expr, Seq):
             return f"({self.option(expr)})" if expr.items else "()"
         if isinstance(expr, Alt):
             return f"({self.body(expr)})"
         text = self.repeated(expr.item) + _operator(expr)
         # a repetition that produces nothing ({0}) cannot be repeated again without a group
-        return f"({text})" if self.grouped or expr.max == 0 else text
+        return f"({text})" if self.level >= 1 or expr.max == 0 else text
 
 
 def _operator(expr: Repeat) -> str:
