@@ -51,9 +51,8 @@ def test_eos_ids_are_special_and_may_be_padding() -> None:
 
 
 def test_accepts_bytearray_and_numpy_ids() -> None:
-    v = Vocabulary(
-        [bytearray(b"q"), memoryview(b"r")], eos_token_ids=[np.int64(1)], size=np.int32(3)
-    )
+    tokens: list[object] = [bytearray(b"q"), memoryview(b"r")]
+    v = Vocabulary(tokens, eos_token_ids=[np.int64(1)], size=np.int32(3))  # type: ignore[arg-type]
     assert v.token_bytes(np.int64(0)) == b"q"
     assert type(v.token_bytes(1)) is bytes
     assert v.eos_token_ids == frozenset({1}) and v.size == 3

@@ -9,6 +9,10 @@ touched. Token bytes follow llama.cpp's ``token_to_piece`` without special rende
   ``<0xXX>`` are one byte; user-defined tokens are their own text.
 * Control and unknown tokens are special ids (``None``); unused and undefined ones are
   ``None`` and not special.
+
+End ids: ``tokenizer.ggml.eos_token_id``, ``eot_token_id`` and ``eom_token_id``, plus (as
+llama.cpp's end-of-generation detection does) control tokens named like a well-known end
+marker such as ``<|endoftext|>`` or ``<|im_end|>``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from gbnfkit._errors import VocabularyError
-from gbnfkit.tokens._token_text import byte_level_many, byte_level_table
+from gbnfkit.tokens._token_text import END_MARKERS, byte_level_many, byte_level_table
 
 __all__ = ["load_gguf"]
 
@@ -60,11 +64,16 @@ _EOS_KEYS = (
     "tokenizer.ggml.eot_token_id",
     "tokenizer.ggml.eom_token_id",
 )
+_MAX_NESTING = 16
 _WANTED_ARRAYS = ("tokenizer.ggml.tokens", "tokenizer.ggml.token_type")
 
 
 class _Truncated(Exception):
     """The metadata runs past the end of the file."""
+
+
+class _BadValue(Exception):
+    """A metadata value of a type GGUF does not define."""
 
 
 @dataclass
@@ -130,7 +139,7 @@ class _Reader:
         ).copy()
         return array
 
-    def skip(self, kind: int) -> None:
+    def skip(self, kind: int, depth: int = 0) -> None:
         if kind == _STRING:
             self.take(self.u64())
         elif kind == _ARRAY:
@@ -146,11 +155,15 @@ class _Reader:
                 if pos > end:
                     raise _Truncated
                 self.pos = pos
-            else:
+            elif inner == _ARRAY and depth < _MAX_NESTING:
                 for _ in range(count):
-                    self.skip(inner)
-        else:
+                    self.skip(inner, depth + 1)
+            else:
+                raise _BadValue(f"an array of unknown type {inner} (or nested too deep)")
+        elif kind in _SCALAR:
             self.take(struct.calcsize(_SCALAR[kind]))
+        else:
+            raise _BadValue(f"unknown value type {kind}")
 
 
 def _read_metadata(buf: Any, where: str) -> dict[str, Any]:
@@ -174,19 +187,21 @@ def _read_metadata(buf: Any, where: str) -> dict[str, Any]:
             kind = reader.u32()
             if kind not in _SCALAR and kind not in (_STRING, _ARRAY):
                 raise VocabularyError(f"{where}: metadata key {key!r} has unknown type {kind}")
-            if kind == _STRING:
-                meta[key] = reader.raw_string()
-            elif kind == _ARRAY:
-                if key not in _WANTED_ARRAYS:
-                    reader.skip(kind)
-                    continue
+            if kind == _ARRAY and key in _WANTED_ARRAYS:
                 inner, count = reader.u32(), reader.u64()
                 if inner == _STRING:
                     meta[key] = reader.string_array(count)
                 elif inner in _NUMPY:
                     meta[key] = reader.numeric_array(inner, count)
                 else:
-                    raise VocabularyError(f"{where}: metadata {key!r} has unexpected type")
+                    raise VocabularyError(f"{where}: metadata {key!r} holds arrays of type {inner}")
+            elif kind == _ARRAY:
+                try:
+                    reader.skip(kind)
+                except _BadValue as exc:
+                    raise VocabularyError(f"{where}: metadata key {key!r} holds {exc}") from None
+            elif kind == _STRING:
+                meta[key] = reader.raw_string()
             else:
                 meta[key] = reader.scalar(kind)
     except _Truncated:
@@ -286,6 +301,8 @@ def load_gguf(
             if not isinstance(value, int) or not 0 <= value < len(tokens):
                 raise VocabularyError(f"{where}: {key} = {value!r} is not a token id")
             eos_ids.add(value)
+        # as llama.cpp does: control tokens named like a well-known end marker also end
+        eos_ids.update(i for i in special if pieces[i].decode("utf-8", "replace") in END_MARKERS)
         eos = eos_ids
     width = size
     arch = _text(meta.get("general.architecture"))

@@ -22,20 +22,24 @@ __all__ = [
     "sentencepiece_bytes",
 ]
 
-#: Names of special tokens that end a turn or a document in well-known model families;
-#: used for default end-of-sequence ids when a vocabulary file does not name them (the
-#: same idea as llama.cpp's end-of-generation token detection).
+#: Names of special tokens that end a turn or a document in well-known model families:
+#: llama.cpp's end-of-generation list (llama-vocab.cpp) plus the Llama 3 and sentencepiece
+#: end-of-sequence names. Used for end ids when the vocabulary's own files do not name them
+#: (tiktoken, bare tokenizers) and, as llama.cpp does, added to a GGUF file's end ids.
 END_MARKERS = frozenset(
     {
-        "<|endoftext|>",
-        "<|im_end|>",
         "<|eot_id|>",
-        "<|eom_id|>",
+        "<|im_end|>",
         "<|end|>",
-        "<|return|>",
         "<end_of_turn>",
-        "<|end_of_text|>",
+        "<|endoftext|>",
+        "<EOT>",
+        "_<EOT>",
         "<｜end▁of▁sentence｜>",
+        "<|return|>",
+        "<|call|>",
+        "<|eom_id|>",
+        "<|end_of_text|>",
         "</s>",
     }
 )

@@ -312,7 +312,10 @@ class Vocabulary:
         sentencepiece style with ``<0xXX>`` byte tokens. Token types decide: control and
         unknown tokens are special, unused tokens have no text, user-defined tokens are
         text as written. End-of-sequence ids are ``tokenizer.ggml.eos_token_id`` and the
-        ``eot``/``eom`` ids when present, unless ``eos_token_ids`` is given.
+        ``eot``/``eom`` ids when present, plus (as llama.cpp does) control tokens named
+        like a well-known end marker (``<|endoftext|>``, ``<|im_end|>``, ...), unless
+        ``eos_token_ids`` is given. The size is ``<arch>.vocab_size`` when that is larger
+        than the token list.
 
         Raises:
             VocabularyError: the file is missing, truncated, not GGUF, or has no vocabulary.
