@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from gbnfkit import Grammar, MatchStatus, SchemaError
+from gbnfkit import Grammar, MatchStatus
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._inputs import (
     add_root_argument,
     add_text_arguments,
     load_grammar,
-    load_schema,
     text_from_args,
 )
 from gbnfkit.cli._report import format_expected, rejection_report
+from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_grammar
 
 __all__ = ["register"]
 
@@ -57,10 +57,11 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print nothing; only the exit status tells"
     )
+    add_schema_option_arguments(parser)
     parser.set_defaults(run=run)
 
 
-def _grammar_and_text(args: argparse.Namespace) -> tuple[Grammar, str | None]:
+def _grammar_and_text(args: argparse.Namespace, err: TextIO) -> tuple[Grammar, str | None]:
     if args.schema is None:
         if args.grammar is None:
             raise CliError("gbnfkit check: error: give a GRAMMAR (or --schema SCHEMA.json)")
@@ -69,15 +70,11 @@ def _grammar_and_text(args: argparse.Namespace) -> tuple[Grammar, str | None]:
         raise CliError("gbnfkit check: error: with --schema give only the TEXT, not a GRAMMAR")
     if args.root is not None:
         raise CliError("gbnfkit check: error: --root cannot be used with --schema")
-    schema = load_schema(args.schema)
-    try:
-        return Grammar.from_json_schema(schema), args.grammar
-    except SchemaError as exc:
-        raise CliError(f"{args.schema}: {exc}", ExitCode.BAD_GRAMMAR) from None
+    return schema_grammar(args, err), args.grammar
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    grammar, inline = _grammar_and_text(args)
+    grammar, inline = _grammar_and_text(args, err)
     text = text_from_args(inline, args.text_file, args.strip_newline, default=None)
     result = grammar.match(text)
     status = MatchStatus(result.status)

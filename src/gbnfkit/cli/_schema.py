@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from gbnfkit import SchemaError
-from gbnfkit.cli._exit import CliError, ExitCode
-from gbnfkit.cli._inputs import load_schema
+from gbnfkit.cli._exit import ExitCode
+from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_to_gbnf
 
 __all__ = ["register"]
 
 DESCRIPTION = """\
 Convert the JSON Schema in SCHEMA.json to a GBNF grammar whose root rule matches
-exactly the JSON texts valid under the schema, and print it.
+exactly the JSON texts valid under the schema, and print it. Keywords that cannot be
+enforced are an error (exit 3) unless --no-strict is given; then they are ignored and
+named in a warning on standard error.
 
 exit status:
   0  the grammar was printed
@@ -31,16 +32,11 @@ def register(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("schema", metavar="SCHEMA.json", help="the schema file ('-': stdin)")
+    add_schema_option_arguments(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from gbnfkit import json_schema_to_gbnf  # the converter loads only when needed
-
-    schema = load_schema(args.schema)
-    try:
-        text = json_schema_to_gbnf(schema)
-    except SchemaError as exc:
-        raise CliError(f"{args.schema}: {exc}", ExitCode.BAD_GRAMMAR) from None
+    text = schema_to_gbnf(args, err)
     out.write(text if text.endswith("\n") else text + "\n")
     return ExitCode.OK

@@ -1,0 +1,150 @@
+"""Command-line flags mirroring :class:`gbnfkit.SchemaOptions`, and conversion with them.
+
+The flags are derived from the dataclass fields (and their help from its docstring), so
+a new converter option gets its flag without touching the CLI: ``--name`` for a field
+``name``; ``--no-name`` for a bool that defaults to true; ``N|none`` for ``int | None``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import re
+import typing
+import warnings
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from gbnfkit import Grammar, SchemaError, SchemaOptions, json_schema_to_gbnf
+from gbnfkit.cli._exit import CliError, ExitCode
+from gbnfkit.cli._inputs import load_schema
+from gbnfkit.schema import SchemaWarning
+
+__all__ = ["add_schema_option_arguments", "schema_grammar", "schema_to_gbnf"]
+
+
+def _positive_or_none(text: str) -> int | None:
+    if text.lower() == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', not {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _positive_or_none(text)
+    if value is None:
+        raise argparse.ArgumentTypeError("expected a positive integer, not 'none'")
+    return value
+
+
+def _plain(doc: str) -> str:
+    """Docstring markup as plain text on one line."""
+    text = " ".join(doc.split()).replace("``", "'")
+    return re.sub(r":\w+:`([^`]+)`", r"\1", text)  # :class:`Whitespace` -> Whitespace
+
+
+def _field_help(hints: dict[str, Any]) -> dict[str, str]:
+    """``name -> description`` from the ``Attributes:`` section of the docstring; for an
+    enum field, the first paragraph of the enum's own docstring."""
+    doc = SchemaOptions.__doc__ or ""
+    found: dict[str, str] = {}
+    for match in re.finditer(r"^ {8}(\w+): (.*(?:\n {12}.*)*)", doc, re.MULTILINE):
+        found[match.group(1)] = _plain(match.group(2))
+    for name, hint in hints.items():
+        if isinstance(hint, type) and issubclass(hint, enum.Enum) and hint.__doc__:
+            found[name] = _plain(hint.__doc__.strip().split("\n\n")[0])
+    return found
+
+
+def _flag(field: dataclasses.Field[Any], hint: Any) -> tuple[str, dict[str, Any]] | None:
+    """The flag and ``add_argument`` keywords for one option field (``None``: no flag)."""
+    name = "--" + field.name.replace("_", "-")
+    default = field.default
+    if hint is bool:
+        if default is True:
+            return "--no-" + field.name.replace("_", "-"), {"action": "store_false"}
+        return name, {"action": "store_true"}
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return name, {"choices": [member.value for member in hint]}
+    if hint is int:
+        return name, {"type": _positive, "metavar": "N"}
+    if set(typing.get_args(hint)) == {int, type(None)}:
+        return name, {"type": _positive_or_none, "metavar": "N|none"}
+    if hint in (str, float):
+        return name, {"type": hint}
+    return None
+
+
+def _default_text(value: Any) -> str:
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    return "none" if value is None else str(value).lower()
+
+
+def add_schema_option_arguments(parser: argparse.ArgumentParser) -> None:
+    """One flag per field of :class:`gbnfkit.SchemaOptions`, plus ``--llama-compat``."""
+    group = parser.add_argument_group(
+        "JSON Schema conversion options (see gbnfkit.SchemaOptions)",
+        argument_default=argparse.SUPPRESS,  # a flag not given leaves the option alone
+    )
+    group.add_argument(
+        "--llama-compat",
+        action="store_true",
+        help="start from the choices llama.cpp's converter makes (SchemaOptions.llama_compat)",
+    )
+    hints = typing.get_type_hints(SchemaOptions)
+    helps = _field_help(hints)
+    for field in dataclasses.fields(SchemaOptions):
+        spec = _flag(field, hints[field.name])
+        if spec is None:
+            continue
+        flag, keywords = spec
+        text = helps.get(field.name, f"see SchemaOptions.{field.name}").replace("%", "%%")
+        if keywords.get("action") == "store_false":
+            text = f"set {field.name} to false (it is true by default); {field.name}: {text}"
+        elif keywords.get("action") is None:
+            text += f" (default: {_default_text(field.default)})"
+        group.add_argument(flag, dest=field.name, help=text, **keywords)
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments for the converter: only the flags that were given."""
+    options: dict[str, Any] = {
+        field.name: getattr(args, field.name)
+        for field in dataclasses.fields(SchemaOptions)
+        if hasattr(args, field.name)
+    }
+    if getattr(args, "llama_compat", False):
+        options["options"] = SchemaOptions.llama_compat()
+    return options
+
+
+def _convert(args: argparse.Namespace, err: TextIO, build: Callable[..., Any]) -> Any:
+    schema = load_schema(args.schema)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SchemaWarning)
+        try:
+            result = build(schema, **_options(args))
+        except SchemaError as exc:
+            raise CliError(f"{args.schema}: {exc}", ExitCode.BAD_GRAMMAR) from None
+    for warning in caught:
+        print(f"{args.schema}: warning: {warning.message}", file=err)
+    return result
+
+
+def schema_to_gbnf(args: argparse.Namespace, err: TextIO) -> str:
+    """The GBNF for ``args.schema`` with the option flags; warnings go to ``err``."""
+    text: str = _convert(args, err, json_schema_to_gbnf)
+    return text
+
+
+def schema_grammar(args: argparse.Namespace, err: TextIO) -> Grammar:
+    """The :class:`Grammar` for ``args.schema`` with the option flags."""
+    grammar: Grammar = _convert(args, err, Grammar.from_json_schema)
+    return grammar

@@ -1,0 +1,177 @@
+"""``gbnfkit schema`` and the conversion flags shared with ``check --schema``."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from gbnfkit import Grammar, SchemaOptions, json_schema_to_gbnf
+from gbnfkit.cli._main import build_parser
+from gbnfkit.schema import SchemaWarning
+
+Cli = Callable[..., Any]  # the ``cli`` fixture of conftest.py
+Write = Callable[[str, "str | bytes"], str]
+
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+    "required": ["name", "age"],
+}
+UNENFORCEABLE = {"type": "object", "properties": {"n": {"type": "number", "multipleOf": 0.7}}}
+
+
+@pytest.fixture
+def person(write: Write) -> str:
+    return write("person.json", json.dumps(PERSON, indent=2))
+
+
+def _printed(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+def test_prints_the_converters_grammar(cli: Cli, person: str) -> None:
+    run = cli("schema", person)
+    assert (run.status, run.err) == (0, "")
+    assert run.out == _printed(json_schema_to_gbnf(PERSON))
+    assert Grammar.from_gbnf(run.out).match('{"name": "Ada", "age": 36}').status == "accept"
+
+
+def test_schema_from_stdin(cli: Cli) -> None:
+    run = cli("schema", "-", stdin=json.dumps(PERSON).encode())
+    assert run.out == _printed(json_schema_to_gbnf(PERSON))
+
+
+def _option_flags(command: str) -> dict[str, list[str]]:
+    """dest -> option strings of the conversion flags of ``gbnfkit COMMAND``."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest: list(a.option_strings) for a in sub.choices[command]._actions}
+
+
+@pytest.mark.parametrize("command", ["schema", "check"])
+def test_every_schema_option_has_a_flag(command: str) -> None:
+    flags = _option_flags(command)
+    for field in dataclasses.fields(SchemaOptions):
+        dashed = field.name.replace("_", "-")
+        assert flags.get(field.name) in (["--" + dashed], ["--no-" + dashed]), field.name
+    assert flags["llama_compat"] == ["--llama-compat"]
+
+
+def test_flags_have_help_from_the_docstring(cli: Cli) -> None:
+    run = cli("schema", "--help")
+    assert "set strict to false" in run.out
+    assert "Where and how much whitespace" in run.out
+    assert "(default: 20)" in run.out
+
+
+@pytest.mark.parametrize(
+    ("flags", "options"),
+    [
+        (["--whitespace", "compact"], {"whitespace": "compact"}),
+        (
+            ["--whitespace", "pretty", "--max-whitespace", "4"],
+            {"whitespace": "pretty", "max_whitespace": 4},
+        ),
+        (["--max-whitespace", "none"], {"max_whitespace": None}),
+        (["--property-order", "any"], {"property_order": "any"}),
+        (["--closed-objects"], {"closed_objects": True}),
+        (["--compact-constants"], {"compact_constants": True}),
+        (
+            ["--max-integer-digits", "5", "--max-fraction-digits", "3"],
+            {"max_integer_digits": 5, "max_fraction_digits": 3},
+        ),
+        (["--untyped-means-object"], {"untyped_means_object": True}),
+        (
+            ["--property-order", "any", "--max-required-any-order", "2"],
+            {"property_order": "any", "max_required_any_order": 2},
+        ),
+    ],
+)
+def test_flags_mirror_the_options(
+    cli: Cli, person: str, flags: list[str], options: dict[str, Any]
+) -> None:
+    run = cli("schema", person, *flags)
+    assert run.status == 0, run.err
+    assert run.out == _printed(json_schema_to_gbnf(PERSON, **options))
+
+
+def test_llama_compat(cli: Cli, person: str) -> None:
+    run = cli("schema", "--llama-compat", person)
+    assert run.out == _printed(json_schema_to_gbnf(PERSON, options=SchemaOptions.llama_compat()))
+    run = cli("schema", "--llama-compat", "--whitespace", "compact", person)
+    expected = json_schema_to_gbnf(
+        PERSON, options=SchemaOptions.llama_compat(), whitespace="compact"
+    )
+    assert run.out == _printed(expected)
+
+
+def test_check_schema_uses_the_same_flags(cli: Cli, person: str) -> None:
+    text = '{"name": "Ada", "age": 36}'
+    assert cli("check", "--schema", person, text).status == 0
+    run = cli("check", "--schema", person, "--whitespace", "compact", text)
+    assert run.status == 1
+    assert "position 8" in run.err
+    assert (
+        cli(
+            "check", "--schema", person, "--whitespace", "compact", '{"name":"Ada","age":36}'
+        ).status
+        == 0
+    )
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--max-whitespace", "0"],
+        ["--max-integer-digits", "x"],
+        ["--max-required-any-order", "none"],
+        ["--whitespace", "tabs"],
+        ["--property-order", "random"],
+    ],
+)
+def test_bad_flag_values_are_usage_errors(cli: Cli, person: str, flags: list[str]) -> None:
+    run = cli("schema", person, *flags)
+    assert run.status == 4
+    assert "usage: gbnfkit schema" in run.err
+    assert run.out == ""
+
+
+def test_unenforceable_keyword_exits_3_unless_not_strict(cli: Cli, write: Write) -> None:
+    path = write("m.json", json.dumps(UNENFORCEABLE))
+    run = cli("schema", path)
+    assert run.status == 3
+    assert run.out == ""
+    assert run.err.startswith(f"{path}: ")
+    assert "multipleOf" in run.err and "/properties/n" in run.err
+    run = cli("schema", "--no-strict", path)
+    assert run.status == 0
+    with pytest.warns(SchemaWarning, match="multipleOf"):
+        assert run.out == _printed(json_schema_to_gbnf(UNENFORCEABLE, strict=False))
+    assert run.err.startswith(f"{path}: warning: ")
+    assert "multipleOf" in run.err
+    run = cli("check", "--schema", path, "--no-strict", '{"n": 1}')
+    assert run.status == 0
+    assert "warning" in run.err
+
+
+def test_schema_errors(cli: Cli, write: Write) -> None:
+    run = cli("schema", write("broken.json", '{"type": "object",}'))
+    assert run.status == 3
+    assert ":1:19: schema is not valid JSON: " in run.err
+    run = cli("schema", write("bad.json", json.dumps({"properties": {"a": {"type": "integr"}}})))
+    assert run.status == 3
+    assert "/properties/a" in run.err
+    run = cli("schema", "/nonexistent/schema.json")
+    assert run.status == 4
+    assert (
+        run.err
+        == "gbnfkit: cannot read schema '/nonexistent/schema.json': No such file or directory\n"
+    )
+    run = cli("schema", write("deep.json", "[" * 100_000 + "]" * 100_000))
+    assert run.status in (3, 5)
+    assert "internal error" not in run.err
