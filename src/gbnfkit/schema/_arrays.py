@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._gbnf import alt, seq
+from gbnfkit.schema._gbnf import seq
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
@@ -74,7 +74,7 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
     if first is not None and (hi is None or hi >= 1):
         tail = after(1)
         if tail is not None:
-            body = seq(first, tail)
+            body = seq(conv.ws("first"), first, tail)
     open_, close = conv.ws("open"), conv.ws("close")
     if body is None:
         if lo > 0:
@@ -98,4 +98,5 @@ def _contains(conv: Converter, schema: dict[str, Any], ptr: str, hint: str, item
     comma = conv.comma()
     before = f"({seq(any_item, comma)})*" if any_item else ""
     after = f"({seq(comma, any_item)})*" if any_item else ""
-    return alt([seq('"["', conv.ws("open"), before, match, after, conv.ws("close"), '"]"')])
+    return seq('"["', conv.ws("open"), conv.ws("first"), before, match, after, conv.ws("close"),
+               '"]"')

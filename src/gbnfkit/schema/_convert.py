@@ -77,6 +77,10 @@ class Converter:
         w = self.opts.whitespace
         if w is Whitespace.COMPACT:
             return ""
+        # "open" is llama.cpp's place after "{"/"["; "first" (before the first member)
+        # is ours, so that an empty container has one run of whitespace, not two
+        if (kind == "open") != (w is Whitespace.LLAMA) and kind in ("open", "first"):
+            return ""
         if w is Whitespace.LLAMA:
             if kind in ("outer", "comma_before"):
                 return ""
@@ -124,9 +128,12 @@ class Converter:
         self.table.define("value", alt([obj, arr, s, self.number_rule(), '"true" | "false"',
                                         '"null"']))
         kv = seq(s, self.colon(), v)
-        self.table.define(obj, seq('"{"', self.ws("open"), f"({kv} ({self.comma()} {kv})*)?",
+        first = self.ws("first")
+        self.table.define(obj, seq('"{"', self.ws("open"),
+                                   f"({seq(first, kv)} ({self.comma()} {kv})*)?",
                                    self.ws("close"), '"}"'))
-        self.table.define(arr, seq('"["', self.ws("open"), f"({v} ({self.comma()} {v})*)?",
+        self.table.define(arr, seq('"["', self.ws("open"),
+                                   f"({seq(first, v)} ({self.comma()} {v})*)?",
                                    self.ws("close"), '"]"'))
         return v
 

@@ -225,6 +225,8 @@ def decimal_interval(
     lo: Decimal | None, hi: Decimal | None, lo_strict: bool, hi_strict: bool
 ) -> str | None:
     """Fixed-point JSON numbers with value in the interval; ``None`` if it is empty."""
+    if lo is not None and hi is not None and (lo > hi or (lo == hi and (lo_strict or hi_strict))):
+        return None
     options: list[str] = []
     # non-negative side
     if hi is None or hi >= 0:

@@ -49,7 +49,7 @@ class _Members:
         return min(c + 1, self.cap)
 
     def sep(self, c: int) -> str:
-        return self.conv.comma() if c else ""
+        return self.conv.comma() if c else self.conv.ws("first")
 
     # schema order ------------------------------------------------------------------
     def ordered(self, i: int, c: int) -> str | None:

@@ -73,6 +73,11 @@ class SchemaOptions:
     untyped_means_object: bool = False
     max_required_any_order: int = 8
 
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            object.__setattr__(self, f.name, _coerce(f.name, getattr(self, f.name)))
+        _check(self)
+
     @classmethod
     def llama_compat(cls, **changes: Any) -> SchemaOptions:
         """The choices llama.cpp's converter makes (see README, "Schema conversion")."""

@@ -34,12 +34,14 @@ def render_value(conv: Converter, value: Any) -> str:
     if isinstance(value, list):
         items = [render_value(conv, v) for v in value]
         body = f" {conv.comma()} ".join(f"({i})" for i in items)
-        return seq('"["', conv.ws("open"), body, conv.ws("close"), '"]"')
+        return seq('"["', conv.ws("open"), seq(conv.ws("first"), body) if items else "",
+                   conv.ws("close"), '"]"')
     if isinstance(value, dict):
         members = [seq(conv.key_literal(k), conv.colon(), f"({render_value(conv, v)})")
                    for k, v in value.items()]
         body = f" {conv.comma()} ".join(members)
-        return seq('"{"', conv.ws("open"), body, conv.ws("close"), '"}"')
+        return seq('"{"', conv.ws("open"), seq(conv.ws("first"), body) if members else "",
+                   conv.ws("close"), '"}"')
     raise TypeError(f"not a JSON value: {value!r}")
 
 

@@ -1,0 +1,62 @@
+"""Integer range and fixed-point interval grammars are exact."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gbnfkit import Grammar
+from gbnfkit.schema._numbers import decimal_interval, int_range
+
+
+def _grammar(expr: str | None) -> Grammar | None:
+    return None if expr is None else Grammar.from_gbnf(f"root ::= {expr}\n")
+
+
+def _accepts(g: Grammar | None, text: str) -> bool:
+    return g is not None and g.match(text).status.value == "accept"
+
+
+bound = st.one_of(st.none(), st.integers(-2000, 2000))
+
+
+@settings(max_examples=120, deadline=None)
+@given(lo=bound, hi=bound, values=st.lists(st.integers(-3000, 3000), min_size=1, max_size=12))
+def test_int_range_exact(lo: int | None, hi: int | None, values: list[int]) -> None:
+    g = _grammar(int_range(lo, hi))
+    for v in values:
+        inside = (lo is None or v >= lo) and (hi is None or v <= hi)
+        assert _accepts(g, str(v)) == inside, (lo, hi, v)
+    if g is not None:
+        assert not _accepts(g, "01")
+        assert not _accepts(g, "1.0")
+
+
+def test_int_range_digit_cap() -> None:
+    g = _grammar(int_range(0, None, max_digits=3))
+    assert _accepts(g, "999")
+    assert not _accepts(g, "1000")
+
+
+def test_negative_zero_is_zero() -> None:
+    assert _accepts(_grammar(int_range(0, 5)), "-0")
+    assert not _accepts(_grammar(int_range(1, 5)), "-0")
+
+
+dec = st.decimals(min_value=-50, max_value=50, places=2, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=120, deadline=None)
+@given(lo=st.one_of(st.none(), dec), hi=st.one_of(st.none(), dec), slo=st.booleans(),
+       shi=st.booleans(), values=st.lists(dec, min_size=1, max_size=10))
+def test_decimal_interval_exact(lo: Decimal | None, hi: Decimal | None, slo: bool, shi: bool,
+                                values: list[Decimal]) -> None:
+    g = _grammar(decimal_interval(lo, hi, slo, shi))
+    for v in values:
+        inside = (lo is None or (v > lo if slo else v >= lo)) and (
+            hi is None or (v < hi if shi else v <= hi))
+        for text in {format(v, "f"), format(v, ".4f"), str(int(v)) if v == int(v) else ""}:
+            if text:
+                assert _accepts(g, text) == inside, (lo, hi, slo, shi, text)

@@ -1,0 +1,98 @@
+"""Regular expressions to grammars: same language as Python's ``re`` (ASCII subjects)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gbnfkit import Grammar, GrammarError, regex_to_gbnf
+
+PATTERNS = [
+    r"^[a-z]+$",
+    r"[A-Z]{2}-[0-9]{3,5}(-[a-z]+)?",
+    r"(cat|dog)s?",
+    r"\d{3}\.\w+",
+    r"a*?b+?c??",
+    r"(?:ab|a)(?P<x>c|)\d{0,2}",
+    r"[^a-c]\D\W\S",
+    r"x{2,}y{,2}",
+    r"[\d\-_.]+@[a-z]+\.(com|org)",
+    r"\x41\u0042[\t ]",
+    r"(a|b)*abb",
+    r"a{3}",
+    r"\s*\w+\s*",
+    r".?\.",
+]
+ALPHABET = "abcxyABCZ019-_.@ \t\n"
+
+
+@pytest.fixture(scope="module")
+def grammars() -> dict[str, Grammar]:
+    return {p: Grammar.from_regex(p) for p in PATTERNS}
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet=ALPHABET, max_size=8), index=st.integers(0, len(PATTERNS) - 1))
+def test_fullmatch_language(grammars: dict[str, Grammar], text: str, index: int) -> None:
+    pattern = PATTERNS[index]
+    expected = re.fullmatch(pattern, text) is not None
+    assert (grammars[pattern].match(text).status.value == "accept") == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.from_regex(r"[A-Z]{2}-[0-9]{3,5}(-[a-z]+)?", fullmatch=True))
+def test_generated_matches_accepted(grammars: dict[str, Grammar], text: str) -> None:
+    assert grammars[PATTERNS[1]].match(text).status.value == "accept"
+
+
+def test_search_mode_is_unanchored() -> None:
+    g = Grammar.from_gbnf(regex_to_gbnf("[0-9]+", search=True))
+    assert g.match("ab12cd").status.value == "accept"
+    assert g.match("abcd").status.value == "prefix"
+    g = Grammar.from_gbnf(regex_to_gbnf("^ab|cd$", search=True))
+    assert g.match("abzz").status.value == "accept"
+    assert g.match("zzcd").status.value == "accept"
+    assert g.match("zabz").status.value != "accept"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "fragment"),
+    [
+        ("(?=a)b", "lookaround"),
+        ("(?<!a)b", "lookaround"),
+        (r"(a)\1", "backreference"),
+        ("(?P<n>a)(?P=n)", "backreference"),
+        (r"\bword", "word boundar"),
+        ("a^b", "'^'"),
+        ("a$b", "'$'"),
+        ("(?i)abc", "flags"),
+        (r"\p{L}", "Unicode property"),
+        ("a++", "possessive"),
+        ("(ab", "missing ')'"),
+        ("[abc", "unterminated"),
+        ("*a", "nothing to repeat"),
+    ],
+)
+def test_unsupported_constructs_raise(pattern: str, fragment: str) -> None:
+    with pytest.raises(GrammarError) as info:
+        regex_to_gbnf(pattern)
+    assert fragment in info.value.message
+    assert info.value.column is not None
+
+
+def test_unicode_escapes_and_classes() -> None:
+    g = Grammar.from_regex(r"\u00e9[\u4e00-\u9fff]+\U0001F600?")
+    assert g.match("é中文😀").status.value == "accept"
+    assert g.match("éa").status.value == "reject"
+    g = Grammar.from_regex(r"[^\n]+")
+    assert g.match("a\nb").status.value == "reject"
+    assert g.match("日本").status.value == "accept"
+
+
+def test_dot_excludes_line_terminators() -> None:
+    g = Grammar.from_regex("a.c")
+    assert g.match("abc").status.value == "accept"
+    assert g.match("a\nc").status.value == "reject"
