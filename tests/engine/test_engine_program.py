@@ -1,0 +1,77 @@
+"""compile_program: the flat format, O(n) repetition expansion, limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from gbnfkit import Grammar, GrammarError, LimitError, Limits
+from gbnfkit.engine._program import CHAR, CHAR_NOT, END, REF, compile_program
+from gbnfkit.grammar._ir import ANY, Alt, CharClass, GrammarIR, Literal, Repeat, RuleRef, Seq
+
+LIM = Limits()
+
+
+def test_layout_of_a_small_grammar() -> None:
+    ir = GrammarIR({"root": Alt((Seq((Literal("ab"), RuleRef("x"))), Literal(""))),
+                    "x": Alt((ANY, CharClass(((0x110000, 0x110005),))))})
+    p = compile_program(ir, LIM)
+    assert p.rule_names == ("root", "x")
+    assert p.root == 0
+    assert p.kinds == (CHAR, CHAR, REF, END, END, CHAR_NOT, END, CHAR, END)
+    assert p.rule_alts == ((0, 4), (5, 7))
+    assert p.ranges[0] == ((97, 97),) and p.target[2] == 1
+    assert p.ranges[5] == () and p.ranges[7] == ()  # above U+10FFFF: never matches
+    assert p.size == 5
+    assert p.pos_rule == (0, 0, 0, 0, 0, 1, 1, 1, 1)
+
+
+def test_repetition_is_linear_in_the_bound() -> None:
+    def size(n: int) -> int:
+        ir = GrammarIR({"root": Repeat(Seq((Literal("a"), RuleRef("b"))), 2, n), "b": Literal("b")})
+        return compile_program(ir, LIM).size
+
+    s1, s2, s3 = size(100), size(200), size(400)
+    assert s3 - s2 == 2 * (s2 - s1)  # linear growth
+    assert s3 < 4 * 400
+
+
+def test_equal_sub_expressions_share_generated_rules() -> None:
+    group = Alt((Literal("x"), Literal("y")))
+    ir = GrammarIR({"root": Seq((group, group, Repeat(group, 0, 3), Repeat(group, 0, 5)))})
+    p = compile_program(ir, LIM)
+    # one group rule, and the 3-chain is part of the 5-chain
+    assert len(p.rule_names) == 1 + 1 + 5
+
+
+def test_grammar_size_limit() -> None:
+    ir = GrammarIR({"root": Repeat(Literal("abc"), 0, 50_000)})
+    with pytest.raises(LimitError) as info:
+        compile_program(ir, Limits(max_grammar_size=10_000))
+    assert info.value.limit == "max_grammar_size"
+    compile_program(ir, LIM)  # fine with the default
+
+
+def test_repetition_limit_and_bad_bounds() -> None:
+    with pytest.raises(LimitError) as info:
+        Grammar(GrammarIR({"root": Repeat(Literal("a"), 0, 11)}), limits=Limits(max_repetition=10))
+    assert info.value.limit == "max_repetition"
+    with pytest.raises(GrammarError):
+        Grammar(GrammarIR({"root": Repeat(Literal("a"), 3, 2)}))
+
+
+def test_undefined_rule_and_missing_root_when_unchecked() -> None:
+    with pytest.raises(GrammarError) as info:
+        compile_program(GrammarIR({"root": RuleRef("nope")}), LIM)
+    assert info.value.rules == ("nope",)
+    with pytest.raises(GrammarError):
+        compile_program(GrammarIR({"x": Literal("a")}), LIM)
+
+
+def test_large_repetition_matches_exactly() -> None:
+    g = Grammar.from_ir(GrammarIR({"root": Repeat(Literal("a"), 3, 5000)}))
+    assert g.match("a" * 5000).status == "accept"
+    assert g.match("a" * 5001).position == 5000
+    assert g.match("aa").status == "prefix"
+    u = Grammar.from_ir(GrammarIR({"root": Seq((Repeat(Literal("ab"), 2, None), Literal("c")))}))
+    assert u.match("ab" * 3000 + "c").status == "accept"
+    assert u.match("abc").position == 2

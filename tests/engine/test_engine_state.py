@@ -1,0 +1,173 @@
+"""State: immutability, identity, feed errors, allowed rules, bytes and caches."""
+
+from __future__ import annotations
+
+import pytest
+
+from gbnfkit import (
+    CharExcludeRule,
+    CharRule,
+    EndRule,
+    Grammar,
+    InputRejected,
+    Limits,
+    State,
+)
+
+
+def g(text: str, **kw: Limits) -> Grammar:
+    return Grammar.from_gbnf(text, **kw)
+
+
+# -- identity ------------------------------------------------------------------------------
+def test_equal_stacks_give_equal_states_whatever_the_path() -> None:
+    gr = g('root ::= ("ab" | "a" "b")* "c"')
+    s0 = gr.start()
+    a = s0.feed("ab")
+    b = s0.feed("a").feed("b")
+    c = s0.feed("abab")
+    assert a == b == c
+    assert hash(a) == hash(b) == hash(c)
+    assert len({a, b, c}) == 1
+    assert s0.feed("a") != a
+    assert a.grammar is gr
+
+
+def test_states_are_immutable_and_survive_rejection() -> None:
+    s = g('root ::= "ab"').start().feed("a")
+    with pytest.raises(AttributeError):
+        s._core = None  # type: ignore[misc]
+    with pytest.raises(InputRejected):
+        s.feed("x")
+    assert s.feed("b").is_complete
+    assert not s.is_complete
+
+
+def test_states_of_equal_grammars_compare_equal() -> None:
+    g1, g2 = g('root ::= "a"*'), g('root ::= "a"*')
+    assert g1 == g2 and hash(g1) == hash(g2)
+    assert g1.start().feed("aa") == g2.start().feed("a")
+    assert g1.start() != g('root ::= "b"*').start()
+
+
+# -- InputRejected -------------------------------------------------------------------------
+def test_input_rejected_attributes() -> None:
+    s = g('root ::= "ab" [0-9]+').start().feed("a")
+    with pytest.raises(InputRejected) as info:
+        s.feed("b12x3")
+    e = info.value
+    assert e.position == 3
+    assert e.character == "x"
+    assert e.text == "b12x3"
+    assert e.expected == ("one of [0-9]", "end of input")
+    assert "position 3" in str(e)
+
+
+def test_rejected_invalid_utf8() -> None:
+    s = g("root ::= .*").start()
+    with pytest.raises(InputRejected) as info:
+        s.feed(b"ab\xff")
+    assert info.value.position == 2 and info.value.character == b"\xff"
+    with pytest.raises(InputRejected) as info:
+        s.feed(b"a\xe3\x41")  # lead byte, then not a continuation byte
+    assert info.value.position == 1 and info.value.character == b"A"
+    for bad in (b"\xc0\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80"):
+        with pytest.raises(InputRejected):
+            s.feed(bad)
+
+
+# -- allowed() -----------------------------------------------------------------------------
+def test_allowed_merges_positive_ranges() -> None:
+    s = g('root ::= [a-c] | [b-f] "x" | "z" | ""').start()
+    assert s.allowed() == (CharRule(((ord("a"), ord("f")), (ord("z"), ord("z")))), EndRule())
+    assert str(s.allowed()[0]) == "[a-fz]"
+    assert str(s.allowed()[1]) == "<end>"
+
+
+def test_allowed_negated_union_is_the_intersection_of_exclusions() -> None:
+    s = g('root ::= [^a] | [^b]').start()
+    assert s.allowed() == (CharExcludeRule(()),)
+    assert str(s.allowed()[0]) == "."
+    s2 = g('root ::= [^ab] | [^bc] | "b" | "q"').start()
+    # allowed: everything except b (excluded by both), but "b" is positive again
+    only_b = ((ord("b"), ord("b")),)
+    assert s2.allowed() == (CharRule(only_b), CharExcludeRule(only_b))
+    assert s2.allows("b") and s2.allows("q") and s2.allows("a")
+
+
+def test_rule_strings_and_descriptions() -> None:
+    assert str(CharRule(((ord("a"), ord("z")), (ord("0"), ord("9"))))) == "[0-9a-z]"
+    assert str(CharExcludeRule(((ord('"'), ord('"')), (ord("\\"), ord("\\"))))) == '[^"\\\\]'
+    assert CharRule(((ord("x"), ord("x")),)).describe() == "'x'"
+    assert CharExcludeRule(()).describe() == "any character"
+    assert CharExcludeRule(((10, 10),)).describe() == "any character except [\\n]"
+    assert EndRule().describe() == "end of input"
+    assert CharRule(((ord("a"), ord("c")),)).matches("b")
+    assert not CharExcludeRule(((ord("a"), ord("c")),)).matches("b")
+
+
+def test_allows_and_is_complete() -> None:
+    s = g('root ::= "a" "b"?').start()
+    assert s.allows("a") and not s.allows("b")
+    t = s.feed("a")
+    assert t.is_complete and t.allows("b") and EndRule() in t.allowed()
+    assert isinstance(t, State)
+
+
+# -- bytes ---------------------------------------------------------------------------------
+def test_partial_characters_are_pending() -> None:
+    gr = g('root ::= "\u00e9" | "\u4e2d" "x" | [\U0001f600-\U0001f64f]')
+    s = gr.start()
+    enc = "\u4e2d".encode()
+    p = s.feed(enc[:1])
+    assert p.pending_bytes == enc[:1]
+    assert not p.is_complete
+    assert p.allowed() == (CharRule(((0x4E2D, 0x4E2D),)),)
+    assert p.allowed_bytes() == frozenset({enc[1]})
+    q = p.feed(enc[1:2]).feed(enc[2:])
+    assert q.pending_bytes == b"" and q == s.feed("\u4e2d")
+    assert q.feed(b"x").is_complete
+    # a str fed onto pending bytes cannot complete them
+    with pytest.raises(InputRejected):
+        p.feed("x")
+
+
+def test_allowed_bytes_is_exact() -> None:
+    s = g('root ::= "\u00e9" | "\u4e2d" | [\U0001f600-\U0001f64f] | "a"').start()
+    assert s.allowed_bytes() == frozenset({ord("a"), 0xC3, 0xE4, 0xF0})
+    f0 = s.feed(b"\xf0")
+    assert f0.allowed_bytes() == frozenset({0x9F})
+    assert f0.feed(b"\x9f").allowed_bytes() == frozenset({0x98, 0x99})
+    with pytest.raises(InputRejected) as info:
+        s.feed(b"\xc4")  # a valid lead byte, but no allowed character starts with it
+    assert info.value.position == 0 and info.value.character == b"\xc4"
+
+
+def test_allowed_bytes_skip_surrogates() -> None:
+    s = g("root ::= [\\uD000-\\uDFFF]").start()
+    ed = s.feed(b"\xed")
+    assert ed.allowed_bytes() == frozenset(range(0x80, 0xA0))
+    none = g("root ::= [\\uD800-\\uDFFF]").start()
+    assert none.allowed_bytes() == frozenset()
+
+
+# -- caches --------------------------------------------------------------------------------
+def test_dropping_caches_keeps_old_states_working() -> None:
+    gr = g('root ::= ("a" | "b" | "c")* "!"', limits=Limits(max_cached_states=4))
+    words = ["a", "ab", "abc", "abca", "cab", "bca", "cc"]
+    before = {w: gr.start().feed(w) for w in words}
+    # force many new states through a grammar with a tiny cache
+    gr2 = g('root ::= [a-z]{0,30} "!"', limits=Limits(max_cached_states=4))
+    old = gr2.start().feed("abc")
+    for n in range(25):
+        gr2.start().feed("x" * n)
+    assert old == gr2.start().feed("xyz")
+    assert hash(old) == hash(gr2.start().feed("xyz"))
+    assert old.feed("d" * 27 + "!").is_complete
+    with pytest.raises(InputRejected):
+        old.feed("d" * 28)
+    assert gr2.engine.gen > 0  # the caches were dropped
+    assert gr2.engine.cached_states <= 4
+    for w, st in before.items():
+        assert st == gr.start().feed(w)
+        assert st.feed("!").is_complete
