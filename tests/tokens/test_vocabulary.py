@@ -92,6 +92,7 @@ def test_token_bytes_rejects_non_ids(bad: object) -> None:
 
 def test_equality_and_hash_follow_content() -> None:
     a, b = small(), small()
+    assert a == a and a.fingerprint == a.fingerprint
     assert a == b and hash(a) == hash(b) and a.fingerprint == b.fingerprint
     assert len(a.fingerprint) == 64 and int(a.fingerprint, 16) >= 0
     assert a != Vocabulary([b"a", b"b", None, b"ab", None], eos_token_ids=[2])

@@ -49,6 +49,14 @@ def gguf_bytes(
     return b"".join(out)
 
 
+def nested(depth: int) -> tuple[int, list[Any]]:
+    """An array value holding one array, ``depth`` levels down."""
+    value: tuple[int, list[Any]] = (U8, [1])
+    for _ in range(depth):
+        value = (ARRAY, [value])
+    return value
+
+
 def write_gguf(path: Path, metadata: list[tuple[str, int, Any]], **kwargs: Any) -> Path:
     path.write_bytes(gguf_bytes(metadata, **kwargs))
     return path
@@ -216,6 +224,7 @@ def test_corrupted_files_raise_only_vocabulary_error(tmp_path: Path, data: st.Da
         (gguf_bytes([("general.x", 13, b"")]), "key 'general.x' has unknown type 13"),
         (gguf_bytes([("general.x", ARRAY, (14, []))]), "holds an array of unknown type 14"),
         (gguf_bytes([("general.name", STRING, "no tokenizer")]), "no tokenizer.ggml.model"),
+        (gguf_bytes([("general.x", ARRAY, nested(20))]), "arrays nested more than 16 deep"),
     ],
 )
 def test_not_a_usable_gguf(tmp_path: Path, content: bytes, message: str) -> None:
@@ -238,7 +247,10 @@ def test_not_a_usable_gguf(tmp_path: Path, content: bytes, message: str) -> None
         ({"token_type": (ARRAY, (STRING, ["1"] * 13))}, "does not have one entry per token"),
         ({"eos_token_id": (U32, 13)}, "eos_token_id = 13 is not a token id"),
         ({"eot_token_id": (F32, 1.0)}, "eot_token_id = 1.0 is not a token id"),
-        ({"tokens": (ARRAY, (STRING, [b"\xff"] + GPT2_TOKENS[1:]))}, "token 0 is not valid UTF-8"),
+        (
+            {"tokens": (ARRAY, (STRING, [*GPT2_TOKENS[:3], b"\xff", *GPT2_TOKENS[4:]]))},
+            "token 3 is not valid UTF-8",
+        ),
     ],
 )
 def test_bad_tokenizer_metadata(tmp_path: Path, overrides: dict[str, Any], message: str) -> None:

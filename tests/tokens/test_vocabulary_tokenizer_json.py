@@ -280,6 +280,10 @@ def test_eos_from_config_files(tmp_path: Path) -> None:
     (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": eot}))
     vocab = Vocabulary.from_tokenizer_json(path)
     assert vocab.eos_token_ids == {eot}
+    # files that name no end token: the well-known end markers
+    config.write_text(json.dumps({"eos_token": None}))
+    (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": None}))
+    assert Vocabulary.from_tokenizer_json(path).eos_token_ids == {2}
     # an explicit list wins over the files
     assert Vocabulary.from_tokenizer_json(path, eos_token_ids=[0]).eos_token_ids == {0}
     assert Vocabulary.from_tokenizer_json(path, eos_token_ids=[]).eos_token_ids == frozenset()
@@ -486,3 +490,25 @@ def test_unsupported_tokenizer_objects() -> None:
 
     with pytest.raises(VocabularyError, match="cannot serialise the tokenizers.Tokenizer: boom"):
         Vocabulary.from_huggingface(Broken())
+
+    class Odd:
+        def __init__(self, text: object) -> None:
+            self.text = text
+
+        def to_str(self) -> object:
+            return self.text
+
+        def id_to_token(self, i: int) -> str:
+            return ""
+
+    with pytest.raises(VocabularyError, match="to_str\\(\\) did not return JSON text"):
+        Vocabulary.from_huggingface(Odd(b"{}"))
+    with pytest.raises(VocabularyError, match="gave invalid JSON"):
+        Vocabulary.from_huggingface(Odd("{"))
+
+    class ListVocab(FakeGPT2Tokenizer):
+        def get_vocab(self) -> dict[str, int]:
+            return [("a", 0)]  # type: ignore[return-value]
+
+    with pytest.raises(VocabularyError, match=r"ListVocab.get_vocab\(\) did not return a mapping"):
+        Vocabulary.from_huggingface(ListVocab({}, {}))

@@ -139,31 +139,27 @@ class _Reader:
         ).copy()
         return array
 
-    def skip(self, kind: int, depth: int = 0) -> None:
-        if kind == _STRING:
-            self.take(self.u64())
-        elif kind == _ARRAY:
-            inner, count = self.u32(), self.u64()
-            if inner in _SCALAR:
-                self.take(struct.calcsize(_SCALAR[inner]) * count)
-            elif inner == _STRING:
-                buf, end, pos, u64 = self.buf, self.end, self.pos, self._u64
-                for _ in range(count):
-                    if pos + 8 > end:
-                        raise _Truncated
-                    pos += 8 + u64(buf, pos)[0]
-                if pos > end:
+    def skip_array(self, depth: int = 0) -> None:
+        """Move past an array value (its element type and count come first)."""
+        inner, count = self.u32(), self.u64()
+        if inner in _SCALAR:
+            self.take(struct.calcsize(_SCALAR[inner]) * count)
+        elif inner == _STRING:
+            buf, end, pos, u64 = self.buf, self.end, self.pos, self._u64
+            for _ in range(count):
+                if pos + 8 > end:
                     raise _Truncated
-                self.pos = pos
-            elif inner == _ARRAY and depth < _MAX_NESTING:
-                for _ in range(count):
-                    self.skip(inner, depth + 1)
-            else:
-                raise _BadValue(f"an array of unknown type {inner} (or nested too deep)")
-        elif kind in _SCALAR:
-            self.take(struct.calcsize(_SCALAR[kind]))
+                pos += 8 + u64(buf, pos)[0]
+            if pos > end:
+                raise _Truncated
+            self.pos = pos
+        elif inner == _ARRAY and depth < _MAX_NESTING:
+            for _ in range(count):
+                self.skip_array(depth + 1)
+        elif inner == _ARRAY:
+            raise _BadValue(f"arrays nested more than {_MAX_NESTING} deep")
         else:
-            raise _BadValue(f"unknown value type {kind}")
+            raise _BadValue(f"an array of unknown type {inner}")
 
 
 def _read_metadata(buf: Any, where: str) -> dict[str, Any]:
@@ -197,7 +193,7 @@ def _read_metadata(buf: Any, where: str) -> dict[str, Any]:
                     raise VocabularyError(f"{where}: metadata {key!r} holds arrays of type {inner}")
             elif kind == _ARRAY:
                 try:
-                    reader.skip(kind)
+                    reader.skip_array()
                 except _BadValue as exc:
                     raise VocabularyError(f"{where}: metadata key {key!r} holds {exc}") from None
             elif kind == _STRING:

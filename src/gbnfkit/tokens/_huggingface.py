@@ -215,8 +215,6 @@ def _token_name(value: Any) -> str | None:
 
 
 def _config_ids(value: Any, config: Path) -> set[int]:
-    if value is None:
-        return set()
     items = value if isinstance(value, list) else [value]
     for item in items:
         if not isinstance(item, int) or isinstance(item, bool) or item < 0:

@@ -16,7 +16,6 @@ from collections.abc import Iterable
 __all__ = [
     "END_MARKERS",
     "bytes_to_unicode",
-    "byte_level_bytes",
     "byte_level_many",
     "byte_level_table",
     "sentencepiece_bytes",
@@ -78,16 +77,8 @@ def byte_level_table() -> dict[int, int]:
     return table
 
 
-def byte_level_bytes(piece: str, table: dict[int, int]) -> bytes:
-    """The bytes of a byte-level BPE token string (see the module docstring)."""
-    try:
-        return piece.translate(table).encode("latin-1")
-    except UnicodeEncodeError:
-        return piece.encode("utf-8", "surrogatepass")
-
-
 def byte_level_many(pieces: Iterable[str], table: dict[int, int]) -> list[bytes]:
-    """:func:`byte_level_bytes` of each piece."""
+    """The bytes of byte-level BPE token strings (see the module docstring)."""
     out: list[bytes] = []
     append = out.append
     for piece in pieces:
