@@ -1,5 +1,6 @@
 """Grammar syntax: GBNF text <-> grammar IR."""
 
+from gbnfkit.grammar._builtins import builtin_names, builtin_text
 from gbnfkit.grammar._checks import check_grammar
 from gbnfkit.grammar._ir import (
     ANY,
@@ -14,6 +15,7 @@ from gbnfkit.grammar._ir import (
 )
 from gbnfkit.grammar._normalize import normalize, normalize_ir
 from gbnfkit.grammar._parser import parse_gbnf
+from gbnfkit.grammar._printer import to_gbnf
 
 __all__ = [
     "ANY",
@@ -25,8 +27,11 @@ __all__ = [
     "Repeat",
     "RuleRef",
     "Seq",
+    "builtin_names",
+    "builtin_text",
     "check_grammar",
     "normalize",
     "normalize_ir",
     "parse_gbnf",
+    "to_gbnf",
 ]
