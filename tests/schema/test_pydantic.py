@@ -1,0 +1,79 @@
+"""Pydantic v2 models: whatever the grammar accepts, ``model_validate_json`` parses."""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any, Literal
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pydantic = pytest.importorskip("pydantic")  # the [pydantic] extra; installed in [dev]
+from _instances import instances as from_schema  # noqa: E402
+from pydantic import BaseModel, Field  # noqa: E402
+
+from gbnfkit import Grammar, SchemaError  # noqa: E402
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Address(BaseModel):
+    street: str = Field(min_length=1, max_length=20)
+    zip_code: str = Field(pattern=r"^[0-9]{5}$")
+
+
+class Person(BaseModel):
+    name: str
+    age: int = Field(ge=0, le=150)
+    score: float | None = None
+    colour: Colour = Colour.RED
+    kind: Literal["a", "b"] = "a"
+    addresses: list[Address] = Field(default_factory=list, max_length=2)
+
+
+GRAMMAR = Grammar.from_pydantic(Person, property_order="any")
+
+
+def _accepted(text: str) -> bool:
+    return GRAMMAR.match(text).status.value == "accept"
+
+
+def test_round_trip_of_a_typical_instance() -> None:
+    text = Person(name="Ann", age=30, addresses=[Address(street="Main", zip_code="12345")]
+                  ).model_dump_json()
+    assert _accepted(text)
+    Person.model_validate_json(text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(from_schema(Person.model_json_schema()))
+def test_generated_instances_round_trip(instance: Any) -> None:
+    text = json.dumps(instance, ensure_ascii=False)
+    assert _accepted(text)
+    Person.model_validate_json(text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.text(alphabet='{}[]",:0123456789 abenrst-lu.', max_size=40))
+def test_accepted_text_always_validates(text: str) -> None:
+    if _accepted(text):
+        Person.model_validate_json(text)
+
+
+def test_rejects_what_pydantic_rejects() -> None:
+    for text in ('{"name": "A", "age": -1}', '{"age": 3}',
+                 '{"name": "A", "age": 1, "addresses": [{"street": "", "zip_code": "1"}]}',
+                 '{"name": "A", "age": 1, "colour": "green"}'):
+        assert not _accepted(text)
+        with pytest.raises(pydantic.ValidationError):
+            Person.model_validate_json(text)
+
+
+def test_not_a_model() -> None:
+    with pytest.raises(SchemaError):
+        Grammar.from_pydantic(dict)
