@@ -9,9 +9,9 @@ from typing import Any
 
 import jsonschema
 import pytest
+from _instances import instances as from_schema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from _instances import instances as from_schema
 
 from gbnfkit import Grammar
 
