@@ -6,7 +6,7 @@ import pytest
 
 from gbnfkit import Grammar, GrammarError, LimitError, Limits
 from gbnfkit.engine._program import CHAR, CHAR_NOT, END, REF, compile_program
-from gbnfkit.grammar._ir import ANY, Alt, CharClass, GrammarIR, Literal, Repeat, RuleRef, Seq
+from gbnfkit.grammar._ir import ANY, Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
 
 LIM = Limits()
 
@@ -75,3 +75,11 @@ def test_large_repetition_matches_exactly() -> None:
     u = Grammar.from_ir(GrammarIR({"root": Seq((Repeat(Literal("ab"), 2, None), Literal("c")))}))
     assert u.match("ab" * 3000 + "c").status == "accept"
     assert u.match("abc").position == 2
+
+
+def test_too_deep_nesting_is_a_grammar_error() -> None:
+    expr: Expr = Literal("a")
+    for _ in range(20_000):
+        expr = Alt((Seq((Literal("("), expr, Literal(")"))), Literal("x")))
+    with pytest.raises(GrammarError):
+        compile_program(GrammarIR({"root": expr}), LIM)

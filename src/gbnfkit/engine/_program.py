@@ -276,4 +276,10 @@ class _Builder:
 
 def compile_program(ir: GrammarIR, limits: Limits) -> Program:
     """Flatten ``ir`` (see the module docstring); raises GrammarError or LimitError."""
-    return _Builder(ir, limits).build()
+    try:
+        return _Builder(ir, limits).build()
+    except RecursionError:
+        raise GrammarError(
+            "grammar expressions are nested too deeply to compile; "
+            "split deeply nested groups into named rules"
+        ) from None
