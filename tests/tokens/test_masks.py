@@ -174,3 +174,43 @@ def test_eos_only_when_complete_and_special_never() -> None:
     padding = vocabulary.size - 1
     assert vocabulary.token_bytes(padding) is None
     assert padding not in gbnfkit.compile(grammar, vocabulary).matcher().allowed_token_ids()
+
+
+def _walk_compiled(
+    compiled: gbnfkit.CompiledGrammar, grammar: Grammar, rng: random.Random, steps: int
+) -> None:
+    vocabulary = compiled.vocabulary
+    matcher = compiled.matcher()
+    state = grammar.start()
+    for _ in range(steps):
+        expected = reference_mask(state, vocabulary)
+        got = fast_mask(matcher, vocabulary.size)
+        assert np.array_equal(expected, got), np.flatnonzero(expected != got)[:5]
+        choices = [int(i) for i in np.flatnonzero(expected) if i not in vocabulary.eos_token_ids]
+        if not choices:
+            return
+        token = rng.choice(choices)
+        assert matcher.accept_token(token)
+        state = state.feed(vocabulary.token_bytes(token) or b"")
+
+
+@pytest.mark.parametrize("name", ["json", "arithmetic", "c", "chess", "list", "english"])
+def test_builtin_grammars_both_walk_kinds(name: str) -> None:
+    """The numpy whole-vocabulary walk (threshold 0) and the trie walk agree with the engine."""
+    grammar = Grammar.builtin(name)
+    vocabulary = synthetic_vocabulary("ABCDEFGHIJKLMNOPQRSTUVWXYZ.!?;#<>&|%", seed=7)
+    for wide in (0, 10**9):
+        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, wide_threshold=wide)
+        _walk_compiled(compiled, grammar, random.Random(name), steps=12)
+
+
+def test_shared_contexts_across_grammars_stay_exact() -> None:
+    """One compiler shares context splits between grammars; every grammar stays exact."""
+    vocabulary = synthetic_vocabulary(seed=3)
+    compiler = gbnfkit.GrammarCompiler(vocabulary, cache_size=4)
+    rng = random.Random(5)
+    for record in rng.sample(RECORDS, 30):
+        grammar = _grammar(record)
+        assert grammar is not None
+        _walk_compiled(compiler.compile(grammar), grammar, rng, steps=5)
+    assert compiler.compile(Grammar.builtin("json")) is compiler.compile(Grammar.builtin("json"))

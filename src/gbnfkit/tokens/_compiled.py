@@ -30,11 +30,12 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit._errors import VocabularyError
-from gbnfkit.tokens._byteprogram import lower_grammar
+from gbnfkit.tokens._byteprogram import END, TEST, lower_grammar
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._vocabulary import Vocabulary
-from gbnfkit.tokens._walk import walk
+from gbnfkit.tokens._vecwalk import ByteColumns, vector_walk
+from gbnfkit.tokens._walk import walk, walk_all
 
 if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["CONTEXT_DEPTH", "CompiledGrammar", "VocabularyIndex"]
 
 CONTEXT_DEPTH = 3
+_MAX_CANONICAL = 256  # positions; contexts reaching more are kept per grammar only
+_WIDE = 20_000  # tokens under the allowed first bytes: above, walk the vocabulary with numpy
 _FORMAT = "gbnfkit-compiled-v1"
 
 Words = npt.NDArray[np.uint32]
@@ -54,12 +57,16 @@ class VocabularyIndex:
     Attributes:
         vocabulary: the vocabulary.
         trie: the trie of text tokens (non-special, non-empty bytes).
+        columns: the same tokens' bytes by column, for whole-vocabulary walks.
         nwords: ``ceil(size / 32)``, the width of a packed mask.
         always: packed bits of text tokens with empty bytes (allowed everywhere).
         eos: packed bits of the end-of-sequence ids.
+        shared: context splits by canonical context (the structure of the program
+            reachable from a context's frames), shared by every grammar compiled with
+            this index; an LRU of at most ``max_shared_contexts`` entries.
     """
 
-    def __init__(self, vocabulary: Vocabulary) -> None:
+    def __init__(self, vocabulary: Vocabulary, *, max_shared_contexts: int = 4096) -> None:
         self.vocabulary = vocabulary
         special = vocabulary.special_token_ids
         text: list[tuple[int, bytes]] = []
@@ -72,10 +79,28 @@ class VocabularyIndex:
             else:
                 empty.append(i)
         self.trie = TokenTrie(text)
+        self.columns = ByteColumns(self.trie.sorted_bytes)
         self.nwords = (vocabulary.size + 31) // 32
         self.always = self.pack_ids(np.array(empty, dtype=np.int64))
         self.eos = self.pack_ids(np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64))
         self.n_sorted = len(self.trie.sorted_bytes)
+        self.max_shared = max_shared_contexts
+        self.shared: OrderedDict[tuple[object, ...], _Context] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def shared_context(self, key: tuple[object, ...]) -> _Context | None:
+        """The split of a canonical context computed by any grammar (``None`` if not kept)."""
+        with self.lock:
+            entry = self.shared.get(key)
+            if entry is not None:
+                self.shared.move_to_end(key)
+            return entry
+
+    def keep_context(self, key: tuple[object, ...], entry: _Context) -> None:
+        with self.lock:
+            self.shared[key] = entry
+            while len(self.shared) > self.max_shared:
+                self.shared.popitem(last=False)
 
     def pack_ids(self, ids: npt.NDArray[np.int64]) -> Words:
         """Packed bits (bit ``i % 32`` of word ``i // 32``) of token ``ids``."""
@@ -97,8 +122,35 @@ class VocabularyIndex:
 
 @dataclass(frozen=True)
 class _Context:
-    accepted: Words
+    """One context's split: accepted bits (dense words, or sparse word indices + bits)."""
+
+    dense: Words | None
+    word_index: npt.NDArray[np.intp]
+    word_bits: Words
     uncertain: tuple[int, ...]
+    uncertain_tokens: tuple[int, ...] = ()
+
+    @staticmethod
+    def of(
+        words: Words, uncertain: tuple[int, ...], uncertain_tokens: tuple[int, ...] = ()
+    ) -> _Context:
+        nonzero = np.flatnonzero(words)
+        if len(nonzero) * 8 > len(words):
+            words.flags.writeable = False
+            return _Context(words, nonzero[:0], words[:0], uncertain, uncertain_tokens)
+        return _Context(None, nonzero, words[nonzero].copy(), uncertain, uncertain_tokens)
+
+    def add_to(self, words: Words) -> None:
+        """OR the accepted bits into ``words``."""
+        if self.dense is not None:
+            words |= self.dense
+        elif len(self.word_index):
+            words[self.word_index] |= self.word_bits
+
+    def to_words(self, nwords: int) -> Words:
+        out = np.zeros(nwords, dtype=np.uint32)
+        self.add_to(out)
+        return out
 
 
 class CompiledGrammar:
@@ -121,6 +173,7 @@ class CompiledGrammar:
         index: VocabularyIndex | None = None,
         max_contexts: int = 4096,
         max_masks: int = 1024,
+        wide_threshold: int = _WIDE,
     ) -> None:
         if index is None:
             index = VocabularyIndex(vocabulary)
@@ -135,6 +188,7 @@ class CompiledGrammar:
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
+        self._wide = wide_threshold
         # the first mask is part of compiling: a matcher's first step is then a cache hit
         self.mask(self._automaton.initial)
 
@@ -192,17 +246,89 @@ class CompiledGrammar:
             if entry is not None:
                 self._contexts.move_to_end(key)
                 return entry
-        automaton = self._automaton
-        root = automaton.intern(frozenset({key}))
-        acc_lo, acc_hi, uncertain = walk(self._index.trie, automaton, root)
-        accepted = self._index.pack_ranges(acc_lo, acc_hi)
-        accepted.flags.writeable = False
-        entry = _Context(accepted, tuple(uncertain))
+        canon = self._canonical(key)
+        entry = self._index.shared_context(canon) if canon is not None else None
+        if entry is None:
+            entry = self._split(key)
+            if canon is not None:
+                self._index.keep_context(canon, entry)
         with self._lock:
             self._contexts[key] = entry
             if len(self._contexts) > self._max_contexts:
                 self._contexts.popitem(last=False)
         return entry
+
+    def _split(self, key: Stack) -> _Context:
+        """Walk the vocabulary from the context ``key`` (trie for narrow, numpy for wide)."""
+        automaton = self._automaton
+        index = self._index
+        trie = index.trie
+        root = automaton.intern(frozenset({key}))
+        if self._reach(root) > self._wide:
+            accepted, unsure = vector_walk(index.columns, automaton, root)
+            words = index.pack_ids(trie.sorted_ids[accepted])
+            return _Context.of(words, (), tuple(sorted(unsure.tolist())))
+        acc_lo, acc_hi, uncertain = walk_all(trie, automaton, root)
+        return _Context.of(index.pack_ranges(acc_lo, acc_hi), tuple(uncertain))
+
+    def _reach(self, root: ByteState) -> int:
+        """How many tokens start with two bytes ``root`` allows (an estimate of the walk)."""
+        automaton = self._automaton
+        trie = self._index.trie
+        end = trie.end
+        reach = 0
+        for b in automaton.allowed_bytes(root):
+            node = trie.root_child[b]
+            if node < 0:
+                continue
+            after = automaton.step(root, b)
+            if after is None:
+                continue
+            reach += trie.here_hi[node] - trie.here_lo[node]
+            stop = end[node]
+            child = node + 1
+            while child < stop:
+                if automaton.step(after, trie.byte[child]) is not None:
+                    reach += trie.tok_hi[child] - trie.tok_lo[child]
+                child = end[child]
+        return reach
+
+    def _canonical(self, key: Stack) -> tuple[object, ...] | None:
+        """The program reachable from the frames of ``key``, renumbered; ``None`` if too big.
+
+        Two contexts with equal canonical forms accept, reject and leave open the same
+        tokens, whatever grammar they come from.
+        """
+        program = self._automaton.program
+        kind = program.kind
+        arg = program.arg
+        rules = program.rules
+        ids: dict[int, int] = {}
+        order: list[int] = []
+
+        def number(p: int) -> int:
+            got = ids.get(p)
+            if got is None:
+                got = ids[p] = len(order)
+                order.append(p)
+            return got
+
+        frames = tuple(number(p) if p >= 0 else -1 for p in key)
+        desc: list[object] = []
+        i = 0
+        while i < len(order):
+            if i > _MAX_CANONICAL:
+                return None
+            p = order[i]
+            i += 1
+            k = kind[p]
+            if k == END:
+                desc.append(END)
+            elif k == TEST:
+                desc.append((arg[p], number(p + 1)))
+            else:
+                desc.append((tuple(number(a) for a in rules[arg[p]]), number(p + 1)))
+        return (frames, tuple(desc))
 
     def _compute_mask(self, state: ByteState) -> Words:
         index = self._index
@@ -220,7 +346,15 @@ class CompiledGrammar:
             entry = self._context(key)
             if key not in seen:
                 seen.add(key)
-                words |= entry.accepted
+                entry.add_to(words)
+            if entry.uncertain_tokens:
+                full = automaton.intern(frozenset({stack}))
+                sorted_bytes = trie.sorted_bytes
+                feed = automaton.feed
+                for pos in entry.uncertain_tokens:
+                    if feed(full, sorted_bytes[pos]) is not None:
+                        extra_lo.append(pos)
+                        extra_hi.append(pos + 1)
             if entry.uncertain:
                 full = automaton.intern(frozenset({stack}))
                 for node in entry.uncertain:
@@ -254,12 +388,16 @@ class CompiledGrammar:
             key_lengths=np.array([len(k) for k in keys], dtype=np.int64),
             keys=np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64),
             accepted=(
-                np.stack([e.accepted for _, e in items])
+                np.stack([e.to_words(self._index.nwords) for _, e in items])
                 if items
                 else np.zeros((0, self._index.nwords), dtype=np.uint32)
             ),
             uncertain_lengths=np.array([len(e.uncertain) for _, e in items], dtype=np.int64),
             uncertain=np.array([n for _, e in items for n in e.uncertain], dtype=np.int64),
+            token_lengths=np.array([len(e.uncertain_tokens) for _, e in items], dtype=np.int64),
+            uncertain_tokens=np.array(
+                [n for _, e in items for n in e.uncertain_tokens], dtype=np.int64
+            ),
         )
 
     @classmethod
@@ -293,20 +431,26 @@ class CompiledGrammar:
             return compiled
         keys = fields["keys"].tolist()
         unc = fields["uncertain"].tolist()
+        unc_tokens = fields["uncertain_tokens"].tolist()
         accepted = fields["accepted"].astype(np.uint32)
-        k = u = 0
+        k = u = t = 0
         with compiled._lock:
-            for row, (klen, ulen) in enumerate(
+            for row, (klen, ulen, tlen) in enumerate(
                 zip(
                     fields["key_lengths"].tolist(),
                     fields["uncertain_lengths"].tolist(),
+                    fields["token_lengths"].tolist(),
                     strict=True,
                 )
             ):
                 key = tuple(keys[k : k + klen])
-                words = accepted[row].copy()
-                words.flags.writeable = False
-                compiled._contexts[key] = _Context(words, tuple(unc[u : u + ulen]))
+                entry = _Context.of(
+                    accepted[row].copy(),
+                    tuple(unc[u : u + ulen]),
+                    tuple(unc_tokens[t : t + tlen]),
+                )
+                compiled._contexts[key] = entry
                 k += klen
                 u += ulen
+                t += tlen
         return compiled

@@ -27,6 +27,7 @@ class TokenTrie:
             (a range ``lo .. hi``, empty when ``lo == hi``; duplicates share a node).
         tok_lo, tok_hi: per node, the range of sorted positions in its subtree.
         max_depth: the longest token.
+        root_child: for each byte, the depth-1 node of tokens starting with it, or -1.
     """
 
     def __init__(self, tokens: Sequence[tuple[int, bytes]]) -> None:
@@ -77,6 +78,12 @@ class TokenTrie:
         n_tokens = len(self.sorted_bytes)
         self.tok_hi = [tok_lo[end[i]] if end[i] < len(byte) else n_tokens for i in range(len(byte))]
         self.max_depth = max((len(b) for b in self.sorted_bytes), default=0)
+        # the node of each first byte (-1: no token starts with it)
+        self.root_child = [-1] * 256
+        i = 0
+        while i < len(byte):
+            self.root_child[byte[i]] = i
+            i = end[i]
 
     def __len__(self) -> int:
         return len(self.byte)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 
-__all__ = ["WalkResult", "walk"]
+__all__ = ["WalkResult", "walk", "walk_all"]
 
 _MISSING: ByteState | None = ByteState(frozenset())  # a sentinel no cache holds
 
@@ -61,4 +61,22 @@ def walk(
             acc_lo.append(lo)
             acc_hi.append(here_hi[i])
         i += 1
+    return acc_lo, acc_hi, uncertain
+
+
+def walk_all(trie: TokenTrie, automaton: ByteAutomaton, root: ByteState) -> WalkResult:
+    """:func:`walk` over the whole trie, visiting only subtrees of bytes ``root`` allows."""
+    if root.bottom:
+        return walk(trie, automaton, root)
+    acc_lo: list[int] = []
+    acc_hi: list[int] = []
+    uncertain: list[int] = []
+    end = trie.end
+    for b in automaton.allowed_bytes(root):
+        node = trie.root_child[b]
+        if node >= 0:
+            lo, hi, unc = walk(trie, automaton, root, node, end[node])
+            acc_lo.extend(lo)
+            acc_hi.extend(hi)
+            uncertain.extend(unc)
     return acc_lo, acc_hi, uncertain
