@@ -82,6 +82,7 @@ def test_encoding_matches_ranks_file(tmp_path: Path) -> None:
         (b"YQ== 0\rYg== 1\n", "stray line breaks"),
         (b"YQ== 0\nYQ 1\n", "not valid base64"),
         (b"YQ== 0\nYg== 0\n", "rank 0 appears twice"),
+        (b"YQ== 0\nYg== 1\n\nYw== 01\n", "rank 1 appears twice"),
     ],
 )
 def test_malformed_ranks_files(tmp_path: Path, content: bytes, message: str) -> None:

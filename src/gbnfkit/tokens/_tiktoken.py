@@ -33,29 +33,33 @@ def read_ranks_file(path: Path) -> dict[int, bytes]:
     except OSError as exc:
         raise VocabularyError(f"cannot read tiktoken ranks file {path}: {exc}") from None
     lines = _LINE.findall(content)
-    if len(lines) != sum(1 for line in content.splitlines() if line.strip()):
+    if len(lines) != content.count(b"\n") + (not content.endswith(b"\n")):
+        # blank lines, or lines that are not '<base64> <rank>': find the first bad one
         for lineno, line in enumerate(content.splitlines(), 1):
             if line.strip() and _LINE.fullmatch(line.rstrip(b"\r")) is None:
                 shown = line[:60].decode("utf-8", "replace")
                 raise VocabularyError(
                     f"{path}, line {lineno}: expected '<base64 token> <rank>', got {shown!r}"
                 )
-        raise VocabularyError(f"{path}: stray line breaks; expected '<base64 token> <rank>' lines")
-    decode = binascii.a2b_base64
-    ranks: dict[int, bytes] = {}
+        if len(lines) != sum(1 for line in content.splitlines() if line.strip()):
+            raise VocabularyError(
+                f"{path}: stray line breaks; expected '<base64 token> <rank>' lines"
+            )
+    if not lines:
+        raise VocabularyError(f"tiktoken ranks file {path} holds no tokens")
+    encoded, rank_text = zip(*lines, strict=True)
     try:
-        for token, rank in lines:
-            ranks[int(rank)] = decode(token)
+        tokens = list(map(binascii.a2b_base64, encoded))
     except binascii.Error as exc:  # bad padding
         raise VocabularyError(f"{path}: a token is not valid base64 ({exc})") from None
+    ids = list(map(int, rank_text))
+    ranks = dict(zip(ids, tokens, strict=True))
     if len(ranks) != len(lines):
-        seen: set[bytes] = set()
-        for _, rank in lines:
+        seen: set[int] = set()
+        for rank in ids:
             if rank in seen:
-                raise VocabularyError(f"{path}: rank {int(rank)} appears twice")
+                raise VocabularyError(f"{path}: rank {rank} appears twice")
             seen.add(rank)
-    if not ranks:
-        raise VocabularyError(f"tiktoken ranks file {path} holds no tokens")
     return ranks
 
 

@@ -31,6 +31,8 @@ from gbnfkit._errors import VocabularyError
 
 __all__ = ["Vocabulary"]
 
+_PLAIN_TOKEN_TYPES = frozenset({bytes, type(None)})
+
 
 def _check_ids(ids: Iterable[int], what: str, size: int) -> frozenset[int]:
     """``ids`` as a frozenset of ints in ``[0, size)``, else VocabularyError."""
@@ -100,15 +102,16 @@ class Vocabulary:
             raise VocabularyError(
                 f"tokens must be a sequence of bytes or None, not {type(tokens).__name__}"
             ) from None
-        for i, tok in enumerate(token_list):
-            if tok is None or type(tok) is bytes:
-                continue
-            if isinstance(tok, (bytes, bytearray, memoryview)):
-                token_list[i] = bytes(tok)
-                continue
-            raise VocabularyError(
-                f"token {i} is {type(tok).__name__} {tok!r:.40}; expected bytes or None"
-            )
+        if not set(map(type, token_list)) <= _PLAIN_TOKEN_TYPES:  # fast path: all plain
+            for i, tok in enumerate(token_list):
+                if tok is None or type(tok) is bytes:
+                    continue
+                if isinstance(tok, (bytes, bytearray, memoryview)):
+                    token_list[i] = bytes(tok)
+                    continue
+                raise VocabularyError(
+                    f"token {i} is {type(tok).__name__} {tok!r:.40}; expected bytes or None"
+                )
         if size is None:
             width = len(token_list)
         else:
