@@ -1,0 +1,90 @@
+"""allocate_bitmask / apply_bitmask on numpy arrays and torch tensors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gbnfkit
+from gbnfkit import Grammar, Vocabulary, VocabularyError
+
+
+def test_allocate_bitmask_shape_and_all_bits_set() -> None:
+    mask = gbnfkit.allocate_bitmask(3, 65)
+    assert mask.shape == (3, 3)
+    assert mask.dtype == np.int32
+    assert (mask == -1).all()
+    with pytest.raises(VocabularyError):
+        gbnfkit.allocate_bitmask(1, 0)
+
+
+def _pack(allowed: np.ndarray) -> np.ndarray:
+    width = (allowed.shape[-1] + 31) // 32 * 32
+    padded = np.zeros(allowed.shape[:-1] + (width,), dtype=bool)
+    padded[..., : allowed.shape[-1]] = allowed
+    return np.packbits(padded, axis=-1, bitorder="little").view(np.int32)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 100), st.randoms(use_true_random=False))
+def test_apply_bitmask_numpy(batch: int, vocab: int, rng: object) -> None:
+    gen = np.random.default_rng(abs(hash(rng)) % 2**32)
+    allowed = gen.random((batch, vocab)) < 0.5
+    logits = gen.standard_normal((batch, vocab)).astype(np.float32)
+    original = logits.copy()
+    gbnfkit.apply_bitmask(logits, _pack(allowed))
+    assert np.array_equal(np.isneginf(logits), ~allowed)
+    assert np.array_equal(logits[allowed], original[allowed])
+
+
+def test_apply_bitmask_numpy_one_row_and_indices() -> None:
+    allowed = np.array([[True, False, True], [False, True, True]])
+    logits = np.zeros((3, 3), dtype=np.float32)
+    gbnfkit.apply_bitmask(logits, _pack(allowed), indices=[2, 0])
+    assert np.isneginf(logits).tolist() == [
+        [True, False, False],
+        [False, False, False],
+        [False, True, False],
+    ]
+    row = np.zeros(3, dtype=np.float64)
+    gbnfkit.apply_bitmask(row, _pack(allowed[:1]))
+    assert np.isneginf(row).tolist() == [False, True, False]
+
+
+def test_apply_bitmask_too_narrow_mask_is_an_error() -> None:
+    with pytest.raises(VocabularyError):
+        gbnfkit.apply_bitmask(np.zeros((1, 40)), np.zeros((1, 1), dtype=np.int32))
+
+
+def test_apply_bitmask_torch_matches_numpy() -> None:
+    torch = pytest.importorskip("torch")
+    gen = np.random.default_rng(0)
+    allowed = gen.random((3, 70)) < 0.3
+    mask = _pack(allowed)
+    logits = torch.zeros((3, 70), dtype=torch.float32)
+    gbnfkit.apply_bitmask(logits, mask)
+    assert np.array_equal(torch.isneginf(logits).numpy(), ~allowed)
+    logits = torch.zeros((3, 70), dtype=torch.bfloat16)
+    gbnfkit.apply_bitmask(logits, torch.from_numpy(mask[:2]), indices=[2, 0])
+    got = torch.isneginf(logits).numpy()
+    assert np.array_equal(got[2], ~allowed[0]) and np.array_equal(got[0], ~allowed[1])
+    assert not got[1].any()
+    one = torch.zeros(70)
+    gbnfkit.apply_bitmask(one, mask[1])
+    assert np.array_equal(torch.isneginf(one).numpy(), ~allowed[1])
+
+
+def test_matcher_fill_bitmask_rows_and_width_check() -> None:
+    vocabulary = Vocabulary([b"a", b"b", b"c", None], eos_token_ids=[3], size=40)
+    matcher = gbnfkit.compile(Grammar.from_gbnf('root ::= "b"'), vocabulary).matcher()
+    mask = gbnfkit.allocate_bitmask(2, vocabulary.size)
+    matcher.fill_bitmask(mask, row=1)
+    assert mask[0].tolist() == [-1, -1]
+    assert mask[1].tolist() == [0b10, 0]
+    logits = np.zeros((2, 40), dtype=np.float32)
+    gbnfkit.apply_bitmask(logits, mask)
+    assert np.flatnonzero(~np.isneginf(logits[1])).tolist() == [1]
+    with pytest.raises(VocabularyError):
+        matcher.fill_bitmask(gbnfkit.allocate_bitmask(1, 100))

@@ -1,0 +1,178 @@
+"""Matcher behaviour: advancing, rollback, fork, jump-forward, errors, save/load, compiler cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gbnfkit
+from gbnfkit import Grammar, InputRejected, Vocabulary, VocabularyError
+
+
+def _vocabulary() -> Vocabulary:
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
+    tokens += [b'{"', b"name", b'":', b"na", b"me", b'"', b"\xc3", b"\xa9", b"\xc3\xa9", b"ab"]
+    tokens += [None, None]  # special, EOS
+    return Vocabulary(tokens, eos_token_ids=[len(tokens) - 1], special_token_ids=[len(tokens) - 2])
+
+
+VOCAB = _vocabulary()
+EOS = len(VOCAB.tokens) - 1
+SPECIAL = len(VOCAB.tokens) - 2
+
+
+def tid(data: bytes) -> int:
+    return VOCAB.tokens.index(data)
+
+
+OBJECT = Grammar.from_gbnf('root ::= "{" "\\"name\\"" ":" " "? [0-9]+ "}"')
+
+
+def test_jump_forward_after_partial_key() -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    assert matcher.jump_forward() == '{"name":'
+    matcher.accept_text('{"na')
+    assert matcher.jump_forward() == 'me":'
+    matcher.accept_text('me": 4')
+    assert matcher.jump_forward() == ""
+
+
+def test_jump_forward_stops_before_an_open_choice_and_skips_a_started_character() -> None:
+    grammar = Grammar.from_gbnf('root ::= "é" "x" ("y" | "z")')
+    matcher = gbnfkit.compile(grammar, VOCAB).matcher()
+    assert matcher.accept_token(tid(b"\xc3"))
+    assert matcher.jump_forward() == "x"
+
+
+def test_accept_token_rejects_without_changing_state() -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    before = matcher.allowed_token_ids()
+    assert matcher.accept_token(tid(b"name")) is False
+    assert np.array_equal(matcher.allowed_token_ids(), before)
+    assert matcher.accept_token(tid(b'{"'))
+    assert matcher.accept_token(tid(b"na"))
+    assert matcher.accept_token(tid(b"me"))
+    assert matcher.accept_token(tid(b'":'))
+
+
+def test_out_of_range_ids_raise_vocabulary_error() -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    for bad in (-1, VOCAB.size, 10**9):
+        with pytest.raises(VocabularyError):
+            matcher.accept_token(bad)
+        with pytest.raises(VocabularyError):
+            matcher.is_allowed(bad)
+
+
+def test_accept_text_raises_input_rejected_with_position() -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    with pytest.raises(InputRejected) as info:
+        matcher.accept_text('{"nom')
+    assert info.value.position == 3
+    assert info.value.character == "o"
+    assert "'a'" in info.value.expected
+    assert matcher.steps == 0  # unchanged
+    matcher.accept_text('{"na')
+    assert matcher.steps == 1
+
+
+def test_rollback_reset_and_fork() -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    start = matcher.allowed_token_ids()
+    for data in (b'{"', b"na", b"me", b'":'):
+        assert matcher.accept_token(tid(data))
+    after = matcher.allowed_token_ids()
+    fork = matcher.fork()
+    matcher.rollback(2)
+    assert matcher.steps == 2
+    assert matcher.is_allowed(tid(b"me"))
+    assert np.array_equal(fork.allowed_token_ids(), after)
+    assert fork.steps == 4
+    with pytest.raises(ValueError):
+        matcher.rollback(3)
+    matcher.reset()
+    assert np.array_equal(matcher.allowed_token_ids(), start)
+    assert matcher.steps == 0
+
+
+def test_eos_termination_and_rollback_of_eos() -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    matcher.accept_text('{"name":1')
+    assert not matcher.is_allowed(EOS)
+    assert not matcher.accept_token(EOS)
+    matcher.accept_text("}")
+    assert matcher.is_complete()
+    assert matcher.is_allowed(EOS)
+    assert not matcher.is_allowed(SPECIAL)
+    assert matcher.accept_token(EOS)
+    assert matcher.is_terminated()
+    assert matcher.allowed_token_ids().tolist() == [EOS]
+    assert not matcher.accept_token(tid(b"a"))
+    matcher.rollback(1)
+    assert not matcher.is_terminated()
+    assert EOS in matcher.allowed_token_ids().tolist()
+
+
+def test_split_character_tokens_are_exact() -> None:
+    grammar = Grammar.from_gbnf('root ::= "é" | "ê"')
+    matcher = gbnfkit.compile(grammar, VOCAB).matcher()
+    ids = matcher.allowed_token_ids().tolist()
+    assert tid(b"\xc3") in ids and tid(b"\xc3\xa9") in ids
+    assert tid(b"\xa9") not in ids
+    assert matcher.accept_token(tid(b"\xc3"))
+    # duplicate tokens (same bytes, two ids) are both allowed
+    expected = [i for i, t in enumerate(VOCAB.tokens) if t in (b"\xa9", b"\xaa")]
+    assert len(expected) == 3
+    assert matcher.allowed_token_ids().tolist() == expected
+    only_e = gbnfkit.compile(Grammar.from_gbnf('root ::= "ê"'), VOCAB).matcher()
+    assert only_e.is_allowed(tid(b"\xc3"))
+    assert not only_e.is_allowed(tid(b"\xc3\xa9"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from([b'{"', b"na", b"me", b'":', b" ", b"1", b"}", b"x"]), max_size=8))
+def test_is_allowed_agrees_with_mask_and_accept(tokens: list[bytes]) -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    for data in tokens:
+        token = tid(data)
+        allowed = matcher.is_allowed(token)
+        assert allowed == (token in matcher.allowed_token_ids().tolist())
+        assert matcher.accept_token(token) == allowed
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    compiled = gbnfkit.compile(OBJECT, VOCAB)
+    matcher = compiled.matcher()
+    matcher.accept_text('{"na')
+    expected = matcher.allowed_token_ids()
+    path = tmp_path / "object.npz"
+    compiled.save(path)
+    loaded = gbnfkit.CompiledGrammar.load(path, OBJECT, VOCAB)
+    again = loaded.matcher()
+    again.accept_text('{"na')
+    assert np.array_equal(again.allowed_token_ids(), expected)
+    other = Grammar.from_gbnf('root ::= "x"')
+    with pytest.raises(VocabularyError, match="another grammar"):
+        gbnfkit.CompiledGrammar.load(path, other, VOCAB)
+    smaller = Vocabulary([b"a", b"b"])
+    with pytest.raises(VocabularyError, match="another vocabulary"):
+        gbnfkit.CompiledGrammar.load(path, OBJECT, smaller)
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not a file")
+    with pytest.raises(VocabularyError):
+        gbnfkit.CompiledGrammar.load(junk, OBJECT, VOCAB)
+
+
+def test_compiler_cache_is_bounded_lru() -> None:
+    compiler = gbnfkit.GrammarCompiler(VOCAB, cache_size=2)
+    grammars = [Grammar.from_gbnf(f'root ::= "{c}"') for c in "abc"]
+    first = compiler.compile(grammars[0])
+    assert compiler.compile(grammars[0]) is first
+    compiler.compile(grammars[1])
+    compiler.compile(grammars[2])
+    assert compiler.compile(grammars[0]) is not first
+    assert gbnfkit.compile(grammars[0], VOCAB) is not gbnfkit.compile(grammars[0], VOCAB)
