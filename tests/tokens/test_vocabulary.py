@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -104,6 +107,13 @@ def test_equality_and_hash_follow_content() -> None:
     )
     assert a != "not a vocabulary"
     assert len({a, b}) == 1
+
+
+def test_pickle_and_copy_keep_identity() -> None:
+    v = small()
+    for other in (pickle.loads(pickle.dumps(v)), copy.deepcopy(v), copy.copy(v)):
+        assert other == v and other.fingerprint == v.fingerprint
+        assert other.tokens == v.tokens and other.eos_token_ids == v.eos_token_ids
 
 
 def test_repr_is_short() -> None:

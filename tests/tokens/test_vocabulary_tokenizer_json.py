@@ -263,6 +263,24 @@ def test_gaps_empty_tokens_and_size(tmp_path: Path) -> None:
     assert not any(vocab.is_text_token(i) for i in (2, 3, 4, 6, 7, 11))
 
 
+def test_model_directory_and_logits_width_from_config(tmp_path: Path) -> None:
+    doc = sentencepiece_doc()
+    n = len(doc["model"]["vocab"])
+    path = write(tmp_path, doc)
+    assert Vocabulary.from_tokenizer_json(tmp_path) == Vocabulary.from_tokenizer_json(path)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "llama", "vocab_size": n + 64}))
+    vocab = Vocabulary.from_tokenizer_json(tmp_path)
+    assert vocab.size == n + 64 and vocab.token_bytes(n + 63) is None
+    assert Vocabulary.from_tokenizer_json(path, size=n + 1).size == n + 1  # explicit wins
+    for ignored in [{"vocab_size": n - 1}, {"vocab_size": "big"}, [1, 2]]:
+        config.write_text(json.dumps(ignored))
+        assert Vocabulary.from_tokenizer_json(path).size == n
+    config.write_text("{")
+    with pytest.raises(VocabularyError, match=r"model config .*config\.json is not valid JSON"):
+        Vocabulary.from_tokenizer_json(path)
+
+
 def test_eos_from_config_files(tmp_path: Path) -> None:
     doc = sentencepiece_doc()
     doc["added_tokens"].append({"id": len(doc["model"]["vocab"]), "content": "<|eot|>",
@@ -317,8 +335,8 @@ def test_unreadable_files(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(VocabularyError, match=r"cannot read tokenizer file .*binary\.json"):
         Vocabulary.from_tokenizer_json(binary)
-    with pytest.raises(VocabularyError, match=r"cannot read tokenizer file"):
-        Vocabulary.from_tokenizer_json(tmp_path)  # a directory
+    with pytest.raises(VocabularyError, match=r"tokenizer file .*tokenizer\.json does not exist"):
+        Vocabulary.from_tokenizer_json(tmp_path)  # a directory without tokenizer.json
     with pytest.raises(VocabularyError, match="must be a path"):
         Vocabulary.from_tokenizer_json(42)  # type: ignore[arg-type]
 

@@ -253,11 +253,26 @@ def _eos_beside(path: Path, parsed: ParsedTokenizer) -> set[int]:
 def load_tokenizer_json(
     path: str | os.PathLike[str], *, size: int | None, eos: Iterable[int] | None
 ) -> Loaded:
-    """(tokens, eos ids, special ids, size) of a ``tokenizer.json`` file."""
+    """(tokens, eos ids, special ids, size) of a ``tokenizer.json`` file or model directory."""
     file = _as_path(path, "tokenizer.json path")
+    if file.is_dir():
+        file = file / "tokenizer.json"
     parsed = parse_tokenizer_json(_read_json(file, "tokenizer file"), str(file))
     eos_ids = _eos_beside(file, parsed) if eos is None else eos
-    return parsed.tokens, frozenset(eos_ids), frozenset(parsed.special), size
+    width = _logits_width_beside(file, len(parsed.tokens)) if size is None else size
+    return parsed.tokens, frozenset(eos_ids), frozenset(parsed.special), width
+
+
+def _logits_width_beside(path: Path, count: int) -> int | None:
+    """The model's ``vocab_size`` from config.json next to ``path``, if wider than ``count``."""
+    config = path.with_name("config.json")
+    if not config.is_file():
+        return None
+    data = _read_json(config, "model config")
+    width = data.get("vocab_size") if isinstance(data, Mapping) else None
+    if isinstance(width, int) and not isinstance(width, bool) and width > count:
+        return width
+    return None
 
 
 def _from_backend(backend: Any, what: str) -> ParsedTokenizer:

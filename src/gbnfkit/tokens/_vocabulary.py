@@ -237,14 +237,17 @@ class Vocabulary:
         size: int | None = None,
         eos_token_ids: Iterable[int] | None = None,
     ) -> Vocabulary:
-        """Read a Hugging Face ``tokenizer.json``.
+        """Read a Hugging Face ``tokenizer.json`` (or the one in a model directory).
 
         Byte-level BPE (GPT-2 byte alphabet) and sentencepiece-style vocabularies
         (``▁`` for space, ``<0xXX>`` byte-fallback tokens) are told apart from the model
         type, the decoder and ``byte_fallback``. Added tokens marked ``special`` are
         special ids with no text; other added tokens are text. End-of-sequence ids come
         from ``tokenizer_config.json`` and ``generation_config.json`` beside the file,
-        unless ``eos_token_ids`` is given.
+        unless ``eos_token_ids`` is given (with neither file, the well-known end markers
+        among the special tokens). Unless ``size`` is given, the size is the model's
+        ``vocab_size`` from a ``config.json`` beside the file when that is wider than the
+        token list (models often have more logits than tokens).
 
         Raises:
             VocabularyError: the file is missing or unreadable, or its kind is unknown.
