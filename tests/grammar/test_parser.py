@@ -220,6 +220,9 @@ def test_non_string_input_is_a_grammar_error() -> None:
 def test_deep_nesting_is_refused_cleanly() -> None:
     err = error("root ::= " + "(" * 300 + '"a"' + ")" * 300)
     assert "nested" in err.message
+    err = error('root ::= "x"\nlong ::= "a"' + "?" * 5000)
+    assert "nested too deeply" in err.message and err.rules == ("long",) and err.line == 2
+    assert body('root ::= "a"' + "?" * 150) is not None
 
 
 # -- deliberate divergences from llama.cpp ----------------------------------------------

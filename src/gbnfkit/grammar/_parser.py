@@ -39,6 +39,7 @@ _VALID_ESCAPES = '\\x.. \\u.... \\U........ \\t \\r \\n \\\\ \\" \\[ \\] \\-'
 _SIMPLE_ESCAPES = {"t": "\t", "r": "\r", "n": "\n"} | {c: c for c in '\\"[]-'}
 _HEX_SIZES = {"x": 2, "u": 4, "U": 8}
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_MAX_DEPTH = 200  # nesting of the raw tree (groups, sequences, repetitions)
 _OPERATORS: dict[str, tuple[int, int | None]] = {"*": (0, None), "+": (1, None), "?": (0, 1)}
 
 
@@ -162,6 +163,13 @@ class _Parser:
         self.rules[name] = Seq(())  # reserve the definition order
         i = self.space(i + 3, True)
         body, i = self.alternates(i, nested=False)
+        if _depth(body) > _MAX_DEPTH:
+            raise self.error(
+                f"rule {name!r} is nested too deeply (more than {_MAX_DEPTH} levels of "
+                "groups and repetitions); split it into smaller rules",
+                start,
+                (name,),
+            )
         self.rules[name] = body
         c = self.at(i)
         if c == "\r":
@@ -252,8 +260,12 @@ class _Parser:
                 i = self.space(end, nested)
             elif c == "(":
                 self.depth += 1
-                if self.depth > 200:
-                    raise self.error("parentheses nested more than 200 deep", i)
+                if self.depth > _MAX_DEPTH // 2:
+                    raise self.error(
+                        f"parentheses nested more than {_MAX_DEPTH // 2} deep; "
+                        "split the rule into smaller rules",
+                        i,
+                    )
                 i = self.space(i + 1, True)
                 item, i = self.alternates(i, nested=True)
                 if self.at(i) != ")":
@@ -442,3 +454,19 @@ def _underscore_message(text: str, at: int) -> str:
         end += 1
     bad = text[start:end]
     return f"'_' is not allowed in rule names ({bad!r}); use '-' instead: {bad.replace('_', '-')!r}"
+
+
+def _depth(expr: Expr) -> int:
+    """Nesting depth of a raw tree, computed without recursion."""
+    deepest = 0
+    stack: list[tuple[Expr, int]] = [(expr, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(node, Seq):
+            stack.extend((item, level + 1) for item in node.items)
+        elif isinstance(node, Alt):
+            stack.extend((option, level + 1) for option in node.options)
+        elif isinstance(node, Repeat):
+            stack.append((node.item, level + 1))
+    return deepest
