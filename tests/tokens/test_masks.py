@@ -214,3 +214,22 @@ def test_shared_contexts_across_grammars_stay_exact() -> None:
         assert grammar is not None
         _walk_compiled(compiler.compile(grammar), grammar, rng, steps=5)
     assert compiler.compile(Grammar.builtin("json")) is compiler.compile(Grammar.builtin("json"))
+
+
+def test_shared_wide_contexts_and_deeper_contexts_stay_exact() -> None:
+    """Every context split through numpy and shared by canonical form; contexts deepened."""
+    from gbnfkit.tokens._compiled import VocabularyIndex
+
+    vocabulary = synthetic_vocabulary(seed=11)
+    index = VocabularyIndex(vocabulary)
+    rng = random.Random(13)
+    names = ["json", "json_arr", "arithmetic", "list"]
+    grammars = [Grammar.builtin(n) for n in names] + [
+        g for g in (_grammar(r) for r in rng.sample(RECORDS, 20)) if g is not None
+    ]
+    for grammar in grammars + grammars[:4]:
+        compiled = gbnfkit.CompiledGrammar(
+            grammar, vocabulary, index=index, wide_threshold=0, deepen_above=0
+        )
+        _walk_compiled(compiled, grammar, rng, steps=8)
+    assert index.shared

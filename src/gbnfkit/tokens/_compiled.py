@@ -35,7 +35,7 @@ from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._vecwalk import ByteColumns, vector_walk
-from gbnfkit.tokens._walk import walk, walk_all
+from gbnfkit.tokens._walk import walk, walk_all, walk_positions
 
 if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
@@ -45,6 +45,8 @@ __all__ = ["CONTEXT_DEPTH", "CompiledGrammar", "VocabularyIndex"]
 
 CONTEXT_DEPTH = 3
 _MAX_CANONICAL = 256  # positions; contexts reaching more are kept per grammar only
+_FEW_UNCERTAIN = 24  # more uncertain tokens/subtrees than this: look 2 frames deeper
+_MAX_EXTRA_DEPTH = 8  # ... at most this many frames deeper than CONTEXT_DEPTH
 _WIDE = 20_000  # tokens under the allowed first bytes: above, walk the vocabulary with numpy
 _FORMAT = "gbnfkit-compiled-v1"
 
@@ -113,6 +115,12 @@ class VocabularyIndex:
         """Packed bits of the tokens at sorted positions ``lo[k] .. hi[k]``."""
         if not lo:
             return np.zeros(self.nwords, dtype=np.uint32)
+        if len(lo) < 256 and sum(hi) - sum(lo) < 1024:
+            positions = [p for a, b in zip(lo, hi, strict=True) for p in range(a, b)]
+            ids = self.trie.sorted_ids[np.array(positions, dtype=np.int64)]
+            words = np.zeros(self.nwords, dtype=np.uint32)
+            np.bitwise_or.at(words, ids >> 5, np.left_shift(1, ids & 31).astype(np.uint32))
+            return words
         marks = np.zeros(self.n_sorted + 1, dtype=np.int32)
         marks[np.array(lo, dtype=np.int64)] += 1
         marks[np.array(hi, dtype=np.int64)] -= 1
@@ -162,7 +170,17 @@ class CompiledGrammar:
     Internal caches (bounded, guarded by a lock): ``max_contexts`` context splits
     (default 4,096) and ``max_masks`` masks of recent states (default 1,024); each
     entry holds one packed mask of ``ceil(vocabulary.size / 32)`` 4-byte words
-    (about 19 KB for a 151k vocabulary, so at most ~100 MB in all by default).
+    (about 19 KB for a 151k vocabulary; contexts that allow few tokens are kept
+    sparse, so in practice far less).  The byte automaton's state table is bounded by
+    ``grammar.limits.max_cached_states``.
+
+    Args (tuning; the defaults are measured choices, none changes a mask):
+        index: a :class:`VocabularyIndex` to share (``GrammarCompiler`` passes its own).
+        max_contexts, max_masks: cache bounds, see above.
+        wide_threshold: contexts whose first two bytes reach more tokens than this are
+            split with one numpy pass over the vocabulary instead of a trie walk.
+        deepen_above: a context leaving more uncertain tokens than this is replaced by
+            one two frames deeper (up to 8 more frames).
     """
 
     def __init__(
@@ -174,6 +192,7 @@ class CompiledGrammar:
         max_contexts: int = 4096,
         max_masks: int = 1024,
         wide_threshold: int = _WIDE,
+        deepen_above: int = _FEW_UNCERTAIN,
     ) -> None:
         if index is None:
             index = VocabularyIndex(vocabulary)
@@ -189,6 +208,7 @@ class CompiledGrammar:
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._wide = wide_threshold
+        self._deepen_above = deepen_above
         # the first mask is part of compiling: a matcher's first step is then a cache hit
         self.mask(self._automaton.initial)
 
@@ -246,12 +266,7 @@ class CompiledGrammar:
             if entry is not None:
                 self._contexts.move_to_end(key)
                 return entry
-        canon = self._canonical(key)
-        entry = self._index.shared_context(canon) if canon is not None else None
-        if entry is None:
-            entry = self._split(key)
-            if canon is not None:
-                self._index.keep_context(canon, entry)
+        entry = self._split(key)
         with self._lock:
             self._contexts[key] = entry
             if len(self._contexts) > self._max_contexts:
@@ -265,9 +280,17 @@ class CompiledGrammar:
         trie = index.trie
         root = automaton.intern(frozenset({key}))
         if self._reach(root) > self._wide:
+            # wide contexts (free text) are the costly ones: share them between grammars
+            canon = self._canonical(key)
+            shared = index.shared_context(canon) if canon is not None else None
+            if shared is not None:
+                return shared
             accepted, unsure = vector_walk(index.columns, automaton, root)
             words = index.pack_ids(trie.sorted_ids[accepted])
-            return _Context.of(words, (), tuple(sorted(unsure.tolist())))
+            entry = _Context.of(words, (), tuple(sorted(unsure.tolist())))
+            if canon is not None:
+                index.keep_context(canon, entry)
+            return entry
         acc_lo, acc_hi, uncertain = walk_all(trie, automaton, root)
         return _Context.of(index.pack_ranges(acc_lo, acc_hi), tuple(uncertain))
 
@@ -330,6 +353,19 @@ class CompiledGrammar:
                 desc.append((tuple(number(a) for a in rules[arg[p]]), number(p + 1)))
         return (frames, tuple(desc))
 
+    def _entry_for(self, stack: Stack) -> tuple[Stack, _Context]:
+        """The context of ``stack``: its top frames, deeper while many tokens stay uncertain."""
+        depth = CONTEXT_DEPTH
+        while True:
+            if len(stack) <= depth:
+                return stack, self._context(stack)
+            key = (BOTTOM,) + stack[-depth:]
+            entry = self._context(key)
+            unsure = len(entry.uncertain) + len(entry.uncertain_tokens)
+            if unsure <= self._deepen_above or depth >= CONTEXT_DEPTH + _MAX_EXTRA_DEPTH:
+                return key, entry
+            depth += 2
+
     def _compute_mask(self, state: ByteState) -> Words:
         index = self._index
         trie = index.trie
@@ -342,19 +378,15 @@ class CompiledGrammar:
             if not stack:
                 words |= index.eos
                 continue
-            key = stack if len(stack) <= CONTEXT_DEPTH else (BOTTOM,) + stack[-CONTEXT_DEPTH:]
-            entry = self._context(key)
+            key, entry = self._entry_for(stack)
             if key not in seen:
                 seen.add(key)
                 entry.add_to(words)
             if entry.uncertain_tokens:
                 full = automaton.intern(frozenset({stack}))
-                sorted_bytes = trie.sorted_bytes
-                feed = automaton.feed
-                for pos in entry.uncertain_tokens:
-                    if feed(full, sorted_bytes[pos]) is not None:
-                        extra_lo.append(pos)
-                        extra_hi.append(pos + 1)
+                for pos in walk_positions(trie, automaton, full, entry.uncertain_tokens):
+                    extra_lo.append(pos)
+                    extra_hi.append(pos + 1)
             if entry.uncertain:
                 full = automaton.intern(frozenset({stack}))
                 for node in entry.uncertain:

@@ -66,7 +66,9 @@ def vector_walk(
         nxt = table[keys]
         unknown = nxt == _UNKNOWN
         if unknown.any():
-            for key in np.unique(keys[unknown]).tolist():
+            present = np.zeros(len(table), dtype=bool)
+            present[keys[unknown]] = True
+            for key in np.flatnonzero(present).tolist():
                 state = states[key >> 8]
                 assert state is not None
                 after = automaton.step(state, key & 255)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 
-__all__ = ["WalkResult", "walk", "walk_all"]
+__all__ = ["WalkResult", "walk", "walk_all", "walk_positions"]
 
 _MISSING: ByteState | None = ByteState(frozenset())  # a sentinel no cache holds
 
@@ -80,3 +80,44 @@ def walk_all(trie: TokenTrie, automaton: ByteAutomaton, root: ByteState) -> Walk
             acc_hi.extend(hi)
             uncertain.extend(unc)
     return acc_lo, acc_hi, uncertain
+
+
+def walk_positions(
+    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState, positions: tuple[int, ...]
+) -> list[int]:
+    """The sorted ``positions`` (ascending) whose token bytes ``root`` accepts.
+
+    Consecutive tokens share the states of their common prefix, and extensions of a
+    rejected prefix are skipped.
+    """
+    sorted_bytes = trie.sorted_bytes
+    step = automaton.step
+    path: list[ByteState] = [root]
+    prev = b""
+    dead: bytes | None = None
+    out: list[int] = []
+    for pos in positions:
+        data = sorted_bytes[pos]
+        if dead is not None and data.startswith(dead):
+            continue
+        dead = None
+        common = 0
+        limit = min(len(prev), len(data), len(path) - 1)
+        while common < limit and prev[common] == data[common]:
+            common += 1
+        del path[common + 1 :]
+        state = path[common]
+        ok = True
+        for k in range(common, len(data)):
+            got = state.trans.get(data[k], _MISSING)
+            after = step(state, data[k]) if got is _MISSING else got
+            if after is None:
+                dead = data[: k + 1]
+                ok = False
+                break
+            state = after
+            path.append(state)
+        prev = data
+        if ok:
+            out.append(pos)
+    return out
