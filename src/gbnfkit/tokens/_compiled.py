@@ -33,8 +33,8 @@ from gbnfkit._errors import VocabularyError
 from gbnfkit.tokens._byteprogram import END, TEST, lower_grammar
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._trie import TokenTrie
-from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._vecwalk import ByteColumns, vector_walk
+from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_positions
 
 if TYPE_CHECKING:
