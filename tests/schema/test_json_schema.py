@@ -90,6 +90,16 @@ CASES: list[tuple[Any, list[str], list[str]]] = [
     ({"$id": "https://x.org/root.json", "$defs": {"a": {"$anchor": "num", "type": "integer"}},
       "properties": {"p": {"$ref": "#num"}}, "type": "object"}, ['{"p": 1}'], ['{"p": "s"}']),
     ({"properties": {"a": {"type": "integer"}}}, ['"str"', '{"a": 1}'], ['{"a": "x"}']),
+    ({"type": "integer", "multipleOf": 7}, ["0", "14", "-21", "700"], ["1", "15", "7.0"]),
+    ({"type": "number", "multipleOf": 0.01}, ["1", "1.5", "-2.25", "2.250"], ["1.255"]),
+    ({"type": "object", "properties": {"r": {}, "w": {}, "h": {}},
+      "oneOf": [{"required": ["r"]}, {"required": ["w", "h"]}]},
+     ['{"r": 1}', '{"w": 1, "h": 2}', '{"r": 1, "w": 1}'], ['{"r": 1, "w": 1, "h": 2}', "{}"]),
+    ({"oneOf": [{"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+                {"type": "object", "properties": {"kind": {"const": "b"}, "n": {"type": "integer"}},
+                 "required": ["kind"]}]},
+     ['{"kind": "a"}', '{"kind": "b", "n": 1}'], ['{"kind": "c"}', '{"kind": "b", "n": "x"}']),
+    ({"not": {"required": ["a", "b"]}}, ["{}", '{"a": 1}'], ['{"a": 1, "b": 2}', "1"]),
 ]
 
 
@@ -145,8 +155,9 @@ def test_json_text_schema_and_rule_names() -> None:
     ("schema", "keyword", "pointer"),
     [
         ({"type": "array", "uniqueItems": True}, "uniqueItems", ""),
-        ({"properties": {"n": {"type": "integer", "multipleOf": 3}}}, "multipleOf",
-         "/properties/n"),
+        ({"properties": {"n": {"type": "integer", "multipleOf": 3, "minimum": 1}}},
+         "multipleOf", "/properties/n"),
+        ({"oneOf": [{"type": "integer"}, {"minimum": 3}]}, "oneOf", ""),
         ({"type": "string", "format": "duration"}, "format", ""),
         ({"if": {"type": "string"}, "then": {"minLength": 1}}, "if", ""),
         ({"$ref": "#/$defs/missing"}, "$ref", "/$ref"),

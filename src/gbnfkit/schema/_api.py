@@ -34,7 +34,10 @@ def json_schema_to_gbnf(schema: Any, *, options: SchemaOptions | None = None,
     the keyword and its JSON pointer for unsupported or contradictory schemas.
     """
     opts = make_options(options, changes)
-    return Converter(load_schema(schema), opts).convert()
+    try:
+        return Converter(load_schema(schema), opts).convert()
+    except RecursionError:
+        raise SchemaError("schema nests too deeply to convert") from None
 
 
 def pydantic_to_gbnf(model: Any, *, options: SchemaOptions | None = None,

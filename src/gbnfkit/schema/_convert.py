@@ -11,10 +11,11 @@ from typing import Any
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
-from gbnfkit.schema._gbnf import RuleTable, alt, group, literal, seq
+from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._numbers import decimal_interval, int_range
+from gbnfkit.schema._oneof import disjoint, exclusive_required_branches
 from gbnfkit.schema._options import SchemaOptions, Whitespace
 from gbnfkit.schema._refs import Resolver
 from gbnfkit.schema._regex import regex_expr
@@ -59,6 +60,8 @@ class Converter:
         self.resolver = Resolver(root if isinstance(root, dict) else {})
         self.memo: dict[str, str | None] = {}
         self.ref_rules: dict[str, str] = {}
+        self.active: set[str] = set()
+        self.pending: dict[str, str] = {}
         self.notes: list[str] = []
 
     # ---------------------------------------------------------------- reporting
@@ -67,6 +70,12 @@ class Converter:
         if self.opts.strict:
             raise SchemaError(message + " (strict=False ignores it with a warning)",
                               keyword=keyword, pointer=pointer)
+        note = f"{message} [{keyword}] at {pointer or '/'}"
+        self.notes.append(note)
+        warnings.warn(note, SchemaWarning, stacklevel=4)
+
+    def restricted(self, message: str, keyword: str, pointer: str) -> None:
+        """Warn that the grammar accepts fewer instances than the schema allows."""
         note = f"{message} [{keyword}] at {pointer or '/'}"
         self.notes.append(note)
         warnings.warn(note, SchemaWarning, stacklevel=4)
@@ -167,8 +176,23 @@ class Converter:
         key = _canon(schema)
         if key in self.memo:
             return self.memo[key]
-        result = self._visit(schema, ptr, hint)
-        if result is not None and hint != "root":
+        if key in self.active:  # recursion through an inlined $ref: go through a rule
+            if key not in self.pending:
+                self.pending[key] = self.table.fresh(hint + "-rec")
+            return self.pending[key]
+        if len(self.active) > 200:
+            raise SchemaError("schema nests too deeply (a recursive $ref combined with other "
+                              "keywords?)", keyword="$ref", pointer=ptr)
+        self.active.add(key)
+        try:
+            result = self._visit(schema, ptr, hint)
+        finally:
+            self.active.discard(key)
+        if key in self.pending:
+            name = self.pending.pop(key)
+            self.table.define(name, result if result is not None else "[^\\x00-\\U0010FFFF]")
+            result = name
+        elif result is not None and hint != "root":
             result = self.named(hint, result)
         self.memo[key] = result
         return result
@@ -209,6 +233,8 @@ class Converter:
             negated = self.apply_not(schema, ptr)
             if negated is False or negated is True:
                 return None if negated is False else self.value_rule()
+            if "allOf" in negated:
+                return self.visit(negated, ptr, hint)
             schema = negated
         if "enum" in schema or "const" in schema:
             return self.enum(schema, ptr)
@@ -219,6 +245,8 @@ class Converter:
         if not isinstance(branches, list) or not branches:
             raise SchemaError(f"{comb} must be a non-empty array", keyword=comb, pointer=ptr)
         rest = {k: v for k, v in schema.items() if k != comb}
+        if comb == "oneOf":
+            branches = self.one_of_branches(branches, rest, ptr)
         options = []
         for i, branch in enumerate(branches):
             sub = branch if not rest else {"allOf": [rest, branch]}
@@ -226,6 +254,24 @@ class Converter:
             if e is not None:
                 options.append(e)
         return alt(options) if options else None
+
+    def one_of_branches(self, branches: list[Any], rest: dict[str, Any], ptr: str) -> list[Any]:
+        """``oneOf`` branches as disjoint ``anyOf`` branches (or said to overlap)."""
+        exclusive = exclusive_required_branches(branches)
+        if exclusive is not None:
+            return exclusive
+
+        def flatten(s: Any) -> Any:
+            return merge_all([rest, s], lambda r: self.resolver.resolve(r, ptr)[0], ptr)
+
+        try:
+            ok = disjoint(branches, flatten)
+        except SchemaError:
+            ok = False
+        if not ok:
+            self.unsupported("oneOf branches may overlap; they are enforced as anyOf (an "
+                             "instance matching several branches is accepted)", "oneOf", ptr)
+        return branches
 
     # ---------------------------------------------------------------- not / enum
     def apply_not(self, schema: dict[str, Any], ptr: str) -> dict[str, Any] | bool:
@@ -246,6 +292,10 @@ class Converter:
             if "number" in keep and "integer" in banned:
                 self.unsupported("not {type: integer} on numbers is not enforced", "not", ptr)
             return {**rest, "type": keep} if keep else False
+        if isinstance(neg, dict) and set(neg) - ANNOTATIONS == {"required"} and neg["required"]:
+            # some required name is missing, and only objects can miss one
+            missing = [{"properties": {k: False}} for k in neg["required"]]
+            return {"allOf": [rest, {"type": "object", "anyOf": missing}]}
         if isinstance(neg, dict) and set(neg) - ANNOTATIONS <= {"enum", "const"} and neg:
             values = neg.get("enum", []) + ([neg["const"]] if "const" in neg else [])
             if rest.get("type") == "string" and all(isinstance(v, str) for v in values) and \
@@ -400,35 +450,69 @@ class Converter:
                 hi, hi_strict = d, strict
         return lo, lo_strict, hi, hi_strict
 
-    def multiple_of(self, schema: dict[str, Any], ptr: str, integer: bool) -> bool:
-        """Whether ``multipleOf`` makes the value an integer; refuses other values."""
+    def multiple(self, schema: dict[str, Any], ptr: str) -> Decimal | None:
+        """The ``multipleOf`` value, checked, or None."""
         if "multipleOf" not in schema:
-            return False
+            return None
         m = schema["multipleOf"]
         if not isinstance(m, (int, float)) or isinstance(m, bool) or m <= 0:
             raise SchemaError("multipleOf must be a positive number", keyword="multipleOf",
                               pointer=ptr)
-        d = Decimal(str(m))
-        if integer and Decimal(1) % d == 0:
-            return False  # every integer is a multiple
-        if d == 1:
-            return True
-        self.unsupported(f"multipleOf {m} is not enforced", "multipleOf", ptr)
-        return False
+        return Decimal(str(m))
 
     def integer(self, schema: dict[str, Any], ptr: str) -> str | None:
-        self.multiple_of(schema, ptr, integer=True)
+        m = self.multiple(schema, ptr)
         lo, lo_s, hi, hi_s = self.bounds(schema, ptr)
+        if m is not None and Decimal(1) % m != 0:
+            if m != m.to_integral_value() or lo is not None or hi is not None or m > 1000:
+                self.unsupported(f"multipleOf {m} is enforced only on unbounded integers "
+                                 "(and multiples up to 1000)", "multipleOf", ptr)
+            else:
+                return self.integer_multiple(int(m))
         if lo is None and hi is None:
             return self.integer_rule()
         ilo = None if lo is None else (math.floor(lo) + 1 if lo_s else math.ceil(lo))
         ihi = None if hi is None else (math.ceil(hi) - 1 if hi_s else math.floor(hi))
         return int_range(ilo, ihi, self.opts.max_integer_digits)
 
+    def integer_multiple(self, m: int) -> str:
+        """Integers divisible by ``m``: one rule per remainder (a division automaton)."""
+        names = [self.table.fresh(f"mod{m}-r{r}") for r in range(m)]
+        for r in range(m):
+            by_target: dict[int, list[int]] = {}
+            for d in range(10):
+                by_target.setdefault((10 * r + d) % m, []).append(d)
+            options = ['""'] if r == 0 else []
+            for t, digits in by_target.items():
+                options.append(seq(char_class([(48 + d, 48 + d) for d in digits]), names[t]))
+            self.table.define(names[r], alt(options))
+        first: dict[int, list[int]] = {}
+        for d in range(1, 10):
+            first.setdefault(d % m, []).append(d)
+        starts = [seq(char_class([(48 + d, 48 + d) for d in ds]), names[t])
+                  for t, ds in first.items()]
+        return seq('"-"?', f"({alt(['[0]', *starts])})")
+
+    def decimal_places(self, m: Decimal) -> int | None:
+        """k when ``m`` is 10**-k (multiples are the numbers with k decimals), else None."""
+        exponent = m.normalize().as_tuple().exponent
+        if isinstance(exponent, int) and exponent < 0 and m == Decimal(1).scaleb(exponent):
+            return -exponent
+        return None
+
     def number(self, schema: dict[str, Any], ptr: str) -> str | None:
-        if self.multiple_of(schema, ptr, integer=False):
-            return self.integer(schema, ptr)
+        m = self.multiple(schema, ptr)
         lo, lo_s, hi, hi_s = self.bounds(schema, ptr)
+        if m is not None and m == m.to_integral_value():
+            return self.integer(schema, ptr)
+        if m is not None:
+            k = self.decimal_places(m)
+            if k is None or lo is not None or hi is not None:
+                self.unsupported(f"multipleOf {m} on numbers is enforced only as 10**-k "
+                                 "without bounds", "multipleOf", ptr)
+            else:
+                frac = f'("." [0-9]{{1,{k}}} "0"*)?'
+                return seq('"-"?', self.integral(), frac)
         if lo is None and hi is None:
             return self.number_rule()
         if lo is not None and hi is not None and (lo > hi or (lo == hi and (lo_s or hi_s))):

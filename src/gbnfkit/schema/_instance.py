@@ -17,6 +17,17 @@ ANNOTATIONS = frozenset(
 )
 
 
+VALIDATION_KEYWORDS = frozenset(
+    {"type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+     "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+     "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+     "dependentRequired", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+     "dependentSchemas", "prefixItems", "items", "contains", "properties", "patternProperties",
+     "additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+     "format", "$ref", "$dynamicRef", "$recursiveRef", "dependencies", "additionalItems"}
+)
+
+
 def json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -107,8 +118,10 @@ def check_value(value: Any, schema: Any) -> bool | None:
                         break
         elif key == "additionalProperties" and arg is False:
             ok = t != "object" or set(value) <= set(schema.get("properties", {}))
-        else:
+        elif key in VALIDATION_KEYWORDS:
             return None
+        else:
+            continue  # an unknown keyword is an annotation: validators ignore it
         if ok is not True:
             return ok
     return True

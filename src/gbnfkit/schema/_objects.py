@@ -98,26 +98,38 @@ class _Members:
         return name
 
     # any order ---------------------------------------------------------------------
-    def any_order(self, seen: int, c: int, memo: dict[tuple[int, int], str | None]) -> str | None:
+    def any_order(self, seen: int, c: int, memo: dict[tuple[int, int], str | None],
+                  sequential: bool) -> str | None:
+        """State ``seen``: bit set of required members present, or with ``sequential``
+        the number of required members present (they then come in schema order)."""
         key = (seen, c)
         if key in memo:
             return memo[key]
         name = self.conv.table.fresh(f"{self.hint}-s{seen}" + (f"-c{c}" if c else ""))
         memo[key] = name
-        req_index = {nm: j for j, nm in enumerate(n for n, _, r in self.known if r)}
-        all_seen = (1 << len(req_index)) - 1
+        required = [n for n, _, r in self.known if r]
+        done = len(required) if sequential else (1 << len(required)) - 1
         options: list[str] = []
         if self.hi is None or c < self.hi:
-            for nm, member, required in self.known:
-                bit = 1 << req_index[nm] if required else 0
-                nxt = self.any_order(seen | bit, self.inc(c), memo)
+            for nm, member, is_required in self.known:
+                if not is_required:
+                    nxt = self.any_order(seen, self.inc(c), memo, sequential)
+                elif sequential:
+                    if seen >= len(required) or required[seen] != nm:
+                        continue
+                    nxt = self.any_order(seen + 1, self.inc(c), memo, sequential)
+                else:
+                    bit = 1 << required.index(nm)
+                    if seen & bit:
+                        continue
+                    nxt = self.any_order(seen | bit, self.inc(c), memo, sequential)
                 if nxt is not None:
                     options.append(seq(self.sep(c), member, nxt))
             if self.extra:
-                nxt = self.any_order(seen, self.inc(c), memo)
+                nxt = self.any_order(seen, self.inc(c), memo, sequential)
                 if nxt is not None:
                     options.append(seq(self.sep(c), f"({alt(self.extra)})", nxt))
-        if seen == all_seen and c >= self.lo:
+        if seen == done and c >= self.lo:
             options.append('""')
         self.conv.table.define(name, alt(options) if options else "[^\\x00-\\U0010FFFF]")
         return name
@@ -170,15 +182,14 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
         known.append((name, conv.table.add(conv.child_hint(hint, name) + "-kv", member),
                       name in req))
     extra_members = _extra_members(conv, schema, ptr, hint, list(schemas), patterns, additional)
-    if len(req) > conv.opts.max_required_any_order and \
-            conv.opts.property_order is PropertyOrder.ANY:
-        raise SchemaError(
-            f"{len(req)} required properties in any order need 2**{len(req)} grammar states; "
-            f"raise max_required_any_order or use property_order='schema'",
-            keyword="required", pointer=ptr)
+    sequential = len(req) > conv.opts.max_required_any_order
+    if sequential and conv.opts.property_order is PropertyOrder.ANY:
+        conv.restricted(f"{len(req)} required properties (more than max_required_any_order="
+                        f"{conv.opts.max_required_any_order}) must come in schema order; the "
+                        f"other properties may come anywhere", "required", ptr)
     m = _Members(conv, hint, known, extra_members, lo, hi)
     if conv.opts.property_order is PropertyOrder.ANY:
-        body = m.any_order(0, 0, {})
+        body = m.any_order(0, 0, {}, sequential)
     else:
         body = m.ordered(0, 0)
     if body is None:
