@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from gbnf_llama_reference import llama_verdict
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -159,6 +160,7 @@ def test_print_then_parse_gives_the_same_ir(ir: GrammarIR) -> None:
     except GrammarError:
         assume(False)  # e.g. a repetition of something empty-able: llama.cpp refuses it
     text = to_gbnf(canonical)
+    assert llama_verdict(text) is None  # llama.cpp builds the printout
     assert parse_gbnf(text) == canonical
     assert to_gbnf(parse_gbnf(text)) == text
 

@@ -13,11 +13,13 @@ Here the IR is mapped to the same generated rules, and a cycle in the resulting
 * ``exact=True`` for the parser's *raw* tree, in which every parenthesised group is an
   :class:`Alt` (even of one option) and every sequence a :class:`Seq`: this is exactly
   llama.cpp's check.
-* ``exact=False`` for canonical IR (from any front end), where groups of one item may
-  have been dropped: every rule reference or repetition inside a sequence or under a
-  repetition is read as if it were wrapped in a group.  Groups are never empty-able
-  unless literally empty, so this reading refuses only what every reading refuses; it
-  never refuses a grammar that the exact reading of its source accepted.
+* ``exact=False`` for canonical IR (from any front end), where groups may have been
+  dropped or flattened: the most permissive way to write the IR in GBNF is assumed,
+  with every item of a sequence or repetition in its own group and every empty
+  alternative written ``()``.  Then no rule llama.cpp consults may be empty, and only
+  cycles through the first item of an alternative remain: those every writing of the
+  grammar has.  So this reading never refuses a grammar that the exact reading of its
+  source accepted; :func:`gbnfkit.grammar.to_gbnf` prints that way when it must.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class _Builder:
 
     def item(self, expr: Expr) -> list[Node]:
         """Elements of ``expr`` as an item of a sequence or of a repetition."""
-        if not self.exact and isinstance(expr, (RuleRef, Repeat)):
+        if not self.exact:
             return [self.new([self.elems(expr)])]
         return self.elems(expr)
 
@@ -104,7 +106,7 @@ def llama_left_recursion(rules: Mapping[str, Expr], exact: bool) -> list[str] | 
     alts = builder.alts
 
     def may_be_empty(node: Node) -> bool:
-        return any(not alt for alt in alts.get(node, ()))
+        return exact and any(not alt for alt in alts.get(node, ()))
 
     edges: dict[Node, list[Node]] = {}
     for node, node_alts in alts.items():

@@ -70,8 +70,9 @@ def _check_name(name: str) -> None:
 
 class _Printer:
     """``level`` 0: plain; 1: references and repetitions repeated by a repetition are
-    put in a group; 2: also those inside sequences (how llama.cpp reads it then
-    matches :func:`llama_left_recursion` with ``exact=False``)."""
+    put in a group; 2: every item of a sequence or repetition is in a group of its own,
+    nothing llama.cpp consults is literally empty (``()``, ``(())``), so llama.cpp's
+    check reads it as :func:`llama_left_recursion` with ``exact=False`` does."""
 
     def __init__(self, level: int) -> None:
         self.level = level
@@ -84,15 +85,17 @@ class _Printer:
         return self.option(expr)
 
     def option(self, expr: Expr) -> str:
+        if _is_empty(expr):
+            return "()" if self.level >= 2 else '""'
         if isinstance(expr, Seq):
-            if not expr.items:
-                return '""'
             return " ".join(self.item(item, True) for item in expr.items)
         if isinstance(expr, Alt):
             return self.body(expr)
         return self.item(expr, False)
 
     def item(self, expr: Expr, in_seq: bool) -> str:
+        if self.level >= 2 and in_seq:
+            return self.grouped(expr)
         if isinstance(expr, Literal):
             return literal_text(expr.text)
         if isinstance(expr, CharClass):
@@ -106,8 +109,16 @@ class _Printer:
         text = self.repeated(expr.item) + _operator(expr)
         return f"({text})" if self.level >= 2 and in_seq else text
 
+    def grouped(self, expr: Expr) -> str:
+        """``expr`` in a group that llama.cpp never counts as possibly empty."""
+        if _is_empty(expr) or (isinstance(expr, Repeat) and expr.max == 0):
+            return f"(({self.item(expr, False)}))"
+        return f"({self.option(expr)})"
+
     def repeated(self, expr: Expr) -> str:
         """``expr`` as the item of a repetition."""
+        if self.level >= 2:
+            return self.grouped(expr)
         if isinstance(expr, Literal):
             return literal_text(expr.text) if expr.text else "()"
         if isinstance(expr, CharClass):
@@ -121,6 +132,10 @@ class _Printer:
         text = self.repeated(expr.item) + _operator(expr)
         # a repetition that produces nothing ({0}) cannot be repeated again without a group
         return f"({text})" if self.level >= 1 or expr.max == 0 else text
+
+
+def _is_empty(expr: Expr) -> bool:
+    return expr == Literal("") or expr == Seq(())
 
 
 def _operator(expr: Repeat) -> str:
