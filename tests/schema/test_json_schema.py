@@ -100,6 +100,9 @@ CASES: list[tuple[Any, list[str], list[str]]] = [
                  "required": ["kind"]}]},
      ['{"kind": "a"}', '{"kind": "b", "n": 1}'], ['{"kind": "c"}', '{"kind": "b", "n": "x"}']),
     ({"not": {"required": ["a", "b"]}}, ["{}", '{"a": 1}'], ['{"a": 1, "b": 2}', "1"]),
+    ({"type": "string", "pattern": "^x-[a-z]+$", "minLength": 4, "maxLength": 5},
+     ['"x-ab"', '"x-abc"'], ['"x-a"', '"x-abcd"']),
+    ({"type": "string", "format": "date", "maxLength": 10}, ['"2020-01-01"'], ['"2020-1-1"']),
 ]
 
 
@@ -159,6 +162,7 @@ def test_json_text_schema_and_rule_names() -> None:
          "multipleOf", "/properties/n"),
         ({"oneOf": [{"type": "integer"}, {"minimum": 3}]}, "oneOf", ""),
         ({"type": "string", "format": "duration"}, "format", ""),
+        ({"type": "string", "pattern": "a|bc+", "maxLength": 3}, "maxLength", ""),
         ({"if": {"type": "string"}, "then": {"minLength": 1}}, "if", ""),
         ({"$ref": "#/$defs/missing"}, "$ref", "/$ref"),
         ({"$ref": "other.json"}, "$ref", "/$ref"),

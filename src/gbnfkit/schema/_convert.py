@@ -19,6 +19,7 @@ from gbnfkit.schema._oneof import disjoint, exclusive_required_branches
 from gbnfkit.schema._options import SchemaOptions, Whitespace
 from gbnfkit.schema._refs import Resolver
 from gbnfkit.schema._regex import regex_expr
+from gbnfkit.schema._regex_length import limit_length
 from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
 from gbnfkit.schema._strings import JsonChars
 from gbnfkit.schema._values import render_value, strings_not_in
@@ -400,9 +401,19 @@ class Converter:
         if len(patterns) > 1:
             self.unsupported("only one pattern/format per string can be enforced; the first "
                              "is", patterns[1][0], ptr)
+        limited = False
         if patterns and (lo > 0 or hi is not None):
-            self.unsupported("a length limit together with a pattern/format is not enforced",
-                             "minLength" if lo else "maxLength", ptr)
+            try:
+                narrowed = limit_length(parse_regex(patterns[0][1]), lo, hi)
+            except RegexUnsupported:
+                narrowed = None
+            if narrowed is None:
+                self.unsupported("a length limit together with this pattern/format is not "
+                                 "enforced", "minLength" if lo else "maxLength", ptr)
+            elif not narrowed:
+                return None
+            else:
+                limited = True
         if "$gbnfkit-not-strings" in schema:
             body = strings_not_in(self, schema["$gbnfkit-not-strings"])
             return seq('"\\""', body, '"\\""')
@@ -418,6 +429,8 @@ class Converter:
             except RegexUnsupported as e:
                 self.unsupported(f"pattern {pattern!r}: {e}", kw, ptr)
                 return self.string_rule()
+            if limited:
+                branches = limit_length(branches, lo, hi) or branches
             return seq('"\\""', regex_expr(branches, self.chars.of), '"\\""')
         if lo == 0 and hi is None:
             return self.string_rule()
