@@ -12,7 +12,7 @@ from typing import Any
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
-from gbnfkit.schema._instance import ANNOTATIONS, check_value
+from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._numbers import decimal_interval, int_range
 from gbnfkit.schema._oneof import disjoint, exclusive_required_branches
@@ -420,7 +420,7 @@ class Converter:
         if patterns:
             kw, pattern = patterns[0]
             try:
-                re.compile(pattern)
+                py_search(pattern, "")
             except re.error as e:
                 raise SchemaError(f"invalid regular expression {pattern!r}: {e}", keyword=kw,
                                   pointer=ptr) from None

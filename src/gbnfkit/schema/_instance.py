@@ -4,10 +4,19 @@ satisfy their sibling keywords.  It answers ``None`` when a keyword is beyond it
 from __future__ import annotations
 
 import re
+import warnings
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["json_equal", "json_type", "check_value"]
+__all__ = ["json_equal", "json_type", "check_value", "py_search"]
+
+
+def py_search(pattern: str, text: str) -> bool:
+    """``re.search`` without Python's FutureWarnings about nested-set syntax;
+    raises ``re.error`` for an invalid pattern."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return re.search(pattern, text) is not None
 
 ANNOTATIONS = frozenset(
     {"title", "description", "default", "examples", "$comment", "readOnly", "writeOnly",
@@ -92,7 +101,7 @@ def check_value(value: Any, schema: Any) -> bool | None:
             ok = t != "string" or (len(value) >= arg if key == "minLength" else len(value) <= arg)
         elif key == "pattern":
             try:
-                ok = t != "string" or re.search(arg, value) is not None
+                ok = t != "string" or py_search(arg, value)
             except re.error:
                 ok = None
         elif key in ("minItems", "maxItems"):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._gbnf import alt, seq
+from gbnfkit.schema._instance import py_search
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
@@ -199,7 +200,7 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
 
 def _search(conv: Converter, pattern: str, name: str, ptr: str) -> bool:
     try:
-        return re.search(pattern, name) is not None
+        return py_search(pattern, name)
     except re.error as e:
         raise SchemaError(f"invalid pattern {pattern!r}: {e}", keyword="patternProperties",
                           pointer=ptr) from None
@@ -241,7 +242,7 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
 
 
 def _overlaps(pattern: str, names: list[str]) -> bool:
-    return any(re.search(pattern, n) for n in names)
+    return any(py_search(pattern, n) for n in names)
 
 
 def _additional_member(conv: Converter, ptr: str, hint: str, names: list[str],
