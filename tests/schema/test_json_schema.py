@@ -103,6 +103,13 @@ CASES: list[tuple[Any, list[str], list[str]]] = [
     ({"type": "string", "pattern": "^x-[a-z]+$", "minLength": 4, "maxLength": 5},
      ['"x-ab"', '"x-abc"'], ['"x-a"', '"x-abcd"']),
     ({"type": "string", "format": "date", "maxLength": 10}, ['"2020-01-01"'], ['"2020-1-1"']),
+    ({"$schema": "http://json-schema.org/draft-07/schema#",
+      "definitions": {"s": {"type": "string"}},
+      "properties": {"a": {"$ref": "#/definitions/s", "enum": ["x"]}}},
+     ['{"a": "y"}'], ['{"a": 1}']),
+    ({"definitions": {"s": {"type": "string"}},
+      "properties": {"a": {"$ref": "#/definitions/s", "enum": ["x"]}}},
+     ['{"a": "x"}'], ['{"a": "y"}']),
 ]
 
 

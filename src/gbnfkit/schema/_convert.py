@@ -64,6 +64,9 @@ class Converter:
         self.active: set[str] = set()
         self.pending: dict[str, str] = {}
         self.notes: list[str] = []
+        dialect = root.get("$schema", "") if isinstance(root, dict) else ""
+        self.legacy_ref = isinstance(dialect, str) and any(
+            f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
 
     # ---------------------------------------------------------------- reporting
     def unsupported(self, message: str, keyword: str, pointer: str) -> None:
@@ -215,7 +218,7 @@ class Converter:
                 self.unsupported(f"keyword {kw} is not supported", kw, ptr)
         if "$ref" in schema:
             rest = {k: v for k, v in schema.items() if k not in ANNOTATIONS and k != "$ref"}
-            if not rest:
+            if not rest or self.legacy_ref:  # before 2019-09, $ref hides its siblings
                 return self.ref(schema["$ref"], ptr + "/$ref")
             schema = {"allOf": [{"$ref": schema["$ref"]}, rest]}
         if "allOf" in schema:
@@ -262,11 +265,12 @@ class Converter:
         if exclusive is not None:
             return exclusive
 
-        def flatten(s: Any) -> Any:
-            return merge_all([rest, s], lambda r: self.resolver.resolve(r, ptr)[0], ptr)
+        def resolve(r: Any) -> Any:
+            return self.resolver.resolve(r, ptr)[0]
 
         try:
-            ok = disjoint(branches, flatten)
+            ok = disjoint(branches, lambda s: merge_all([rest, s], resolve, ptr),
+                          lambda s: merge_all([s], resolve, ptr))
         except SchemaError:
             ok = False
         if not ok:

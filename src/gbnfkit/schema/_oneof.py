@@ -78,6 +78,7 @@ def _forbids(s: dict[str, Any], key: str) -> bool:
 
 
 def _pair_disjoint(a: Any, b: Any, flatten: Flatten) -> bool:
+    """``flatten`` inlines ``$ref``/``allOf`` of a sub-schema (nothing added)."""
     if a is False or b is False:
         return True
     if not isinstance(a, dict) or not isinstance(b, dict):
@@ -100,8 +101,9 @@ def _pair_disjoint(a: Any, b: Any, flatten: Flatten) -> bool:
     return False
 
 
-def disjoint(branches: list[Any], flatten: Flatten) -> bool:
-    """Whether no instance can satisfy two of the (flattened) branches."""
-    flat = [flatten(b) for b in branches]
+def disjoint(branches: list[Any], with_siblings: Flatten, flatten: Flatten) -> bool:
+    """Whether no instance can satisfy two of the branches (``with_siblings`` merges a
+    branch with the keywords beside ``oneOf``)."""
+    flat = [with_siblings(b) for b in branches]
     return all(_pair_disjoint(flat[i], flat[j], flatten)
                for i in range(len(flat)) for j in range(i + 1, len(flat)))
