@@ -70,14 +70,14 @@ class Node:
 class Core:
     """An interned set of expanded stacks (see the module docstring)."""
 
-    __slots__ = ("allowed", "complete", "gen", "groups", "migrated", "next", "ranges", "shash",
+    __slots__ = ("_shash", "allowed", "complete", "gen", "groups", "migrated", "next", "ranges",
                  "stacks")
 
     def __init__(self, stacks: frozenset[Node], gen: int, empty: Node) -> None:
         self.stacks = stacks
         self.gen = gen
         self.complete = empty in stacks
-        self.shash = hash(frozenset(n.h for n in stacks))
+        self._shash: int | None = None
         by_pos: dict[int, list[Node]] = {}
         for n in stacks:
             if n is not empty:
@@ -89,6 +89,14 @@ class Core:
         self.migrated: Core | None = None
         self.allowed: tuple[AllowedRule, ...] | None = None
         self.ranges: Ranges | None = None
+
+    @property
+    def shash(self) -> int:
+        """Structural hash of the stacks (equal for equal stacks in any generation)."""
+        h = self._shash
+        if h is None:
+            h = self._shash = hash(frozenset(n.h for n in self.stacks))
+        return h
 
     def structure(self) -> frozenset[tuple[int, ...]]:
         """The stacks as position tuples (top first): generation-independent."""
@@ -188,26 +196,43 @@ class Engine:
         max_stacks = self.limits.max_stacks
         node = self.node
         out: set[Node] = set()
-        seen = {start}
-        todo = [start]
+        # work items are (pos, parent) pairs; only stack frames that become a parent or
+        # end up on top of a result are interned as Nodes
+        if start is empty:
+            return empty.closure  # type: ignore[return-value]
+        assert start.parent is not None
+        seen: set[tuple[int, Node]] = {(start.pos, start.parent)}
+        todo: list[tuple[int, Node]] = [(start.pos, start.parent)]
         while todo:
-            n = todo.pop()
-            cached = n.closure
-            if cached is not None:
-                out |= cached
+            p, parent = todo.pop()
+            if kinds[p] != REF:
+                out.add(node(p, parent))
                 continue
-            p = n.pos
-            if n is empty or kinds[p] != REF:
-                out.add(n)
-                continue
-            parent = n.parent
-            assert parent is not None
-            base = parent if kinds[p + 1] == END else node(p + 1, parent)
+            if kinds[p + 1] == END:
+                base = parent
+                if base is empty:
+                    base_item = None
+                else:
+                    assert base.parent is not None
+                    base_item = (base.pos, base.parent)
+            else:
+                base = node(p + 1, parent)
+                base_item = (p + 1, parent)
             for a in alts[target[p]]:
-                m = base if kinds[a] == END else node(a, base)
-                if m not in seen:
-                    seen.add(m)
-                    todo.append(m)
+                if kinds[a] != END:
+                    item = (a, base)
+                elif base_item is None:
+                    out.add(empty)
+                    continue
+                else:
+                    cached = base.closure
+                    if cached is not None:
+                        out |= cached
+                        continue
+                    item = base_item
+                if item not in seen:
+                    seen.add(item)
+                    todo.append(item)
             if len(seen) > max_stacks:
                 self._too_many(len(seen))
         if len(out) > max_stacks:
