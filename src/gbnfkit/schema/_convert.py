@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from gbnfkit._errors import SchemaError
+from gbnfkit.schema._dfa import complement_grammar
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
@@ -297,6 +298,12 @@ class Converter:
             if "number" in keep and "integer" in banned:
                 self.unsupported("not {type: integer} on numbers is not enforced", "not", ptr)
             return {**rest, "type": keep} if keep else False
+        if isinstance(neg, dict) and set(neg) - ANNOTATIONS == {"pattern"}:
+            # only strings can fail a pattern
+            have = self.types_of(rest, ptr) if "type" in rest else ["string"]
+            if "string" not in have:
+                return False
+            return {**rest, "type": "string", "$gbnfkit-not-pattern": neg["pattern"]}
         if isinstance(neg, dict) and set(neg) - ANNOTATIONS == {"required"} and neg["required"]:
             # some required name is missing, and only objects can miss one
             missing = [{"properties": {k: False}} for k in neg["required"]]
@@ -418,6 +425,18 @@ class Converter:
                 return None
             else:
                 limited = True
+        if "$gbnfkit-not-pattern" in schema:
+            body = None
+            if not patterns and lo == 0 and hi is None:
+                try:
+                    branches = parse_regex(schema["$gbnfkit-not-pattern"])
+                    body = complement_grammar(branches, self.table, self.chars.of, "not-pattern")
+                except RegexUnsupported:
+                    body = None
+            if body is None:
+                self.unsupported("this not {pattern} is not supported", "not", ptr)
+            else:
+                return seq('"\\""', body, '"\\""')
         if "$gbnfkit-not-strings" in schema:
             body = strings_not_in(self, schema["$gbnfkit-not-strings"])
             return seq('"\\""', body, '"\\""')

@@ -13,11 +13,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
+from gbnfkit.schema._dfa import complement_grammar
 from gbnfkit.schema._gbnf import alt, seq
 from gbnfkit.schema._instance import py_search
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
-from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
+from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
 from gbnfkit.schema._values import strings_not_in
 
 if TYPE_CHECKING:
@@ -208,37 +209,45 @@ def _search(conv: Converter, pattern: str, name: str, ptr: str) -> bool:
 
 def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
                    names: list[str], patterns: dict[str, Any], additional: Any) -> list[str]:
+    if not patterns:
+        return _additional_member(conv, ptr, hint, names, additional, None)
+    if len(patterns) > 1 and len({repr(s) for s in patterns.values()}) > 1:
+        conv.unsupported("several patternProperties with different schemas are not "
+                         "supported", "patternProperties", ptr)
+        return _additional_member(conv, ptr, hint, names, True, None)
+    all_branches: list[Branch] = []
+    options = []
+    for p in patterns:
+        try:
+            branches = parse_regex(p)
+        except RegexUnsupported as e:
+            conv.unsupported(f"pattern {p!r}: {e}", "patternProperties", ptr)
+            return _additional_member(conv, ptr, hint, names, True, None)
+        all_branches += branches
+        options.append(regex_expr(branches, conv.chars.of))
+    if any(_overlaps(p, names) for p in patterns):
+        conv.unsupported("a patternProperties pattern also matches a listed property; "
+                         "the grammar may let that name through with the pattern schema "
+                         "only", "patternProperties", ptr)
     out: list[str] = []
-    if patterns:
-        exact = additional is False and (
-            len(patterns) == 1 or len({repr(s) for s in patterns.values()}) == 1)
-        if not exact:
-            conv.unsupported("patternProperties are enforced only with additionalProperties "
-                             "false and one pattern schema", "patternProperties", ptr)
-            return out + _additional_member(conv, ptr, hint, names, True)
-        value = conv.visit(next(iter(patterns.values())),
-                           conv.child_ptr(ptr, "patternProperties"),
-                           conv.child_hint(hint, "pattern-value"))
-        if value is None:
-            return out
-        options = []
-        for p in patterns:
-            try:
-                branches = parse_regex(p)
-            except RegexUnsupported as e:
-                conv.unsupported(f"pattern {p!r}: {e}", "patternProperties", ptr)
-                return _additional_member(conv, ptr, hint, names, True)
-            options.append(regex_expr(branches, conv.chars.of))
-        if any(_overlaps(p, names) for p in patterns):
-            conv.unsupported("a patternProperties pattern also matches a listed property; "
-                             "the grammar may let that name through with the pattern schema "
-                             "only", "patternProperties", ptr)
+    value = conv.visit(next(iter(patterns.values())), conv.child_ptr(ptr, "patternProperties"),
+                       conv.child_hint(hint, "pattern-value"))
+    if value is not None:
         key = conv.table.add(conv.child_hint(hint, "pattern-key"),
                              seq('"\\""', alt(options), '"\\""'))
         out.append(conv.table.add(conv.child_hint(hint, "pattern-kv"),
                                   seq(key, conv.colon(), value)))
+    if additional is False:
         return out
-    return _additional_member(conv, ptr, hint, names, additional)
+    literal_names = [Branch(Cat(tuple(Chars(((ord(c), ord(c)),)) for c in n)), True, True)
+                     for n in names]
+    other = complement_grammar(all_branches + literal_names, conv.table, conv.chars.of,
+                               conv.child_hint(hint, "other-key"))
+    if other is None:
+        conv.unsupported("the keys outside patternProperties need too large an automaton",
+                         "patternProperties", ptr)
+        return out + _additional_member(conv, ptr, hint, names, additional, None)
+    return out + _additional_member(conv, ptr, hint, names, additional, other)
 
 
 def _overlaps(pattern: str, names: list[str]) -> bool:
@@ -246,14 +255,16 @@ def _overlaps(pattern: str, names: list[str]) -> bool:
 
 
 def _additional_member(conv: Converter, ptr: str, hint: str, names: list[str],
-                       additional: Any) -> list[str]:
+                       additional: Any, key_rule: str | None) -> list[str]:
     if additional is False:
         return []
     value = conv.visit(additional, conv.child_ptr(ptr, "additionalProperties"),
                        conv.child_hint(hint, "additional-value"))
     if value is None:
         return []
-    if names:
+    if key_rule is not None:
+        key = seq('"\\""', key_rule, '"\\""')
+    elif names:
         key = seq('"\\""', strings_not_in(conv, names), '"\\""')
     else:
         key = conv.string_rule()
