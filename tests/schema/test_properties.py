@@ -87,3 +87,28 @@ def test_mutated_invalid_instances_rejected(index: int) -> None:
             assert grammar.match(_text(mutant)).status.value != "accept", _text(mutant)
 
     check()
+
+
+def test_every_conformance_schema_gives_a_checked_grammar() -> None:
+    """Grammar.from_gbnf parses the text and runs the left-recursion check."""
+    import warnings
+    from pathlib import Path
+
+    from gbnfkit import SchemaError, json_schema_to_gbnf
+    from gbnfkit.schema import SchemaWarning
+
+    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "schema.jsonl"
+    schemas = [json.loads(line)["schema"] for line in path.read_text("utf-8").splitlines()]
+    built = 0
+    for schema in schemas + SCHEMAS:
+        for options in ({}, {"whitespace": "compact", "property_order": "any"},
+                        {"whitespace": "pretty", "closed_objects": True}):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", SchemaWarning)
+                    text = json_schema_to_gbnf(schema, strict=False, **options)
+            except SchemaError:
+                continue  # refused schemas are checked in test_conformance
+            Grammar.from_gbnf(text)
+            built += 1
+    assert built >= 3 * 60
