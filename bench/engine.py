@@ -85,7 +85,7 @@ def make_ambiguous(size: int, seed: int = 2) -> str:
     return " ".join(parts)
 
 
-def throughput(grammar: Grammar, text: str) -> float:
+def throughput(grammar: Grammar, text: str | bytes) -> float:
     t = time.perf_counter()
     state = grammar.start().feed(text)
     dt = time.perf_counter() - t
@@ -130,6 +130,19 @@ def main() -> None:
         warm = max(throughput(g, text) for _ in range(3))
         states = g.engine.cached_states
         print(f"  {label:40s} cold {cold:12,.0f}  warm {warm:12,.0f}  ({states} cached states)")
+
+    # bytes (UTF-8 decoded incrementally); figures are characters/second
+    g = build_json()
+    data = doc.encode()
+    cold = throughput(g, data) * len(doc) / len(data)
+    warm = max(throughput(g, data) for _ in range(3)) * len(doc) / len(data)
+    print(f"  {'json as UTF-8 bytes':40s} cold {cold:12,.0f}  warm {warm:12,.0f}")
+
+    # worst case: every character leads to a state never seen before
+    deep = "[" * 10_000 + "]" * 10_000
+    g = build_json()
+    cold = throughput(g, deep)
+    print(f"  {'json nested 10,000 deep (all new states)':40s} cold {cold:12,.0f}")
 
 
 if __name__ == "__main__":
