@@ -107,6 +107,8 @@ CASES: list[tuple[Any, list[str], list[str]]] = [
       "definitions": {"s": {"type": "string"}},
       "properties": {"a": {"$ref": "#/definitions/s", "enum": ["x"]}}},
      ['{"a": "y"}'], ['{"a": 1}']),
+    ({"dependentRequired": {"a": ["b"]}, "dependentSchemas": {"c": {"required": ["d"]}}},
+     ["{}", '{"a": 1, "b": 2}', '{"c": 1, "d": 2}', "1"], ['{"a": 1}', '{"c": 1}']),
     ({"not": {"pattern": "^a|b"}}, ['"xa"', '""'], ['"ax"', '"xbx"', "1"]),
     ({"type": "object", "properties": {"id": {"type": "integer"}},
       "patternProperties": {"^x-": {"type": "string"}}},

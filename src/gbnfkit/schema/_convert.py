@@ -222,6 +222,8 @@ class Converter:
             if not rest or self.legacy_ref:  # before 2019-09, $ref hides its siblings
                 return self.ref(schema["$ref"], ptr + "/$ref")
             schema = {"allOf": [{"$ref": schema["$ref"]}, rest]}
+        if any(k in schema for k in ("dependencies", "dependentRequired", "dependentSchemas")):
+            schema = self.dependencies(schema, ptr)
         if "allOf" in schema:
             if not isinstance(schema["allOf"], list):
                 raise SchemaError("allOf must be an array", keyword="allOf", pointer=ptr)
@@ -244,6 +246,24 @@ class Converter:
         if "enum" in schema or "const" in schema:
             return self.enum(schema, ptr)
         return self.typed(schema, ptr, hint)
+
+    def dependencies(self, schema: dict[str, Any], ptr: str) -> dict[str, Any]:
+        """``dependentRequired``/``dependentSchemas`` (and draft-7 ``dependencies``) as
+        ``allOf`` of "name absent, or name present and the dependency holds"."""
+        parts: list[Any] = []
+        rest = dict(schema)
+        for kw in ("dependencies", "dependentRequired", "dependentSchemas"):
+            deps = rest.pop(kw, {})
+            if not isinstance(deps, dict):
+                raise SchemaError(f"{kw} must be an object", keyword=kw, pointer=ptr)
+            for name, dep in deps.items():
+                absent = {"properties": {name: False}}
+                if isinstance(dep, list):
+                    present: Any = {"required": [name, *dep]}
+                else:
+                    present = {"allOf": [{"required": [name]}, dep]}
+                parts.append({"anyOf": [absent, present]})
+        return {"allOf": [rest, *parts]} if parts else rest
 
     def any_of(self, schema: dict[str, Any], comb: str, ptr: str, hint: str) -> str | None:
         branches = schema[comb]

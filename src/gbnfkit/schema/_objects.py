@@ -155,7 +155,7 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
                           pointer=ptr)
     patterns = schema.get("patternProperties", {})
     additional = _closed(conv, schema)
-    for kw in ("propertyNames", "dependentRequired", "dependentSchemas", "dependencies"):
+    for kw in ("propertyNames",):
         if kw in schema and schema[kw] not in ({}, True):
             conv.unsupported(f"{kw} is not supported", kw, ptr)
     if "unevaluatedProperties" in schema and "additionalProperties" in schema:
