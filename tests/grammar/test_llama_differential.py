@@ -2,7 +2,7 @@
 
 llama.cpp refuses a grammar -> gbnfkit refuses it too (same category).
 llama.cpp builds a grammar -> gbnfkit builds it too, unless a documented divergence
-applies (see test_conformance.py) or the left recursion is one llama.cpp misses.
+applies (see test_gbnf_conformance.py) or the left recursion is one llama.cpp misses.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from gbnf_llama_reference import llama_verdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_conformance import category, divergent_refusal
 from test_fuzz import _TOKENS
+from test_gbnf_conformance import category, divergent_refusal
 
 from gbnfkit import GrammarError
 from gbnfkit.grammar import parse_gbnf, to_gbnf

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Union
 
 __all__ = [
     "ANY",
@@ -109,7 +108,7 @@ class Repeat:
     max: int | None
 
 
-Expr = Union[Literal, CharClass, RuleRef, Seq, Alt, Repeat]
+Expr = Literal | CharClass | RuleRef | Seq | Alt | Repeat
 
 
 @dataclass(frozen=True)
