@@ -188,7 +188,7 @@ def test_arbitrary_bytes_as_files_never_reach_internal_error(
     capsys.readouterr()
 
 
-def test_installed_console_script(tmp_path: Path) -> None:
+def test_installed_console_script_and_module(tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "gbnfkit"
     assert script.is_file(), "the gbnfkit console script is not installed beside python"
     grammar = tmp_path / "digits.gbnf"
@@ -203,3 +203,7 @@ def test_installed_console_script(tmp_path: Path) -> None:
     assert bad.returncode == 1
     assert b"unexpected 'x' at position 2" in bad.stderr
     assert b"Traceback" not in bad.stderr
+    module = subprocess.run(
+        [sys.executable, "-m", "gbnfkit.cli", "--version"], capture_output=True, timeout=120
+    )
+    assert (module.returncode, module.stdout) == (0, f"gbnfkit {gbnfkit.__version__}\n".encode())
