@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gbnfkit import GrammarError
 from gbnfkit.grammar import (
@@ -15,6 +17,7 @@ from gbnfkit.grammar import (
     check_grammar,
     parse_gbnf,
 )
+from gbnfkit.grammar._checks import _components, nullable_rules
 
 
 def error(text: str) -> GrammarError:
@@ -176,3 +179,44 @@ def test_ir_checks_refuse_llama_cycles() -> None:
     with pytest.raises(GrammarError) as info:
         check_grammar(ir)
     assert info.value.rules == ("root", "a")
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 7).flatmap(
+        lambda n: st.lists(st.lists(st.integers(0, n - 1)), min_size=n, max_size=n)
+    )
+)
+def test_components_are_mutual_reachability(adjacency: list[list[int]]) -> None:
+    edges = {f"n{u}": [(f"n{v}", True) for v in out] for u, out in enumerate(adjacency)}
+    reach: dict[str, set[str]] = {}
+    for start in edges:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for target, _ in edges[todo.pop()]:
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        reach[start] = seen
+    component = _components(edges)
+    for u in edges:
+        for v in edges:
+            mutual = u == v or (v in reach[u] and u in reach[v])
+            assert (component[u] == component[v]) == mutual
+
+
+def test_long_chains_of_nullable_rules() -> None:
+    n = 2000
+    lines = ['root ::= r0 "x"']
+    lines += [f'r{i} ::= r{i + 1} "a" | r{i + 1}' for i in range(n)]
+    lines += [f'r{n} ::= "" | "b"']
+    ir = parse_gbnf("\n".join(lines))
+    assert nullable_rules(ir.rules) == {f"r{i}" for i in range(n + 1)}
+    lines[-1] = f'r{n} ::= "" | r0 "b"'  # now r0 -> r1 -> ... -> r2000 -> r0
+    with pytest.raises(GrammarError, match="left recursion") as info:
+        parse_gbnf("\n".join(lines))
+    assert len(info.value.rules) == n + 1

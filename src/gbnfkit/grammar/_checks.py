@@ -152,16 +152,23 @@ def left_recursion_error(ir: GrammarIR, source: str | None, cycle: list[str]) ->
 
 
 def nullable_rules(rules: Mapping[str, Expr]) -> set[str]:
-    """Names of the rules that can match the empty string (a fixpoint)."""
+    """Names of the rules that can match the empty string (a worklist fixpoint)."""
+    users: dict[str, list[str]] = {}
+    for name, body in rules.items():
+        for ref in set(_refs(body)):
+            users.setdefault(ref, []).append(name)
     nullable: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, body in rules.items():
-            if name not in nullable and _nullable(body, nullable):
-                nullable.add(name)
-                changed = True
+    pending = list(rules)
+    while pending:
+        name = pending.pop()
+        if name not in nullable and _nullable(rules[name], nullable):
+            nullable.add(name)
+            pending.extend(user for user in users.get(name, ()) if user not in nullable)
     return nullable
+
+
+def _refs(expr: Expr) -> Iterable[str]:
+    return (e.name for e in _walk(expr) if isinstance(e, RuleRef))
 
 
 def _nullable(expr: Expr, nullable: Collection[str]) -> bool:
@@ -206,14 +213,54 @@ def _pushdown_left_recursion(ir: GrammarIR) -> list[str] | None:
     edges: dict[str, list[tuple[str, bool]]] = {
         name: _left_refs(body, False, nullable) for name, body in ir.rules.items()
     }
+    component = _components(edges)
     for start, out in edges.items():
         for target, cont in out:
-            if not cont:
-                continue
-            path = _path(edges, target, start)
-            if path is not None:
-                return [start, *path]
+            if cont and component.get(target) == component[start]:
+                path = _path(edges, target, start)
+                if path is not None:
+                    return [start, *path]
     return None
+
+
+def _components(edges: Mapping[str, list[tuple[str, bool]]]) -> dict[str, int]:
+    """Strongly connected component of every node (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    component: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    for root in edges:
+        if root in index:
+            continue
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            node, position = work.pop()
+            if position == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            targets = [t for t, _ in edges.get(node, ())]
+            for i in range(position, len(targets)):
+                target = targets[i]
+                if target not in index:
+                    work.append((node, i + 1))
+                    work.append((target, 0))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                if low[node] == index[node]:
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component[member] = index[node]
+                        if member == node:
+                            break
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+    return component
 
 
 def _path(edges: Mapping[str, list[tuple[str, bool]]], src: str, dst: str) -> list[str] | None:
