@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from gbnfkit import Grammar, MatchStatus
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._inputs import (
-    add_root_argument,
+    add_grammar_arguments,
     add_text_arguments,
     load_grammar,
     text_from_args,
@@ -40,20 +40,13 @@ def register(commands: Any) -> None:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "grammar",
-        metavar="GRAMMAR",
-        nargs="?",
-        help="a GBNF file, or the name of a builtin grammar (see 'gbnfkit builtins'); "
-        "an existing file wins over a builtin of the same name. Leave out with --schema",
-    )
+    add_grammar_arguments(parser, optional=True)
     add_text_arguments(parser, "TEXT", "the text to check (absent: standard input)")
     parser.add_argument(
         "--schema",
         metavar="SCHEMA.json",
-        help="check TEXT as a JSON instance of this JSON Schema instead of a GRAMMAR",
+        help="check TEXT as a JSON instance of this JSON Schema (then leave out GRAMMAR)",
     )
-    add_root_argument(parser)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print nothing; only the exit status tells"
     )

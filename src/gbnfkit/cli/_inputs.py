@@ -12,7 +12,6 @@ from gbnfkit.cli._exit import CliError, ExitCode
 
 __all__ = [
     "add_grammar_arguments",
-    "add_root_argument",
     "add_text_arguments",
     "grammar_error_message",
     "load_grammar",
@@ -102,19 +101,15 @@ def text_from_args(
     return source
 
 
-def add_grammar_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``GRAMMAR`` positional and ``--root``."""
+def add_grammar_arguments(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """The ``GRAMMAR`` positional (``optional``: may be left out) and ``--root``."""
     parser.add_argument(
         "grammar",
         metavar="GRAMMAR",
+        nargs="?" if optional else None,
         help="a GBNF file, or the name of a builtin grammar (see 'gbnfkit builtins'); "
         "an existing file wins over a builtin of the same name",
     )
-    add_root_argument(parser)
-
-
-def add_root_argument(parser: argparse.ArgumentParser) -> None:
-    """``--root NAME``."""
     parser.add_argument("--root", metavar="NAME", help="start rule (default: root)")
 
 
