@@ -47,15 +47,15 @@ def build_parser() -> CliArgumentParser:
     return parser
 
 
-def _error_report(exc: GbnfkitError) -> tuple[str, ExitCode]:
-    """Message and status for a gbnfkit exception that no subcommand caught."""
+def _exit_code(exc: GbnfkitError) -> ExitCode:
+    """The status for a gbnfkit exception that no subcommand turned into a report."""
     if isinstance(exc, LimitError):
-        return f"gbnfkit: {exc}", ExitCode.LIMIT
+        return ExitCode.LIMIT
     if isinstance(exc, InputRejected):
-        return f"gbnfkit: {exc}", ExitCode.REJECTED
+        return ExitCode.REJECTED
     if isinstance(exc, (GrammarError, SchemaError)):
-        return f"gbnfkit: {exc}", ExitCode.BAD_GRAMMAR
-    return f"gbnfkit: {exc}", ExitCode.USAGE
+        return ExitCode.BAD_GRAMMAR
+    return ExitCode.USAGE
 
 
 def _survive_unencodable(stream: TextIO) -> None:
@@ -89,9 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc.message, file=err)
         return exc.code
     except GbnfkitError as exc:
-        message, code = _error_report(exc)
-        print(message, file=err)
-        return code
+        print(f"gbnfkit: {exc}", file=err)
+        return _exit_code(exc)
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
