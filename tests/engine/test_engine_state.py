@@ -171,3 +171,12 @@ def test_dropping_caches_keeps_old_states_working() -> None:
     for w, st in before.items():
         assert st == gr.start().feed(w)
         assert st.feed("!").is_complete
+
+
+def test_many_transitions_from_one_state_also_drop_the_caches() -> None:
+    gr = g("root ::= [^\"]*", limits=Limits(max_cached_states=2))
+    s = gr.start()
+    for cp in range(0x100, 0x100 + 40):
+        assert s.allows(chr(cp))
+    assert gr.engine.gen > 0
+    assert s.feed("\u0105abc") == gr.start().feed("xyz")

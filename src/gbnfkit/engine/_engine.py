@@ -19,7 +19,8 @@ transition cache (one-character ``str`` -> next ``Core``, or ``Engine.dead``).
 
 Caches (``Node.closure``, ``Node.after``, ``Core.next`` and the intern tables) belong
 to the engine, i.e. to one ``Grammar``. When the number of interned cores exceeds
-``Limits.max_cached_states`` (or nodes exceed eight times that), the tables are dropped
+``Limits.max_cached_states`` (or nodes exceed eight times that, or cached transitions
+sixteen times that), the tables are dropped
 and a new *generation* starts; cores of an older generation still work (they are
 re-interned, "migrated", into the current generation when stepped from or compared).
 
@@ -121,6 +122,7 @@ class Engine:
         self.empty.closure = frozenset((self.empty,))
         self._nodes: dict[tuple[int, Node], Node] = {}
         self._cores: dict[frozenset[Node], Core] = {}
+        self._transitions = 0
         self.dead = Core(frozenset(), -1, self.empty)
         self._start: Core | None = None
 
@@ -152,7 +154,11 @@ class Engine:
 
     def _maybe_drop(self) -> None:
         limit = self.limits.max_cached_states
-        if len(self._cores) < limit and len(self._nodes) < 8 * limit:
+        if (
+            len(self._cores) < limit
+            and len(self._nodes) < 8 * limit
+            and self._transitions < 16 * limit
+        ):
             return
         for c in self._cores.values():
             c.next = {}
@@ -161,6 +167,7 @@ class Engine:
         self.gen += 1
         self._nodes = {}
         self._cores = {}
+        self._transitions = 0
         self._start = None
 
     def migrate(self, core: Core) -> Core:
@@ -283,6 +290,7 @@ class Engine:
         result = self.core(frozenset(out)) if out else self.dead
         if cache:
             core.next[ch] = result
+            self._transitions += 1
         return result
 
     def run(self, core: Core, text: str) -> tuple[Core, int]:
