@@ -14,6 +14,9 @@ bound above ``Limits.max_repetition`` is refused.
 
 from __future__ import annotations
 
+import bisect
+import re
+
 from gbnfkit._errors import GrammarError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.grammar._checks import check_grammar, left_recursion_error, undefined_message
@@ -90,6 +93,7 @@ class _Parser:
         self.positions: dict[str, tuple[int, int]] = {}
         self.first_ref: dict[str, int] = {}
         self.depth = 0
+        self.line_starts: list[int] | None = None
 
     # -- helpers ---------------------------------------------------------------
 
@@ -97,8 +101,11 @@ class _Parser:
         return self.s[i] if i < self.n else ""
 
     def where(self, i: int) -> tuple[int, int]:
-        line_start = self.s.rfind("\n", 0, i) + 1
-        return self.s.count("\n", 0, i) + 1, i - line_start + 1
+        """1-based (line, column) of index ``i``."""
+        if self.line_starts is None:
+            self.line_starts = [0] + [m.end() for m in re.finditer("\n", self.s)]
+        line = bisect.bisect_right(self.line_starts, i)
+        return line, i - self.line_starts[line - 1] + 1
 
     def error(self, message: str, i: int, rules: tuple[str, ...] = ()) -> GrammarError:
         line, column = self.where(min(i, self.n))
