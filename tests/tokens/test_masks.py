@@ -110,9 +110,15 @@ def fast_mask(matcher: gbnfkit.Matcher, size: int) -> np.ndarray:
     return bits
 
 
-def random_walk(grammar: Grammar, vocabulary: Vocabulary, rng: random.Random, steps: int) -> int:
-    """Walk ``steps`` random allowed tokens, comparing masks at every step; returns steps done."""
-    compiled = gbnfkit.compile(grammar, vocabulary)
+def random_walk(
+    grammar: Grammar, vocabulary: Vocabulary, rng: random.Random, steps: int, narrow: int = 2000
+) -> int:
+    """Walk ``steps`` random allowed tokens, comparing masks at every step; returns steps done.
+
+    ``narrow=-1`` makes every mask go through contexts (the default walks small states
+    directly, which with a small vocabulary is nearly all of them).
+    """
+    compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, narrow_threshold=narrow)
     matcher = compiled.matcher()
     state = grammar.start()
     done = 0
@@ -143,7 +149,7 @@ def test_conformance_grammar_random_walk(record: dict[str, object]) -> None:
     extra = "".join(sorted(set(text)))[:40]
     vocabulary = synthetic_vocabulary(extra, seed=len(str(record["id"])))
     rng = random.Random(str(record["id"]))
-    random_walk(grammar, vocabulary, rng, steps=6)
+    random_walk(grammar, vocabulary, rng, steps=6, narrow=-1)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -196,11 +202,13 @@ def _walk_compiled(
 
 @pytest.mark.parametrize("name", ["json", "arithmetic", "c", "chess", "list", "english"])
 def test_builtin_grammars_both_walk_kinds(name: str) -> None:
-    """The numpy whole-vocabulary walk (threshold 0) and the trie walk agree with the engine."""
+    """Contexts split by numpy or by trie walks, and direct walks, agree with the engine."""
     grammar = Grammar.builtin(name)
     vocabulary = synthetic_vocabulary("ABCDEFGHIJKLMNOPQRSTUVWXYZ.!?;#<>&|%", seed=7)
-    for wide in (0, 10**9):
-        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, wide_threshold=wide)
+    for wide, narrow in ((0, -1), (10**9, -1), (10**9, 10**9)):
+        compiled = gbnfkit.CompiledGrammar(
+            grammar, vocabulary, wide_threshold=wide, narrow_threshold=narrow
+        )
         _walk_compiled(compiled, grammar, random.Random(name), steps=12)
 
 
@@ -213,6 +221,8 @@ def test_shared_contexts_across_grammars_stay_exact() -> None:
         grammar = _grammar(record)
         assert grammar is not None
         _walk_compiled(compiler.compile(grammar), grammar, rng, steps=5)
+        contexts = gbnfkit.CompiledGrammar(grammar, vocabulary, narrow_threshold=-1)
+        _walk_compiled(contexts, grammar, rng, steps=5)
     assert compiler.compile(Grammar.builtin("json")) is compiler.compile(Grammar.builtin("json"))
 
 
@@ -229,7 +239,7 @@ def test_shared_wide_contexts_and_deeper_contexts_stay_exact() -> None:
     ]
     for grammar in grammars + grammars[:4]:
         compiled = gbnfkit.CompiledGrammar(
-            grammar, vocabulary, index=index, wide_threshold=0, deepen_above=0
+            grammar, vocabulary, index=index, wide_threshold=0, deepen_above=0, narrow_threshold=-1
         )
         _walk_compiled(compiled, grammar, rng, steps=8)
     assert index.shared

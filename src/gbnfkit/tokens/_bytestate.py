@@ -66,6 +66,7 @@ class ByteAutomaton:
         self._arg = program.arg
         self._rules = program.rules
         self._intern: dict[frozenset[Stack], ByteState] = {}
+        self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
         self.initial = self.state_of([(program.root,)], call=True)
 
     # -- building states ----------------------------------------------------
@@ -90,6 +91,43 @@ class ByteAutomaton:
         return state
 
     def _close(self, stack: Stack, out: set[Stack]) -> None:
+        """Add the closure of ``stack`` to ``out`` using each position's local closure."""
+        local = self._local
+        while True:
+            if not stack:
+                out.add(stack)
+                break
+            p = stack[-1]
+            if p < 0:
+                out.add(stack)
+                break
+            entry = local.get(p)
+            if entry is None:
+                entry = self._local_closure(p)
+            suffixes, pops = entry
+            base = stack[:-1]
+            for suffix in suffixes:
+                out.add(base + suffix)
+            if not pops:
+                break
+            stack = base
+        if len(out) > self.limits.max_stacks:
+            raise LimitError(
+                "too many parse stacks (ambiguous grammar)",
+                limit="max_stacks",
+                value=self.limits.max_stacks,
+            )
+
+    def _local_closure(self, p: int) -> tuple[tuple[Stack, ...], bool]:
+        """Closure of position ``p`` alone: frames it leaves on top, and whether it can finish."""
+        found: set[Stack] = set()
+        self._explore((BOTTOM, p), found)
+        suffixes = tuple(sorted(s[1:] for s in found if s != (BOTTOM,)))
+        entry = (suffixes, (BOTTOM,) in found)
+        self._local[p] = entry
+        return entry
+
+    def _explore(self, stack: Stack, out: set[Stack]) -> None:
         kind = self._kind
         arg = self._arg
         rules = self._rules

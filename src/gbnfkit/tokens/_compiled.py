@@ -47,7 +47,8 @@ CONTEXT_DEPTH = 3
 _MAX_CANONICAL = 256  # positions; contexts reaching more are kept per grammar only
 _FEW_UNCERTAIN = 24  # more uncertain tokens/subtrees than this: look 2 frames deeper
 _MAX_EXTRA_DEPTH = 8  # ... at most this many frames deeper than CONTEXT_DEPTH
-_WIDE = 20_000  # tokens under the allowed first bytes: above, walk the vocabulary with numpy
+_NARROW = 2_000  # trie nodes: a state whose walk visits fewer is walked directly (no contexts)
+_WIDE = 20_000  # trie nodes: a context whose walk would visit more is split with numpy
 _FORMAT = "gbnfkit-compiled-v1"
 
 Words = npt.NDArray[np.uint32]
@@ -177,8 +178,10 @@ class CompiledGrammar:
     Args (tuning; the defaults are measured choices, none changes a mask):
         index: a :class:`VocabularyIndex` to share (``GrammarCompiler`` passes its own).
         max_contexts, max_masks: cache bounds, see above.
-        wide_threshold: contexts whose first two bytes reach more tokens than this are
-            split with one numpy pass over the vocabulary instead of a trie walk.
+        wide_threshold: contexts whose trie walk would visit more nodes than this are
+            split with one numpy pass over the vocabulary instead.
+        narrow_threshold: states whose trie walk visits at most this many nodes are
+            walked directly (no contexts); ``-1`` always uses contexts.
         deepen_above: a context leaving more uncertain tokens than this is replaced by
             one two frames deeper (up to 8 more frames).
     """
@@ -193,6 +196,7 @@ class CompiledGrammar:
         max_masks: int = 1024,
         wide_threshold: int = _WIDE,
         deepen_above: int = _FEW_UNCERTAIN,
+        narrow_threshold: int = _NARROW,
     ) -> None:
         if index is None:
             index = VocabularyIndex(vocabulary)
@@ -209,6 +213,7 @@ class CompiledGrammar:
         self._max_masks = max(1, max_masks)
         self._wide = wide_threshold
         self._deepen_above = deepen_above
+        self._narrow = narrow_threshold
         # the first mask is part of compiling: a matcher's first step is then a cache hit
         self.mask(self._automaton.initial)
 
@@ -279,42 +284,21 @@ class CompiledGrammar:
         index = self._index
         trie = index.trie
         root = automaton.intern(frozenset({key}))
-        if self._reach(root) > self._wide:
-            # wide contexts (free text) are the costly ones: share them between grammars
-            canon = self._canonical(key)
-            shared = index.shared_context(canon) if canon is not None else None
-            if shared is not None:
-                return shared
-            accepted, unsure = vector_walk(index.columns, automaton, root)
-            words = index.pack_ids(trie.sorted_ids[accepted])
-            entry = _Context.of(words, (), tuple(sorted(unsure.tolist())))
-            if canon is not None:
-                index.keep_context(canon, entry)
-            return entry
-        acc_lo, acc_hi, uncertain = walk_all(trie, automaton, root)
-        return _Context.of(index.pack_ranges(acc_lo, acc_hi), tuple(uncertain))
-
-    def _reach(self, root: ByteState) -> int:
-        """How many tokens start with two bytes ``root`` allows (an estimate of the walk)."""
-        automaton = self._automaton
-        trie = self._index.trie
-        end = trie.end
-        reach = 0
-        for b in automaton.allowed_bytes(root):
-            node = trie.root_child[b]
-            if node < 0:
-                continue
-            after = automaton.step(root, b)
-            if after is None:
-                continue
-            reach += trie.here_hi[node] - trie.here_lo[node]
-            stop = end[node]
-            child = node + 1
-            while child < stop:
-                if automaton.step(after, trie.byte[child]) is not None:
-                    reach += trie.tok_hi[child] - trie.tok_lo[child]
-                child = end[child]
-        return reach
+        # free-text contexts are the costly ones: they are shared between grammars
+        canon = self._canonical(key)
+        shared = index.shared_context(canon) if canon is not None else None
+        if shared is not None:
+            return shared
+        walked = walk_all(trie, automaton, root, self._wide)
+        if walked is not None:
+            acc_lo, acc_hi, uncertain = walked
+            return _Context.of(index.pack_ranges(acc_lo, acc_hi), tuple(uncertain))
+        accepted, unsure = vector_walk(index.columns, automaton, root)
+        words = index.pack_ids(trie.sorted_ids[accepted])
+        entry = _Context.of(words, (), tuple(sorted(unsure.tolist())))
+        if canon is not None:
+            index.keep_context(canon, entry)
+        return entry
 
     def _canonical(self, key: Stack) -> tuple[object, ...] | None:
         """The program reachable from the frames of ``key``, renumbered; ``None`` if too big.
@@ -361,8 +345,10 @@ class CompiledGrammar:
                 return stack, self._context(stack)
             key = (BOTTOM,) + stack[-depth:]
             entry = self._context(key)
-            unsure = len(entry.uncertain) + len(entry.uncertain_tokens)
-            if unsure <= self._deepen_above or depth >= CONTEXT_DEPTH + _MAX_EXTRA_DEPTH:
+            # wide contexts (numpy splits, uncertain_tokens) are not deepened: a deeper
+            # wide context costs another whole-vocabulary pass and is rarely shared
+            deepest = depth >= CONTEXT_DEPTH + _MAX_EXTRA_DEPTH
+            if len(entry.uncertain) <= self._deepen_above or deepest:
                 return key, entry
             depth += 2
 
@@ -371,12 +357,19 @@ class CompiledGrammar:
         trie = index.trie
         automaton = self._automaton
         words: Words = index.always.copy()
+        if state.complete:
+            words |= index.eos
+        walked = walk_all(trie, automaton, state, self._narrow) if self._narrow >= 0 else None
+        if walked is not None:
+            # few tokens can start here: one walk from the whole state was cheapest
+            if walked[0]:
+                words |= index.pack_ranges(walked[0], walked[1])
+            return words
         seen: set[Stack] = set()
         extra_lo: list[int] = []
         extra_hi: list[int] = []
         for stack in state.stacks:
             if not stack:
-                words |= index.eos
                 continue
             key, entry = self._entry_for(stack)
             if key not in seen:
@@ -398,9 +391,10 @@ class CompiledGrammar:
                         if fed is None:
                             continue
                         start = fed
-                    lo, hi, _ = walk(trie, automaton, start, node, trie.end[node])
-                    extra_lo.extend(lo)
-                    extra_hi.extend(hi)
+                    got = walk(trie, automaton, start, node, trie.end[node])
+                    assert got is not None
+                    extra_lo.extend(got[0])
+                    extra_hi.extend(got[1])
         if extra_lo:
             words |= index.pack_ranges(extra_lo, extra_hi)
         return words

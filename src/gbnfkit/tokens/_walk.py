@@ -19,14 +19,16 @@ def walk(
     root: ByteState,
     first: int = 0,
     stop: int | None = None,
-) -> WalkResult:
+    budget: list[int] | None = None,
+) -> WalkResult | None:
     """Walk nodes ``first .. stop`` (a run of sibling subtrees) from ``root``.
 
     ``root`` is the state after the bytes above node ``first`` (depth ``depth[first] - 1``).
     Returns the sorted-position ranges of accepted tokens, and the nodes whose whole
     subtree is *uncertain*: rejected by the frames ``root`` knows, but only after a path
     reached the bottom marker, so the frames below must decide.  States without the
-    bottom marker never leave anything uncertain.
+    bottom marker never leave anything uncertain.  With ``budget`` (``[nodes]``, shared
+    and decremented), returns ``None`` once more nodes than that would be visited.
     """
     byte = trie.byte
     depth = trie.depth
@@ -43,7 +45,11 @@ def walk(
     acc_hi: list[int] = []
     uncertain: list[int] = []
     i = first
+    left = budget[0] if budget is not None else len(byte) + 1
     while i < stop:
+        left -= 1
+        if left < 0:
+            return None
         d = depth[i]
         parent = states[d - 1]
         b = byte[i]
@@ -61,24 +67,34 @@ def walk(
             acc_lo.append(lo)
             acc_hi.append(here_hi[i])
         i += 1
+    if budget is not None:
+        budget[0] = left
     return acc_lo, acc_hi, uncertain
 
 
-def walk_all(trie: TokenTrie, automaton: ByteAutomaton, root: ByteState) -> WalkResult:
-    """:func:`walk` over the whole trie, visiting only subtrees of bytes ``root`` allows."""
+def walk_all(
+    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState, budget: int | None = None
+) -> WalkResult | None:
+    """:func:`walk` over the whole trie, visiting only subtrees of bytes ``root`` allows.
+
+    With ``budget``, ``None`` when the walk would visit more nodes than that.
+    """
     if root.bottom:
         return walk(trie, automaton, root)
     acc_lo: list[int] = []
     acc_hi: list[int] = []
     uncertain: list[int] = []
     end = trie.end
+    left = None if budget is None else [budget]
     for b in automaton.allowed_bytes(root):
         node = trie.root_child[b]
         if node >= 0:
-            lo, hi, unc = walk(trie, automaton, root, node, end[node])
-            acc_lo.extend(lo)
-            acc_hi.extend(hi)
-            uncertain.extend(unc)
+            got = walk(trie, automaton, root, node, end[node], left)
+            if got is None:
+                return None
+            acc_lo.extend(got[0])
+            acc_hi.extend(got[1])
+            uncertain.extend(got[2])
     return acc_lo, acc_hi, uncertain
 
 
