@@ -9,7 +9,9 @@ only the escapes ``\\x.. \\u.... \\U........ \\t \\r \\n \\\\ \\" \\[ \\] \\-`` 
 Deliberate differences (each raises :class:`GrammarError` where llama.cpp silently
 does something surprising): a reversed range ``[z-a]``, ``{m,n}`` with ``m > n``, an
 empty class ``[]``/``[^]``, a rule defined twice; repetition bounds are exact, and a
-bound above ``Limits.max_repetition`` is refused.
+bound above ``Limits.max_repetition`` is refused.  Besides llama.cpp's own left-recursion
+check, left recursion through empty-able items that llama.cpp misses is refused too
+(see :mod:`gbnfkit.grammar._checks`).
 """
 
 from __future__ import annotations
