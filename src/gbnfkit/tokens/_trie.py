@@ -3,7 +3,7 @@
 Tokens are sorted by their bytes; trie nodes are stored in preorder, so a node's
 subtree is the contiguous node range ``i .. end[i]`` and covers the contiguous
 range ``tok_lo[i] .. tok_hi[i]`` of sorted token positions.  Rejecting a byte
-skips a whole subtree with one jump.
+skips a whole subtree with one jump.  Built with numpy (no per-node Python loop).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import numpy.typing as npt
 
 __all__ = ["TokenTrie"]
 
+_LCP_WIDTH = 32  # common prefixes are compared in numpy up to this many bytes
+
 
 class TokenTrie:
     """The trie of ``tokens`` (``(token_id, bytes)`` pairs, bytes non-empty).
@@ -23,67 +25,93 @@ class TokenTrie:
         sorted_ids: token ids in byte order (``int64`` array).
         sorted_bytes: the bytes of each sorted position.
         byte, depth, end: per node, its byte, its depth (>= 1) and the node after its subtree.
-        ends_here: per node, sorted positions of tokens whose bytes end at this node
-            (a range ``lo .. hi``, empty when ``lo == hi``; duplicates share a node).
+        here_lo, here_hi: per node, the sorted positions of tokens whose bytes end there
+            (empty when equal; tokens with equal bytes share a node).
         tok_lo, tok_hi: per node, the range of sorted positions in its subtree.
         max_depth: the longest token.
         root_child: for each byte, the depth-1 node of tokens starting with it, or -1.
     """
 
     def __init__(self, tokens: Sequence[tuple[int, bytes]]) -> None:
-        order = sorted(tokens, key=lambda t: (t[1], t[0]))
-        self.sorted_ids: npt.NDArray[np.int64] = np.array([t[0] for t in order], dtype=np.int64)
-        self.sorted_bytes: list[bytes] = [t[1] for t in order]
-        byte: list[int] = []
-        depth: list[int] = []
-        end: list[int] = []
-        here_lo: list[int] = []
-        here_hi: list[int] = []
-        tok_lo: list[int] = []
-        path: list[int] = []  # node index at each depth - 1 along the current path
-        prev = b""
-        for pos, data in enumerate(self.sorted_bytes):
-            common = 0
-            limit = min(len(prev), len(data))
-            while common < limit and prev[common] == data[common]:
-                common += 1
-            if common == len(data) == len(prev):
-                here_hi[path[-1]] = pos + 1  # duplicate bytes: same node
-                prev = data
+        order = sorted((data, token) for token, data in tokens)
+        self.sorted_bytes: list[bytes] = [t[0] for t in order]
+        self.sorted_ids: npt.NDArray[np.int64] = np.array([t[1] for t in order], dtype=np.int64)
+        n = len(order)
+        lengths = np.array([len(b) for b in self.sorted_bytes], dtype=np.int64)
+        self.max_depth = int(lengths.max()) if n else 0
+        lcp = self._lcp(lengths)
+        # token i creates the nodes for depths lcp[i]+1 .. len(i) (none for a duplicate)
+        counts = lengths - lcp
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])) if n else counts
+        total = int(counts.sum())
+        node_tok = np.repeat(np.arange(n, dtype=np.int64), counts)
+        node_depth = (np.arange(total, dtype=np.int64) - starts[node_tok]) + lcp[node_tok] + 1
+        buffer = np.frombuffer(b"".join(self.sorted_bytes), dtype=np.uint8)
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])) if n else lengths
+        node_byte = buffer[offsets[node_tok] + node_depth - 1] if total else node_depth
+        # end[node]: the first node after it with depth <= its depth, i.e. the first node
+        # of the first later token whose common prefix with it is shorter than its depth
+        node_end = np.full(total, total, dtype=np.int64)
+        token_index = np.arange(n, dtype=np.int64)
+        for d in range(1, self.max_depth + 1):
+            at = np.flatnonzero(node_depth == d)
+            if not len(at):
                 continue
-            # close nodes deeper than the common prefix
-            while len(path) > common:
-                node = path.pop()
-                end[node] = len(byte)
-            for d in range(common, len(data)):
-                node = len(byte)
-                byte.append(data[d])
-                depth.append(d + 1)
-                end.append(-1)
-                here_lo.append(pos)
-                here_hi.append(pos)
-                tok_lo.append(pos)
-                path.append(node)
-            here_lo[path[-1]] = pos
-            here_hi[path[-1]] = pos + 1
-            prev = data
-        while path:
-            end[path.pop()] = len(byte)
-        self.byte = byte
-        self.depth = depth
-        self.end = end
-        self.here_lo = here_lo
-        self.here_hi = here_hi
-        self.tok_lo = tok_lo
-        n_tokens = len(self.sorted_bytes)
-        self.tok_hi = [tok_lo[end[i]] if end[i] < len(byte) else n_tokens for i in range(len(byte))]
-        self.max_depth = max((len(b) for b in self.sorted_bytes), default=0)
-        # the node of each first byte (-1: no token starts with it)
+            breaks = token_index[lcp < d]
+            k = np.searchsorted(breaks, node_tok[at], side="right")
+            found = k < len(breaks)
+            node_end[at[found]] = starts[breaks[k[found]]]
+        # the node where each token ends (a duplicate ends where the previous one does)
+        last = np.where(counts > 0, starts + counts - 1, -1)
+        ends_at = np.maximum.accumulate(last) if n else last
+        here_lo = node_tok.copy()
+        here_hi = node_tok.copy()
+        if n:
+            first_of = np.unique(ends_at, return_index=True)
+            here_lo[first_of[0]] = first_of[1]
+            here_hi[ends_at] = 0
+            np.maximum.at(here_hi, ends_at, token_index + 1)
+            internal = np.ones(total, dtype=bool)
+            internal[ends_at] = False
+            here_hi[internal] = here_lo[internal]
+        tok_hi = np.where(node_end < total, node_tok[np.minimum(node_end, total - 1)], n)
+        self.byte: list[int] = node_byte.tolist()
+        self.depth: list[int] = node_depth.tolist()
+        self.end: list[int] = node_end.tolist()
+        self.here_lo: list[int] = here_lo.tolist()
+        self.here_hi: list[int] = here_hi.tolist()
+        self.tok_lo: list[int] = node_tok.tolist()
+        self.tok_hi: list[int] = tok_hi.tolist() if total else []
         self.root_child = [-1] * 256
-        i = 0
-        while i < len(byte):
-            self.root_child[byte[i]] = i
-            i = end[i]
+        for node in np.flatnonzero(node_depth == 1).tolist():
+            self.root_child[self.byte[node]] = node
+
+    def _lcp(self, lengths: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Common prefix length of each sorted token with the one before it (0 for the first)."""
+        n = len(self.sorted_bytes)
+        lcp = np.zeros(n, dtype=np.int64)
+        if n < 2:
+            return lcp
+        width = min(_LCP_WIDTH, self.max_depth)
+        grid = np.full((n, width + 1), -1, dtype=np.int16)
+        buffer = np.frombuffer(b"".join(self.sorted_bytes), dtype=np.uint8)
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        for j in range(width):
+            rows = np.flatnonzero(lengths > j)
+            grid[rows, j] = buffer[offsets[rows] + j]
+        differ = grid[1:] != grid[:-1]
+        differ[:, width] = True
+        first = np.argmax(differ, axis=1)
+        lcp[1:] = np.minimum(first, np.minimum(lengths[1:], lengths[:-1]))
+        data = self.sorted_bytes
+        for i in np.flatnonzero(lcp[1:] >= width).tolist():
+            a, b = data[i], data[i + 1]
+            k = width
+            limit = min(len(a), len(b))
+            while k < limit and a[k] == b[k]:
+                k += 1
+            lcp[i + 1] = k
+        return lcp
 
     def __len__(self) -> int:
         return len(self.byte)
