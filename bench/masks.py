@@ -48,6 +48,7 @@ from _workloads import (  # noqa: E402
 )
 
 WARMUP_GBNF = 'root ::= "x"'
+SLOW_NS = 10_000_000  # masks slower than 10 ms are listed (the slowest few per workload)
 
 
 # --------------------------------------------------------------------------- results
@@ -79,6 +80,7 @@ class Result:
     rss_growth_kb: int = 0
     rss_workload_kb: int = 0  # resident growth over compile and replay
     sampled: str = ""
+    slow: list[tuple[int, str, int, list[int]]] = field(default_factory=list)
     digests: dict[tuple[int, int], bytes] = field(default_factory=dict)
 
     def stats(self) -> dict[str, float]:
@@ -157,6 +159,8 @@ def replay(
             engine.fill(matcher, bitmask)
             dt = time.perf_counter_ns() - t0
             res.mask_ns.append(dt)
+            if dt > SLOW_NS and len(res.slow) < 1000:
+                res.slow.append((dt, doc.name, step, ids[max(0, step - 8):step]))
             if first_started is not None:
                 res.ttfm_s.append(time.perf_counter() - first_started)
                 first_started = None
@@ -378,6 +382,8 @@ def print_maskbench(r: Result, mode: str) -> None:
           f"{r.valid_passed}/{r.valid_total} (false rejects {len(r.false_rejects)}, "
           f"EOS missing {len(r.eos_missing)}); invalid caught "
           f"{r.invalid_caught}/{r.invalid_total} (false accepts {len(r.false_accepts)})")
+    for line in r.refused[:3] if r.engine == "gbnfkit" else []:
+        print(f"    refused: {line}")
     if comp is not None:
         print(f"    compile p50 / p90 {fmt(float(np.percentile(comp, 50)), 2)} / "
               f"{fmt(float(np.percentile(comp, 90)), 2)} ms")
@@ -636,8 +642,15 @@ def run_vocab(name: str, args: argparse.Namespace, engine_names: list[str]) -> d
             print(f"  gbnfkit memory, {r.workload}: compile peak RSS +{r.rss_peak_kb / 1024:.1f}"
                   f" MiB, resident +{r.rss_growth_kb / 1024:.1f} MiB; compile and replay "
                   f"resident +{r.rss_workload_kb / 1024:.1f} MiB")
+    for r in results + maskbench:
+        if r.engine == "gbnfkit" and r.slow:
+            print(f"  gbnfkit {r.workload}: {len(r.slow)} masks over {SLOW_NS // 1_000_000} ms;"
+                  " slowest:")
+            for dt, doc_name, step, before in sorted(r.slow, reverse=True)[:3]:
+                text = b"".join(vocab.tokens[t] for t in before)
+                print(f"    {dt / 1e6:,.1f} ms  {doc_name} step {step} after ...{text!r}")
     ours_engine = next((e for e in engines if isinstance(e, Gbnfkit)), None)
-    if digest and ours_engine is not None:
+    if digest and ours_engine is not None and inp.workloads:
         print("\n  masks compared bit for bit with gbnfkit's (same grammar text, same tokens):")
         for r in results:
             if r.engine == "gbnfkit" or r.workload not in ours:
