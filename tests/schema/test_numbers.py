@@ -60,3 +60,11 @@ def test_decimal_interval_exact(lo: Decimal | None, hi: Decimal | None, slo: boo
         for text in {format(v, "f"), format(v, ".4f"), str(int(v)) if v == int(v) else ""}:
             if text:
                 assert _accepts(g, text) == inside, (lo, hi, slo, shi, text)
+
+
+def test_large_repetition_bounds_stay_exact() -> None:
+    from gbnfkit.schema._numbers import repeat
+
+    g = Grammar.from_gbnf("root ::= " + repeat('"a"', 2, 12_345) + "\n")
+    for n, inside in ((1, False), (2, True), (12_345, True), (12_346, False)):
+        assert _accepts(g, "a" * n) == inside, n

@@ -15,7 +15,7 @@ from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
-from gbnfkit.schema._numbers import decimal_interval, int_range
+from gbnfkit.schema._numbers import decimal_interval, int_range, repeat
 from gbnfkit.schema._oneof import disjoint, exclusive_required_branches
 from gbnfkit.schema._options import SchemaOptions, Whitespace
 from gbnfkit.schema._refs import Resolver
@@ -477,10 +477,7 @@ class Converter:
             return seq('"\\""', regex_expr(branches, self.chars.of), '"\\""')
         if lo == 0 and hi is None:
             return self.string_rule()
-        c = self.chars.char()
-        rep = f"{c}{{{lo},}}" if hi is None else (f"{c}{{{lo}}}" if lo == hi else
-                                                    f"{c}{{{lo},{hi}}}")
-        return seq('"\\""', rep, '"\\""')
+        return seq('"\\""', repeat(self.chars.char(), lo, hi), '"\\""')
 
     # ---------------------------------------------------------------- numbers
     def bounds(self, schema: dict[str, Any], ptr: str) -> tuple[

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._instance import ANNOTATIONS, json_equal
+from gbnfkit.schema._instance import ANNOTATIONS, VALIDATION_KEYWORDS, json_equal
 
 __all__ = ["merge_all", "PATTERNS_KEY", "UNSUPPORTED_MERGE"]
 
@@ -95,8 +95,8 @@ def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
             out.setdefault(PATTERNS_KEY, []).append({key: bv})
         elif key == "not":
             out[key] = {"anyOf": [av, bv]}
-        elif key in ("$defs", "definitions"):
-            continue
+        elif key in ("$defs", "definitions") or key not in VALIDATION_KEYWORDS:
+            continue  # an unknown keyword is an annotation
         else:
             out.setdefault(UNSUPPORTED_MERGE, []).append(key)
     # a property that one side lists and the other only allows through additionalProperties

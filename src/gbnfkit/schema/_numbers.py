@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from gbnfkit.schema._gbnf import alt, char_class, group, literal, seq
 
-__all__ = ["digit_range", "hex_digits", "int_range", "decimal_interval", "DEC"]
+__all__ = ["digit_range", "hex_digits", "int_range", "decimal_interval", "DEC", "repeat"]
 
 DigitClass = Callable[[int, int], str]
 
@@ -78,6 +78,30 @@ def _fixed(lo: list[int], hi: list[int], base: int, cls: DigitClass) -> str:
 
 def _rep(atom: str, n: int) -> str:
     return atom if n == 1 else f"{atom}{{{n}}}"
+
+
+_BIG = 10_000
+_BLOCK = 1_000
+
+
+def repeat(atom: str, lo: int, hi: int | None) -> str:
+    """``atom{lo,hi}``; bounds above 10,000 are written with blocks of 1,000 so that
+    the grammar stays within the engine's repetition limit (same language)."""
+    if lo > _BIG:
+        q, r = divmod(lo, _BLOCK)
+        block = f"({atom}{{{_BLOCK}}})"
+        head = seq(repeat(block, q, q), f"{atom}{{{r}}}" if r else "")
+        return seq(head, repeat(atom, 0, None if hi is None else hi - lo))
+    if hi is None:
+        return f"{atom}{{{lo},}}" if lo else f"{atom}*"
+    if hi <= _BIG:
+        return f"{atom}{{{lo}}}" if lo == hi else f"{atom}{{{lo},{hi}}}"
+    head = f"{atom}{{{lo}}}" if lo else ""
+    q, r = divmod(hi - lo, _BLOCK)
+    block = f"({atom}{{{_BLOCK}}})"
+    full = seq(repeat(block, q, q), f"{atom}{{0,{r}}}" if r else "")
+    fewer = seq(repeat(block, 0, q - 1), f"{atom}{{0,{_BLOCK - 1}}}")
+    return seq(head, f"({alt([fewer, full])})")
 
 
 def digit_range(lo: int, hi: int, width: int, base: int = 10, cls: DigitClass = DEC) -> str:
