@@ -433,7 +433,22 @@ def machine_header() -> str:
     except OSError:
         model = platform.processor()
     return (f"machine: nproc {os.cpu_count()}, {model}, python {platform.python_version()}, "
-            f"{_load()}")
+            f"{_load()}; gbnfkit at {_git_head()}")
+
+
+def _git_head() -> str:
+    """The repository's commit, and whether src/ has uncommitted changes (best effort)."""
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "src"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown commit"
+    return f"commit {head}" + (" + uncommitted changes in src/" if dirty else "")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
