@@ -97,6 +97,9 @@ def _check(opts: SchemaOptions) -> SchemaOptions:
         v = getattr(opts, name)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
             raise SchemaError(f"option {name} must be a positive int or None, not {v!r}")
+    m = opts.max_required_any_order
+    if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= 16:
+        raise SchemaError(f"option max_required_any_order must be an int in 0..16, not {m!r}")
     for name in ("closed_objects", "compact_constants", "strict", "untyped_means_object"):
         if not isinstance(getattr(opts, name), bool):
             raise SchemaError(f"option {name} must be a bool")
