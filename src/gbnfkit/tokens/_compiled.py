@@ -47,7 +47,8 @@ CONTEXT_DEPTH = 3
 _MAX_CANONICAL = 256  # positions; contexts reaching more are kept per grammar only
 _FEW_UNCERTAIN = 24  # more uncertain tokens/subtrees than this: look 2 frames deeper
 _MAX_EXTRA_DEPTH = 8  # ... at most this many frames deeper than CONTEXT_DEPTH
-_NARROW = 2_000  # trie nodes: a state whose walk visits fewer is walked directly (no contexts)
+_NARROW = -1  # trie nodes: a state whose walk visits fewer is walked directly (-1: never)
+_MANY_FIRST_BYTES = 48  # a state allowing more first bytes than this is never walked directly
 _WIDE = 20_000  # trie nodes: a context whose walk would visit more is split with numpy
 _FORMAT = "gbnfkit-compiled-v1"
 
@@ -359,7 +360,9 @@ class CompiledGrammar:
         words: Words = index.always.copy()
         if state.complete:
             words |= index.eos
-        walked = walk_all(trie, automaton, state, self._narrow) if self._narrow >= 0 else None
+        walked = None
+        if self._narrow >= 0 and len(automaton.allowed_bytes(state)) <= _MANY_FIRST_BYTES:
+            walked = walk_all(trie, automaton, state, self._narrow)
         if walked is not None:
             # few tokens can start here: one walk from the whole state was cheapest
             if walked[0]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 
@@ -98,25 +100,32 @@ def walk_all(
     return acc_lo, acc_hi, uncertain
 
 
+def _after_prefix(prefix: bytes) -> bytes | None:
+    """The smallest byte string greater than every string starting with ``prefix``."""
+    trimmed = prefix.rstrip(b"\xff")
+    if not trimmed:
+        return None
+    return trimmed[:-1] + bytes([trimmed[-1] + 1])
+
+
 def walk_positions(
     trie: TokenTrie, automaton: ByteAutomaton, root: ByteState, positions: tuple[int, ...]
 ) -> list[int]:
     """The sorted ``positions`` (ascending) whose token bytes ``root`` accepts.
 
-    Consecutive tokens share the states of their common prefix, and extensions of a
-    rejected prefix are skipped.
+    Consecutive tokens share the states of their common prefix, and the extensions of
+    a rejected prefix are skipped with one binary search.
     """
     sorted_bytes = trie.sorted_bytes
     step = automaton.step
     path: list[ByteState] = [root]
     prev = b""
-    dead: bytes | None = None
     out: list[int] = []
-    for pos in positions:
+    count = len(positions)
+    j = 0
+    while j < count:
+        pos = positions[j]
         data = sorted_bytes[pos]
-        if dead is not None and data.startswith(dead):
-            continue
-        dead = None
         common = 0
         limit = min(len(prev), len(data), len(path) - 1)
         while common < limit and prev[common] == data[common]:
@@ -128,12 +137,17 @@ def walk_positions(
             got = state.trans.get(data[k], _MISSING)
             after = step(state, data[k]) if got is _MISSING else got
             if after is None:
-                dead = data[: k + 1]
                 ok = False
+                upper = _after_prefix(data[: k + 1])
+                if upper is None:
+                    j = count
+                else:
+                    j = bisect_left(positions, upper, j + 1, count, key=sorted_bytes.__getitem__)
                 break
             state = after
             path.append(state)
         prev = data
         if ok:
             out.append(pos)
+            j += 1
     return out
