@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from gbnfkit import Grammar, GbnfkitError, SchemaError
+from gbnfkit import GbnfkitError, Grammar, SchemaError
 from gbnfkit.schema import SchemaOptions, SchemaWarning, json_schema_to_gbnf
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "maskbench" / "dev.jsonl"
