@@ -3,6 +3,7 @@ that no ordinary bad input ever reaches the internal-error path."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 import gbnfkit
 from gbnfkit.cli import _check, main
@@ -207,3 +209,59 @@ def test_installed_console_script_and_module(tmp_path: Path) -> None:
         [sys.executable, "-m", "gbnfkit.cli", "--version"], capture_output=True, timeout=120
     )
     assert (module.returncode, module.stdout) == (0, f"gbnfkit {gbnfkit.__version__}\n".encode())
+
+
+ATOMS = st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["", "a", "ab"])
+TYPES = st.sampled_from(["string", "integer", "number", "object", "array", "boolean", "null"])
+NAMES = st.sampled_from(["a", "b", "c"])
+
+
+def _keywords(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """A schema object with well-typed keywords (a valid JSON Schema)."""
+    count = st.integers(0, 3)
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "type": TYPES | st.lists(TYPES, min_size=1, max_size=2, unique=True),
+            "properties": st.dictionaries(NAMES, inner, max_size=2),
+            "required": st.lists(NAMES, max_size=2, unique=True),
+            "additionalProperties": inner,
+            "items": inner,
+            "prefixItems": st.lists(inner, min_size=1, max_size=2),
+            "enum": st.lists(ATOMS, min_size=1, max_size=3),
+            "const": ATOMS,
+            "minimum": st.integers(-5, 5),
+            "maximum": st.integers(-5, 5),
+            "exclusiveMinimum": st.integers(-5, 5),
+            "multipleOf": st.sampled_from([1, 2, 0.5]),
+            "minLength": count,
+            "maxLength": count,
+            "minItems": count,
+            "maxItems": count,
+            "pattern": st.sampled_from(["^a+$", "[0-9]{2}", "a|b", "^(ab)*$"]),
+            "format": st.sampled_from(["date", "email", "uuid", "date-time", "unknown"]),
+            "anyOf": st.lists(inner, min_size=1, max_size=2),
+            "oneOf": st.lists(inner, min_size=1, max_size=2),
+            "allOf": st.lists(inner, min_size=1, max_size=2),
+            "not": inner,
+        },
+    )
+
+
+SCHEMAS = st.recursive(st.booleans() | _keywords(st.just({})), _keywords, max_leaves=6)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(schema=SCHEMAS, text=st.sampled_from(["{}", "[]", '"a"', "1", "null", '{"a": 1}', ""]))
+def test_arbitrary_schemas_never_reach_internal_error(
+    schema: object, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Draft202012Validator.check_schema(schema)  # the strategy makes valid JSON Schemas
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    assert _status_of(["schema", str(path)]) in (0, 3, 5)
+    flags = ["--no-strict", "--", text]
+    assert _status_of(["check", "--schema", str(path), *flags]) in (0, 1, 2, 3, 5)
+    capsys.readouterr()
