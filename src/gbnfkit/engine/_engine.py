@@ -13,6 +13,9 @@ llama.cpp after ``llama_grammar_advance_stack``: every stack's top is a ``CHAR``
 ``CHAR_NOT`` position, or the stack is empty. Rule references are expanded with a
 worklist and a ``seen`` set (so nullable loops such as ``("a"?)*`` terminate); a
 reference that is the last element of its sequence pushes no continuation (tail call).
+The expansion of one frame does not depend on the frames below it, so it is computed
+once per position (``Engine.template``) and applied to any rest of the stack; when the
+frame can finish, the rest of the stack is expanded in turn (iteratively).
 ``Core.groups`` lists ``(pos, nodes)`` for each distinct character position on top;
 ``Core.complete`` says whether the empty stack is present; ``Core.next`` is the
 transition cache (one-character ``str`` -> next ``Core``, or ``Engine.dead``).
@@ -123,6 +126,7 @@ class Engine:
         self._nodes: dict[tuple[int, Node], Node] = {}
         self._cores: dict[frozenset[Node], Core] = {}
         self._transitions = 0
+        self._templates: dict[int, tuple[tuple[tuple[int, ...], ...], bool]] = {}
         self.dead = Core(frozenset(), -1, self.empty)
         self._start: Core | None = None
 
@@ -168,6 +172,7 @@ class Engine:
         self._nodes = {}
         self._cores = {}
         self._transitions = 0
+        self._templates = {}
         self._start = None
 
     def migrate(self, core: Core) -> Core:
@@ -193,56 +198,71 @@ class Engine:
         return len(self._cores)
 
     # -- expansion -----------------------------------------------------------------------
+    def template(self, q: int) -> tuple[tuple[tuple[int, ...], ...], bool]:
+        """Expansion of the one-frame stack ``[q]`` over an opaque rest of the stack.
+
+        Returns ``(chains, pops)``: ``chains`` are the expanded stacks that stay above the
+        rest (positions bottom first, a character position on top) and ``pops`` says
+        whether the frame can finish (then the rest itself is expanded too). Cached per
+        position; it does not depend on the rest of the stack.
+        """
+        got = self._templates.get(q)
+        if got is not None:
+            return got
+        kinds, alts, target = self._kinds, self._alts, self._target
+        max_stacks = self.limits.max_stacks
+        chains: list[tuple[int, ...]] = []
+        pops = False
+        seen: set[tuple[int, ...]] = {(q,)}
+        todo: list[tuple[int, ...]] = [(q,)]
+        while todo:
+            t = todo.pop()
+            p = t[-1]
+            if kinds[p] != REF:
+                chains.append(t)
+                continue
+            rest = t[:-1] if kinds[p + 1] == END else t[:-1] + (p + 1,)
+            for a in alts[target[p]]:
+                nxt = rest + (a,) if kinds[a] != END else rest
+                if not nxt:
+                    pops = True
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+            if len(seen) > max_stacks:
+                self._too_many(len(seen))
+        got = self._templates[q] = (tuple(chains), pops)
+        return got
+
     def closure(self, start: Node) -> frozenset[Node]:
         """Expand rule references on top of ``start`` (llama_grammar_advance_stack)."""
         c = start.closure
         if c is not None:
             return c
-        kinds, alts, target = self._kinds, self._alts, self._target
         empty = self.empty
-        max_stacks = self.limits.max_stacks
         node = self.node
+        template = self.template
         out: set[Node] = set()
-        # work items are (pos, parent) pairs; only stack frames that become a parent or
-        # end up on top of a result are interned as Nodes
-        if start is empty:
-            return empty.closure  # type: ignore[return-value]
-        assert start.parent is not None
-        seen: set[tuple[int, Node]] = {(start.pos, start.parent)}
-        todo: list[tuple[int, Node]] = [(start.pos, start.parent)]
-        while todo:
-            p, parent = todo.pop()
-            if kinds[p] != REF:
-                out.add(node(p, parent))
-                continue
-            if kinds[p + 1] == END:
-                base = parent
-                if base is empty:
-                    base_item = None
-                else:
-                    assert base.parent is not None
-                    base_item = (base.pos, base.parent)
-            else:
-                base = node(p + 1, parent)
-                base_item = (p + 1, parent)
-            for a in alts[target[p]]:
-                if kinds[a] != END:
-                    item = (a, base)
-                elif base_item is None:
-                    out.add(empty)
-                    continue
-                else:
-                    cached = base.closure
-                    if cached is not None:
-                        out |= cached
-                        continue
-                    item = base_item
-                if item not in seen:
-                    seen.add(item)
-                    todo.append(item)
-            if len(seen) > max_stacks:
-                self._too_many(len(seen))
-        if len(out) > max_stacks:
+        frame = start
+        while True:
+            parent = frame.parent
+            if parent is None:  # the empty stack: a complete parse
+                out.add(empty)
+                break
+            chains, pops = template(frame.pos)
+            for chain in chains:
+                n = parent
+                for pos in chain:
+                    n = node(pos, n)
+                out.add(n)
+            if not pops:
+                break
+            cached = parent.closure
+            if cached is not None:
+                out |= cached
+                break
+            frame = parent  # the frame finished: expand the rest of the stack
+        if len(out) > self.limits.max_stacks:
             self._too_many(len(out))
         fs = frozenset(out)
         start.closure = fs
