@@ -22,6 +22,7 @@ from gbnfkit.schema._refs import Resolver
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_length import limit_length
 from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
+from gbnfkit.schema._shapes import check_shapes
 from gbnfkit.schema._strings import JsonChars
 from gbnfkit.schema._values import render_value, strings_not_in
 
@@ -36,6 +37,12 @@ _STRING_KEYS = ("minLength", "maxLength", "pattern", "format", PATTERNS_KEY)
 _NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _ALWAYS_UNSUPPORTED = ("if", "then", "else", "$dynamicRef", "$recursiveRef")
 _TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+
+
+def _too_long(d: Decimal) -> bool:
+    """More than 40 digits before or after the point: too long to write as a grammar."""
+    exponent = d.normalize().as_tuple().exponent
+    return not isinstance(exponent, int) or exponent < -40 or d.adjusted() >= 40
 
 
 class SchemaWarning(UserWarning):
@@ -214,6 +221,7 @@ class Converter:
         return name
 
     def _visit(self, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
+        check_shapes(schema, ptr)
         for kw in _ALWAYS_UNSUPPORTED:
             if kw in schema and not (kw == "if" and "then" not in schema and "else" not in schema):
                 self.unsupported(f"keyword {kw} is not supported", kw, ptr)
@@ -415,6 +423,8 @@ class Converter:
                 patterns.append(("pattern", spec["pattern"]))
             else:
                 fmt = spec["format"]
+                if not isinstance(fmt, str):
+                    raise SchemaError("format must be a string", keyword="format", pointer=ptr)
                 if fmt in FORMAT_PATTERNS:
                     patterns.append(("format", FORMAT_PATTERNS[fmt]))
                 elif fmt in SPEC_FORMATS:
@@ -494,6 +504,10 @@ class Converter:
             if not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
                 raise SchemaError(f"{key} must be a number", keyword=key, pointer=ptr)
             d = Decimal(str(v))
+            if _too_long(d):
+                self.unsupported(f"{key} {v} has too many digits to be written as a grammar",
+                                 key, ptr)
+                continue
             strict = key.startswith("exclusive") or schema.get(
                 "exclusive" + key[0].upper() + key[1:]) is True
             if "inimum" in key:
@@ -511,7 +525,11 @@ class Converter:
         if not isinstance(m, (int, float)) or isinstance(m, bool) or m <= 0:
             raise SchemaError("multipleOf must be a positive number", keyword="multipleOf",
                               pointer=ptr)
-        return Decimal(str(m))
+        d = Decimal(str(m))
+        if _too_long(d):
+            self.unsupported(f"multipleOf {m} has too many digits", "multipleOf", ptr)
+            return None
+        return d
 
     def integer(self, schema: dict[str, Any], ptr: str) -> str | None:
         m = self.multiple(schema, ptr)
