@@ -46,9 +46,13 @@ __all__ = ["CONTEXT_DEPTH", "CompiledGrammar", "VocabularyIndex"]
 CONTEXT_DEPTH = 3
 _MAX_CANONICAL = 256  # positions; contexts reaching more are kept per grammar only
 _FEW_UNCERTAIN = 24  # more uncertain tokens/subtrees than this: look 2 frames deeper
+_MANY_UNCERTAIN_TOKENS = 256  # a wide context leaving more uncertain tokens is deepened
+_DEEPEN_AFTER = 8  # ... once it has served this many masks
+_SHALLOW_UNCERTAIN = 4096  # a shared shallower wide context is used if it leaves at most this
 _MAX_EXTRA_DEPTH = 8  # ... at most this many frames deeper than CONTEXT_DEPTH
 _NARROW = -1  # trie nodes: a state whose walk visits fewer is walked directly (-1: never)
 _MANY_FIRST_BYTES = 48  # a state allowing more first bytes than this is never walked directly
+_SHORT_WALK = 1_500  # trie nodes tried before looking for a shared split
 _WIDE = 20_000  # trie nodes: a context whose walk would visit more is split with numpy
 _FORMAT = "gbnfkit-compiled-v1"
 
@@ -210,6 +214,7 @@ class CompiledGrammar:
         self._lock = threading.RLock()
         self._contexts: OrderedDict[Stack, _Context] = OrderedDict()
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
+        self._uses: dict[Stack, int] = {}
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._wide = wide_threshold
@@ -266,36 +271,57 @@ class CompiledGrammar:
                 self._masks.popitem(last=False)
         return out
 
-    def _context(self, key: Stack) -> _Context:
+    def _context(self, key: Stack, shallower: bool = False) -> _Context:
         with self._lock:
             entry = self._contexts.get(key)
             if entry is not None:
                 self._contexts.move_to_end(key)
                 return entry
-        entry = self._split(key)
+        entry = self._split(key, shallower)
         with self._lock:
             self._contexts[key] = entry
             if len(self._contexts) > self._max_contexts:
                 self._contexts.popitem(last=False)
         return entry
 
-    def _split(self, key: Stack) -> _Context:
+    def _split(self, key: Stack, shallower: bool = False) -> _Context:
         """Walk the vocabulary from the context ``key`` (trie for narrow, numpy for wide)."""
         automaton = self._automaton
         index = self._index
         trie = index.trie
         root = automaton.intern(frozenset({key}))
-        # free-text contexts are the costly ones: they are shared between grammars
-        canon = self._canonical(key)
-        shared = index.shared_context(canon) if canon is not None else None
-        if shared is not None:
-            return shared
-        walked = walk_all(trie, automaton, root, self._wide)
+        # most contexts allow few tokens: a short walk settles them
+        walked = walk_all(trie, automaton, root, min(_SHORT_WALK, self._wide))
+        if walked is None:
+            # free-text contexts are the costly ones: they are shared between grammars
+            canon = self._canonical(key)
+            shared = index.shared_context(canon) if canon is not None else None
+            if shared is not None:
+                return shared
+            walked = walk_all(trie, automaton, root, self._wide)
+        else:
+            canon = None
         if walked is not None:
             acc_lo, acc_hi, uncertain = walked
             return _Context.of(index.pack_ranges(acc_lo, acc_hi), tuple(uncertain))
-        accepted, unsure = vector_walk(index.columns, automaton, root)
-        words = index.pack_ids(trie.sorted_ids[accepted])
+        if canon is None and shallower:
+            # a wide context that reaches too much of the grammar to be shared: its top
+            # frames alone (free text, e.g. a string body) are shared by every grammar
+            # with that structure; they decide the same tokens, leaving more uncertain
+            for depth in range(len(key) - 2, 0, -1):
+                top = (BOTTOM,) + key[-depth:]
+                if self._canonical(top) is not None:
+                    entry = self._split(top)
+                    if len(entry.uncertain_tokens) <= _SHALLOW_UNCERTAIN and not entry.uncertain:
+                        return entry
+                    break
+        return self._wide_split(key, canon)
+
+    def _wide_split(self, key: Stack, canon: tuple[object, ...] | None) -> _Context:
+        index = self._index
+        root = self._automaton.intern(frozenset({key}))
+        accepted, unsure = vector_walk(index.columns, self._automaton, root)
+        words = index.pack_ids(index.trie.sorted_ids[accepted])
         entry = _Context.of(words, (), tuple(sorted(unsure.tolist())))
         if canon is not None:
             index.keep_context(canon, entry)
@@ -345,12 +371,22 @@ class CompiledGrammar:
             if len(stack) <= depth:
                 return stack, self._context(stack)
             key = (BOTTOM,) + stack[-depth:]
-            entry = self._context(key)
-            # wide contexts (numpy splits, uncertain_tokens) are not deepened: a deeper
-            # wide context costs another whole-vocabulary pass and is rarely shared
-            deepest = depth >= CONTEXT_DEPTH + _MAX_EXTRA_DEPTH
-            if len(entry.uncertain) <= self._deepen_above or deepest:
+            entry = self._context(key, shallower=depth == CONTEXT_DEPTH)
+            # a deeper wide context costs another whole-vocabulary pass, so a wide one
+            # (numpy split, uncertain_tokens) is deepened only when far too open and
+            # after it has served _DEEPEN_AFTER masks (it pays off only for long runs)
+            if depth >= CONTEXT_DEPTH + _MAX_EXTRA_DEPTH:
                 return key, entry
+            if len(entry.uncertain) <= self._deepen_above:
+                if len(entry.uncertain_tokens) <= _MANY_UNCERTAIN_TOKENS:
+                    return key, entry
+                with self._lock:
+                    used = self._uses.get(key, 0) + 1
+                    if len(self._uses) >= self._max_contexts:
+                        self._uses.clear()
+                    self._uses[key] = used
+                if used <= _DEEPEN_AFTER:
+                    return key, entry
             depth += 2
 
     def _compute_mask(self, state: ByteState) -> Words:
