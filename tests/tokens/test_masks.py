@@ -243,3 +243,19 @@ def test_shared_wide_contexts_and_deeper_contexts_stay_exact() -> None:
         )
         _walk_compiled(compiled, grammar, rng, steps=8)
     assert index.shared
+
+
+def test_shallower_and_deepened_wide_contexts_stay_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Force every split wide, unshareable at full depth, and deepened at once."""
+    import gbnfkit.tokens._compiled as compiled_module
+
+    monkeypatch.setattr(compiled_module, "_MAX_CANONICAL", 12)
+    monkeypatch.setattr(compiled_module, "_DEEPEN_AFTER", 0)
+    monkeypatch.setattr(compiled_module, "_MANY_UNCERTAIN_TOKENS", 0)
+    vocabulary = synthetic_vocabulary(seed=17)
+    index = compiled_module.VocabularyIndex(vocabulary)
+    rng = random.Random(19)
+    for name in ("json", "arithmetic", "c", "chess"):
+        grammar = Grammar.builtin(name)
+        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, index=index, wide_threshold=0)
+        _walk_compiled(compiled, grammar, rng, steps=10)
