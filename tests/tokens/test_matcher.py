@@ -176,3 +176,17 @@ def test_compiler_cache_is_bounded_lru() -> None:
     compiler.compile(grammars[2])
     assert compiler.compile(grammars[0]) is not first
     assert gbnfkit.compile(grammars[0], VOCAB) is not gbnfkit.compile(grammars[0], VOCAB)
+
+
+def test_tiny_state_cache_limit_keeps_masks_exact() -> None:
+    """With room for very few states the automaton keeps dropping its caches; masks stay equal."""
+    limits = gbnfkit.Limits(max_cached_states=3)
+    small = Grammar.from_gbnf(OBJECT.to_gbnf(), limits=limits)
+    text = '{"name": 42}'
+    a = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    b = gbnfkit.compile(small, VOCAB).matcher()
+    for ch in text:
+        assert np.array_equal(a.allowed_token_ids(), b.allowed_token_ids())
+        a.accept_text(ch)
+        b.accept_text(ch)
+    assert b.is_complete()

@@ -56,7 +56,8 @@ class ByteAutomaton:
     """Closure, stepping and interning of :class:`ByteState` for one program.
 
     The intern table is bounded by ``limits.max_cached_states``; when full it is
-    cleared (states stay valid, only sharing is lost).
+    cleared together with every state's transition cache (states stay valid and equal
+    by their stacks; only cached work is lost), so memory stays bounded.
     """
 
     def __init__(self, program: ByteProgram, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -85,6 +86,9 @@ class ByteAutomaton:
         state = self._intern.get(stacks)
         if state is None:
             if len(self._intern) >= self.limits.max_cached_states:
+                # forget every transition too, so dropped states can be freed
+                for old in self._intern.values():
+                    old.trans.clear()
                 self._intern.clear()
             state = ByteState(stacks)
             self._intern[stacks] = state
