@@ -229,6 +229,11 @@ def test_undecodable_inputs_exit_4(cli: Cli, numbers: str, write: Write) -> None
     run = cli("check", bad, "1")
     assert run.status == 4
     assert "cannot read grammar" in run.err
+    # undecodable bytes in argv reach Python as lone surrogates (surrogateescape)
+    run = cli("check", numbers, "12,\udcff")
+    assert run.status == 4
+    assert run.err.startswith("gbnfkit: the text argument is not valid UTF-8 (at character 3)")
+    assert cli("next", numbers, "\udcff").status == 4
 
 
 SCHEMA = {

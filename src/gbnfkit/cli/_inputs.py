@@ -55,6 +55,22 @@ def read_source(path: str, what: str) -> str:
         ) from None
 
 
+def _checked_argument(text: str) -> str:
+    """``text`` from the command line, refused if its bytes were not UTF-8.
+
+    Python turns undecodable bytes of ``argv`` into lone surrogates
+    (``surrogateescape``); they must not be matched as if they were characters.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CliError(
+            f"gbnfkit: the text argument is not valid UTF-8 (at character {exc.start}); "
+            "pass such text with --text-file or on standard input to see the byte"
+        ) from None
+    return text
+
+
 def add_text_arguments(parser: argparse.ArgumentParser, name: str, helptext: str) -> None:
     """The ``TEXT`` positional with ``--text-file`` and ``--strip-newline``."""
     parser.add_argument(
@@ -89,7 +105,7 @@ def text_from_args(
     elif text == STDIN or (text is None and default is None):
         source = read_source(STDIN, "text")
     elif text is not None:
-        return text
+        return _checked_argument(text)
     else:
         assert default is not None
         return default
