@@ -53,7 +53,7 @@ _MAX_EXTRA_DEPTH = 8  # ... at most this many frames deeper than CONTEXT_DEPTH
 _NARROW = -1  # trie nodes: a state whose walk visits fewer is walked directly (-1: never)
 _MANY_FIRST_BYTES = 48  # a state allowing more first bytes than this is never walked directly
 _SHORT_WALK = 1_500  # trie nodes tried before looking for a shared split
-_WIDE = 20_000  # trie nodes: a context whose walk would visit more is split with numpy
+_WIDE = 4_000  # trie nodes: a context whose walk would visit more is split with numpy
 _FORMAT = "gbnfkit-compiled-v1"
 
 Words = npt.NDArray[np.uint32]
