@@ -113,3 +113,17 @@ def test_complement_automaton(text: str, pattern: str) -> None:
     table.define("root", name)
     accepted = Grammar.from_gbnf(table.text()).match(text).status.value == "accept"
     assert accepted == (re.search(pattern, text) is None)
+
+
+@pytest.mark.parametrize("pattern", [r"[a-z]+(|\.[a-z]+)*", r"(a?b?)*c", r"(a*|b)+",
+                                     r"(x?){2,3}y", r"(()|a)*", r"(a|)+b"])
+def test_repeated_nullable_items(pattern: str) -> None:
+    """GBNF refuses a repeated item that can be empty; the converter rewrites it."""
+    import itertools
+
+    g = Grammar.from_regex(pattern)
+    for n in range(4):
+        for chars in itertools.product("abcxy.", repeat=n):
+            text = "".join(chars)
+            expected = re.fullmatch(pattern, text) is not None
+            assert (g.match(text).status.value == "accept") == expected, text

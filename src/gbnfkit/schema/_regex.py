@@ -14,12 +14,45 @@ from gbnfkit.schema._regex_parse import (
     Node,
     Or,
     RegexUnsupported,
+    Rep,
     parse_regex,
 )
 
 __all__ = ["regex_to_gbnf", "regex_expr", "RegexUnsupported"]
 
 ClassEmitter = Callable[[tuple[tuple[int, int], ...]], str]
+
+
+def _nullable(node: Node) -> bool:
+    if isinstance(node, Chars):
+        return False
+    if isinstance(node, Cat):
+        return all(_nullable(i) for i in node.items)
+    if isinstance(node, Or):
+        return any(_nullable(o) for o in node.options)
+    return node.min == 0 or _nullable(node.item)
+
+
+def _non_empty(node: Node) -> Node | None:
+    """The same language without the empty string (None: nothing is left)."""
+    if not _nullable(node):
+        return node
+    if isinstance(node, Cat):
+        # L(X Y) minus empty = X' Y | Y' when X is nullable (and so on)
+        options: list[Node] = []
+        for k, item in enumerate(node.items):
+            head = _non_empty(item)
+            if head is not None:
+                options.append(Cat((head, *node.items[k + 1:])))
+        return Or(tuple(options)) if options else None
+    if isinstance(node, Or):
+        kept = [n for n in (_non_empty(o) for o in node.options) if n is not None]
+        return Or(tuple(kept)) if kept else None
+    assert isinstance(node, Rep)
+    part = _non_empty(node.item)
+    if part is None:
+        return None
+    return Rep(part, 1, node.max) if node.max != 0 else None
 
 
 def _single(node: Chars) -> bool:
@@ -51,6 +84,13 @@ def _emit(node: Node, cls: ClassEmitter, literal_chars: bool) -> str:
         return seq(*parts)
     if isinstance(node, Or):
         return alt(_emit(o, cls, literal_chars) for o in node.options)
+    if _nullable(node.item):
+        # a repeated item that can be empty: repeat its non-empty part instead (same
+        # language; GBNF engines refuse nullable repetition as left recursion)
+        part = _non_empty(node.item)
+        if part is None:
+            return '""'
+        node = Rep(part, 0, node.max)
     inner = group(_emit(node.item, cls, literal_chars))
     if inner == '""':
         return '""'
