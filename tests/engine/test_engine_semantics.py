@@ -136,3 +136,16 @@ def test_deep_recursion_is_not_limited_by_python_recursion() -> None:
     depth = 5000
     assert verdict(g, "(" * depth + "x" + ")" * depth) == ("accept", None)
     assert verdict(g, "(" * depth + "x" + ")" * (depth - 1)) == ("prefix", None)
+
+
+def test_finishing_many_nullable_frames_at_once() -> None:
+    # after the innermost "(" every pending ")"? may be skipped: one expansion pops
+    # through thousands of frames (iteratively, no Python recursion)
+    g = Grammar.from_gbnf('root ::= "(" root? ")"? "x"?')
+    depth = 4000
+    assert verdict(g, "(" * depth) == ("accept", None)
+    assert verdict(g, "(" * depth + ")" * depth + "x") == ("accept", None)
+    assert verdict(g, "(" * depth + "x" * 3) == ("accept", None)
+    assert verdict(g, "(" * 3 + "x" * 5) == ("reject", 6)  # one "x" per open frame
+    s = g.start().feed("(" * depth)
+    assert s.is_complete and s.allows(")") and s.allows("x") and s.allows("(")
