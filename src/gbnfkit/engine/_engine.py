@@ -23,9 +23,15 @@ transition cache (one-character ``str`` -> next ``Core``, or ``Engine.dead``).
 Caches (``Node.closure``, ``Node.after``, ``Core.next`` and the intern tables) belong
 to the engine, i.e. to one ``Grammar``. When the number of interned cores exceeds
 ``Limits.max_cached_states`` (or nodes exceed eight times that, or cached transitions
-sixteen times that), the tables are dropped
-and a new *generation* starts; cores of an older generation still work (they are
-re-interned, "migrated", into the current generation when stepped from or compared).
+sixteen times that), the tables are dropped and a new *generation* starts; cores of an
+older generation still work (they are re-interned, "migrated", into the current
+generation when stepped from or compared). ``Engine.template`` results depend only on
+the program and are dropped with the rest.
+
+Public entry points for other layers: ``Engine.start()`` (initial core),
+``Engine.step(core, ch)`` (one character, cached), ``Engine.run(core, text)``,
+``Engine.allowed(core)`` / ``Engine.allowed_ranges(core)``, ``Engine.migrate(core)``.
+A :class:`~gbnfkit.engine._state.State` is ``State(grammar, grammar.engine, core, pending)``.
 
 Semantics follow llama.cpp's ``llama_grammar_accept``: a stack whose top matches the
 character advances (pops finished sequences) and is expanded again; the result is
