@@ -8,7 +8,11 @@ below them".
 
 Calls in tail position push nothing, so ``x*`` loops run in constant stack depth
 and closure always terminates on grammars without left recursion; a closure
-that still grows past ``Limits.max_stacks`` raises :class:`LimitError`.
+that still grows past ``BYTE_STACKS_PER_STACK * Limits.max_stacks`` raises
+:class:`LimitError`.  The factor is there because one character-level stack
+becomes one byte-level stack per UTF-8 branch of the character class on its top
+(a class like ``[^"]`` has 9), so the byte automaton must not give up on a state
+the character engine holds within ``max_stacks``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from gbnfkit.tokens._byteprogram import END, TEST, ByteProgram
 __all__ = ["BOTTOM", "ByteAutomaton", "ByteState", "Stack"]
 
 BOTTOM = -1
+BYTE_STACKS_PER_STACK = 16
 Stack = tuple[int, ...]
 
 
@@ -31,15 +36,18 @@ class ByteState:
         complete: a parse of the start rule is complete here.
         bottom: a context state reached the bottom marker.
         trans: ``byte -> ByteState | None``, filled lazily (a cache).
+        bits: the 256-bit set of bytes some stack accepts next (``-1`` until computed,
+            see :meth:`ByteAutomaton.allowed_bits`).
     """
 
-    __slots__ = ("stacks", "complete", "bottom", "trans", "_hash", "__weakref__")
+    __slots__ = ("stacks", "complete", "bottom", "trans", "bits", "_hash", "__weakref__")
 
     def __init__(self, stacks: frozenset[Stack]) -> None:
         self.stacks = stacks
         self.complete = () in stacks
         self.bottom = (BOTTOM,) in stacks
         self.trans: dict[int, ByteState | None] = {}
+        self.bits = -1
         self._hash = hash(stacks)
 
     def __hash__(self) -> int:
@@ -66,6 +74,7 @@ class ByteAutomaton:
         self._kind = program.kind
         self._arg = program.arg
         self._rules = program.rules
+        self._max_stacks = BYTE_STACKS_PER_STACK * limits.max_stacks
         self._intern: dict[frozenset[Stack], ByteState] = {}
         self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
         self.initial = self.state_of([(program.root,)], call=True)
@@ -115,7 +124,7 @@ class ByteAutomaton:
             if not pops:
                 break
             stack = base
-        if len(out) > self.limits.max_stacks:
+        if len(out) > self._max_stacks:
             raise LimitError(
                 "too many parse stacks (ambiguous grammar)",
                 limit="max_stacks",
@@ -137,7 +146,7 @@ class ByteAutomaton:
         rules = self._rules
         seen: set[Stack] = set()
         todo = [stack]
-        limit = self.limits.max_stacks
+        limit = self._max_stacks
         while todo:
             s = todo.pop()
             if s in seen:
@@ -147,7 +156,7 @@ class ByteAutomaton:
                 raise LimitError(
                     "too many parse stacks (ambiguous or deeply nested grammar)",
                     limit="max_stacks",
-                    value=limit,
+                    value=self.limits.max_stacks,
                 )
             if not s:
                 out.add(s)
@@ -168,7 +177,9 @@ class ByteAutomaton:
                     todo.append(base + (start,))
         if len(out) > limit:
             raise LimitError(
-                "too many parse stacks (ambiguous grammar)", limit="max_stacks", value=limit
+                "too many parse stacks (ambiguous grammar)",
+                limit="max_stacks",
+                value=self.limits.max_stacks,
             )
 
     # -- stepping -----------------------------------------------------------
@@ -203,13 +214,21 @@ class ByteAutomaton:
             s = nxt  # type: ignore[assignment]
         return s
 
+    def allowed_bits(self, state: ByteState) -> int:
+        """The 256-bit set of bytes that some stack of ``state`` accepts next (cached)."""
+        bits = state.bits
+        if bits < 0:
+            bits = 0
+            arg = self._arg
+            for s in state.stacks:
+                if s and s[-1] >= 0:
+                    bits |= arg[s[-1]]
+            state.bits = bits
+        return bits
+
     def allowed_bytes(self, state: ByteState) -> list[int]:
         """Bytes that some stack of ``state`` accepts next."""
-        bits = 0
-        arg = self._arg
-        for s in state.stacks:
-            if s and s[-1] >= 0:
-                bits |= arg[s[-1]]
+        bits = self.allowed_bits(state)
         return [b for b in range(256) if (bits >> b) & 1]
 
 
