@@ -259,3 +259,25 @@ def test_shallower_and_deepened_wide_contexts_stay_exact(monkeypatch: pytest.Mon
         grammar = Grammar.builtin(name)
         compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, index=index, wide_threshold=0)
         _walk_compiled(compiled, grammar, rng, steps=10)
+
+
+def test_saved_wide_contexts_reload_exact(tmp_path: Path) -> None:
+    """Wide splits (uncertain tokens and their tails) survive save and load exactly."""
+    import gbnfkit.tokens._compiled as compiled_module
+
+    vocabulary = synthetic_vocabulary(seed=23)
+    for name in ("json", "c"):
+        grammar = Grammar.builtin(name)
+        first = compiled_module.CompiledGrammar(
+            grammar, vocabulary, wide_threshold=0, deepen_above=0
+        )
+        _walk_compiled(first, grammar, random.Random(29), steps=10)
+        saved = [e for e in first._contexts.values() if e.uncertain_tokens]
+        assert saved, "the walk made no wide split with uncertain tokens"
+        path = tmp_path / f"{name}.npz"
+        first.save(path)
+        loaded = compiled_module.CompiledGrammar.load(path, grammar, vocabulary)
+        assert sum(1 for e in loaded._contexts.values() if e.tails) >= len(
+            [e for e in saved if e.tails]
+        )
+        _walk_compiled(loaded, grammar, random.Random(29), steps=10)

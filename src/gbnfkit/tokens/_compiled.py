@@ -33,9 +33,9 @@ from gbnfkit._errors import VocabularyError
 from gbnfkit.tokens._byteprogram import END, TEST, lower_grammar
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._trie import TokenTrie
-from gbnfkit.tokens._vecwalk import ByteColumns, vector_walk
+from gbnfkit.tokens._vecwalk import vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
-from gbnfkit.tokens._walk import walk, walk_all, walk_positions
+from gbnfkit.tokens._walk import walk, walk_all, walk_sorted
 
 if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
@@ -46,15 +46,16 @@ __all__ = ["CONTEXT_DEPTH", "CompiledGrammar", "VocabularyIndex"]
 CONTEXT_DEPTH = 3
 _MAX_CANONICAL = 256  # positions; contexts reaching more are kept per grammar only
 _FEW_UNCERTAIN = 24  # more uncertain tokens/subtrees than this: look 2 frames deeper
-_MANY_UNCERTAIN_TOKENS = 256  # a wide context leaving more uncertain tokens is deepened
+_MANY_UNCERTAIN_TOKENS = 4096  # a wide context leaving more uncertain tokens is deepened
 _DEEPEN_AFTER = 8  # ... once it has served this many masks
-_SHALLOW_UNCERTAIN = 4096  # a shared shallower wide context is used if it leaves at most this
+_SHALLOW_UNCERTAIN = 16_384  # a shared shallower wide context is used if it leaves at most this
 _MAX_EXTRA_DEPTH = 8  # ... at most this many frames deeper than CONTEXT_DEPTH
 _NARROW = -1  # trie nodes: a state whose walk visits fewer is walked directly (-1: never)
 _MANY_FIRST_BYTES = 48  # a state allowing more first bytes than this is never walked directly
 _SHORT_WALK = 1_500  # trie nodes tried before looking for a shared split
 _WIDE = 4_000  # trie nodes: a context whose walk would visit more is split with numpy
-_FORMAT = "gbnfkit-compiled-v1"
+_FORMAT = "gbnfkit-compiled-v2"
+_MAX_TAIL_TOKENS = 16_384  # wide splits leaving more uncertain tokens are checked per token
 
 Words = npt.NDArray[np.uint32]
 
@@ -65,7 +66,6 @@ class VocabularyIndex:
     Attributes:
         vocabulary: the vocabulary.
         trie: the trie of text tokens (non-special, non-empty bytes).
-        columns: the same tokens' bytes by column, for whole-vocabulary walks.
         nwords: ``ceil(size / 32)``, the width of a packed mask.
         always: packed bits of text tokens with empty bytes (allowed everywhere).
         eos: packed bits of the end-of-sequence ids.
@@ -87,7 +87,6 @@ class VocabularyIndex:
             else:
                 empty.append(i)
         self.trie = TokenTrie(text)
-        self.columns = ByteColumns(self.trie.sorted_bytes)
         self.nwords = (vocabulary.size + 31) // 32
         self.always = self.pack_ids(np.array(empty, dtype=np.int64))
         self.eos = self.pack_ids(np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64))
@@ -136,23 +135,40 @@ class VocabularyIndex:
 
 @dataclass(frozen=True)
 class _Context:
-    """One context's split: accepted bits (dense words, or sparse word indices + bits)."""
+    """One context's split: accepted bits (dense words, or sparse word indices + bits).
+
+    ``uncertain`` holds trie nodes (narrow splits); ``uncertain_tokens`` sorted token
+    positions (wide splits), and ``tails`` the same tokens grouped by what is left of
+    them where the context's ``depth`` frames have finished: a token is allowed iff
+    one of its tails is accepted by the frames below, so a mask checks each distinct
+    tail once instead of each token from the full stack.
+    """
 
     dense: Words | None
     word_index: npt.NDArray[np.intp]
     word_bits: Words
     uncertain: tuple[int, ...]
     uncertain_tokens: tuple[int, ...] = ()
+    tails: _Tails | None = None
+    depth: int = 0
 
     @staticmethod
     def of(
-        words: Words, uncertain: tuple[int, ...], uncertain_tokens: tuple[int, ...] = ()
+        words: Words,
+        uncertain: tuple[int, ...],
+        uncertain_tokens: tuple[int, ...] = (),
+        tails: _Tails | None = None,
+        depth: int = 0,
     ) -> _Context:
         nonzero = np.flatnonzero(words)
         if len(nonzero) * 8 > len(words):
             words.flags.writeable = False
-            return _Context(words, nonzero[:0], words[:0], uncertain, uncertain_tokens)
-        return _Context(None, nonzero, words[nonzero].copy(), uncertain, uncertain_tokens)
+            return _Context(
+                words, nonzero[:0], words[:0], uncertain, uncertain_tokens, tails, depth
+            )
+        return _Context(
+            None, nonzero, words[nonzero].copy(), uncertain, uncertain_tokens, tails, depth
+        )
 
     def add_to(self, words: Words) -> None:
         """OR the accepted bits into ``words``."""
@@ -165,6 +181,79 @@ class _Context:
         out = np.zeros(nwords, dtype=np.uint32)
         self.add_to(out)
         return out
+
+
+_SEPARATOR = -2  # between the stacks of a context key
+
+
+def _group_key(group: list[Stack], depth: int) -> tuple[int, ...]:
+    """The context key of stacks that share all but their top frame: each stack's top
+    ``depth`` frames over the bottom marker (``depth`` 0: the whole stacks), sorted and
+    joined by ``_SEPARATOR`` into one flat tuple (hashable, and saved as it is)."""
+    if depth:
+        parts = sorted((BOTTOM,) + stack[-depth:] for stack in group)
+    else:
+        parts = sorted(group)
+    key: tuple[int, ...] = parts[0]
+    for part in parts[1:]:
+        key += (_SEPARATOR,) + part
+    return key
+
+
+def _stacks_of(key: tuple[int, ...]) -> list[Stack]:
+    """The stacks of a context key (inverse of :func:`_group_key`)."""
+    if _SEPARATOR not in key:
+        return [key]
+    out: list[Stack] = []
+    start = 0
+    for i, p in enumerate(key):
+        if p == _SEPARATOR:
+            out.append(key[start:i])
+            start = i + 1
+    out.append(key[start:])
+    return out
+
+
+@dataclass(frozen=True)
+class _Tails:
+    """Uncertain tokens grouped by tail: ``tails`` sorted, ``positions[i]`` their tokens."""
+
+    tails: tuple[bytes, ...]
+    positions: tuple[tuple[int, ...], ...]
+
+
+def _tails(
+    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState, positions: tuple[int, ...]
+) -> _Tails | None:
+    """The uncertain tokens at ``positions`` grouped by their tails (``None``: too many).
+
+    A tail of a token is what follows a prefix after which the context state ``root``
+    has finished its frames (holds the bottom marker); those are the only ways the
+    token can still be allowed by a full stack.
+    """
+    if len(positions) > _MAX_TAIL_TOKENS:
+        return None
+    by_tail: dict[bytes, list[int]] = {}
+    data_of = trie.sorted_bytes
+    step = automaton.step
+    for pos in positions:
+        data = data_of[pos]
+        state: ByteState | None = root
+        for k, byte in enumerate(data):
+            assert state is not None
+            if state.bottom:
+                by_tail.setdefault(data[k:], []).append(pos)
+            state = state.trans[byte] if byte in state.trans else step(state, byte)
+            if state is None:
+                break
+    order = sorted(by_tail)
+    return _Tails(tuple(order), tuple(tuple(by_tail[t]) for t in order))
+
+
+def _key_depth(key: tuple[int, ...]) -> int:
+    """How many frames of each stack a context key holds (its first stack's length - 1)."""
+    first = key.index(_SEPARATOR) if _SEPARATOR in key else len(key)
+    return first - 1
 
 
 class CompiledGrammar:
@@ -289,27 +378,30 @@ class CompiledGrammar:
         automaton = self._automaton
         index = self._index
         trie = index.trie
-        root = automaton.intern(frozenset({key}))
-        # most contexts allow few tokens: a short walk settles them
-        walked = walk_all(trie, automaton, root, min(_SHORT_WALK, self._wide))
+        root = automaton.intern(frozenset(_stacks_of(key)))
+        # most contexts allow few tokens: a short walk settles them; free text (many
+        # first bytes) would exhaust the walk's budget, so it goes straight to numpy
+        many = automaton.allowed_bits(root).bit_count() > _MANY_FIRST_BYTES
+        walked = None if many else walk_all(trie, automaton, root, min(_SHORT_WALK, self._wide))
         if walked is None:
             # free-text contexts are the costly ones: they are shared between grammars
             canon = self._canonical(key)
             shared = index.shared_context(canon) if canon is not None else None
             if shared is not None:
                 return shared
-            walked = walk_all(trie, automaton, root, self._wide)
+            if not many:
+                walked = walk_all(trie, automaton, root, self._wide)
         else:
             canon = None
         if walked is not None:
             acc_lo, acc_hi, uncertain = walked
             return _Context.of(index.pack_ranges(acc_lo, acc_hi), tuple(uncertain))
-        if canon is None and shallower:
+        if shallower:
             # a wide context that reaches too much of the grammar to be shared: its top
             # frames alone (free text, e.g. a string body) are shared by every grammar
             # with that structure; they decide the same tokens, leaving more uncertain
-            for depth in range(len(key) - 2, 0, -1):
-                top = (BOTTOM,) + key[-depth:]
+            for depth in range(_key_depth(key) - 1, 0, -1):
+                top = _group_key(_stacks_of(key), depth)
                 if self._canonical(top) is not None:
                     entry = self._split(top)
                     if len(entry.uncertain_tokens) <= _SHALLOW_UNCERTAIN and not entry.uncertain:
@@ -319,10 +411,12 @@ class CompiledGrammar:
 
     def _wide_split(self, key: Stack, canon: tuple[object, ...] | None) -> _Context:
         index = self._index
-        root = self._automaton.intern(frozenset({key}))
-        accepted, unsure = vector_walk(index.columns, self._automaton, root)
+        root = self._automaton.intern(frozenset(_stacks_of(key)))
+        accepted, unsure = vector_walk(index.trie, self._automaton, root)
         words = index.pack_ids(index.trie.sorted_ids[accepted])
-        entry = _Context.of(words, (), tuple(sorted(unsure.tolist())))
+        positions = tuple(unsure.tolist())
+        tails = _tails(index.trie, self._automaton, root, positions)
+        entry = _Context.of(words, (), positions, tails, _key_depth(key))
         if canon is not None:
             index.keep_context(canon, entry)
         return entry
@@ -347,7 +441,7 @@ class CompiledGrammar:
                 order.append(p)
             return got
 
-        frames = tuple(number(p) if p >= 0 else -1 for p in key)
+        frames = tuple(number(p) if p >= 0 else p for p in key)
         desc: list[object] = []
         i = 0
         while i < len(order):
@@ -364,13 +458,20 @@ class CompiledGrammar:
                 desc.append((tuple(number(a) for a in rules[arg[p]]), number(p + 1)))
         return (frames, tuple(desc))
 
-    def _entry_for(self, stack: Stack) -> tuple[Stack, _Context]:
-        """The context of ``stack``: its top frames, deeper while many tokens stay uncertain."""
+    def _entry_for(self, group: list[Stack]) -> tuple[tuple[int, ...], _Context]:
+        """The context of ``group`` (stacks that differ only in their top frame).
+
+        The context is the group's top frames, deeper while many tokens stay uncertain.
+        Taking the group at once keeps, say, the alternatives of one character class
+        (one stack per UTF-8 lead byte) in one split instead of one per alternative.
+        """
         depth = CONTEXT_DEPTH
+        size = len(group[0])
         while True:
-            if len(stack) <= depth:
-                return stack, self._context(stack)
-            key = (BOTTOM,) + stack[-depth:]
+            if size <= depth:
+                key = _group_key(group, 0)
+                return key, self._context(key)
+            key = _group_key(group, depth)
             entry = self._context(key, shallower=depth == CONTEXT_DEPTH)
             # a deeper wide context costs another whole-vocabulary pass, so a wide one
             # (numpy split, uncertain_tokens) is deepened only when far too open and
@@ -404,23 +505,35 @@ class CompiledGrammar:
             if walked[0]:
                 words |= index.pack_ranges(walked[0], walked[1])
             return words
-        seen: set[Stack] = set()
+        seen: set[tuple[int, ...]] = set()
         extra_lo: list[int] = []
         extra_hi: list[int] = []
+        groups: dict[Stack, list[Stack]] = {}
         for stack in state.stacks:
-            if not stack:
-                continue
-            key, entry = self._entry_for(stack)
+            if stack:
+                groups.setdefault(stack[:-1], []).append(stack)
+        for group in groups.values():
+            key, entry = self._entry_for(group)
             if key not in seen:
                 seen.add(key)
                 entry.add_to(words)
-            if entry.uncertain_tokens:
-                full = automaton.intern(frozenset({stack}))
-                for pos in walk_positions(trie, automaton, full, entry.uncertain_tokens):
-                    extra_lo.append(pos)
-                    extra_hi.append(pos + 1)
+            if entry.tails is not None:
+                # the frames below the context's: one state, shared by every tail
+                below = automaton.state_of([group[0][: -entry.depth]])
+                tail_positions = entry.tails.positions
+                for i in walk_sorted(automaton, below, entry.tails.tails):
+                    positions = tail_positions[i]
+                    extra_lo.extend(positions)
+                    extra_hi.extend(p + 1 for p in positions)
+            elif entry.uncertain_tokens:
+                full = automaton.intern(frozenset(group))
+                sorted_bytes = trie.sorted_bytes
+                tokens = entry.uncertain_tokens
+                for i in walk_sorted(automaton, full, [sorted_bytes[p] for p in tokens]):
+                    extra_lo.append(tokens[i])
+                    extra_hi.append(tokens[i] + 1)
             if entry.uncertain:
-                full = automaton.intern(frozenset({stack}))
+                full = automaton.intern(frozenset(group))
                 for node in entry.uncertain:
                     depth = trie.depth[node]
                     start = full
@@ -459,6 +572,7 @@ class CompiledGrammar:
             ),
             uncertain_lengths=np.array([len(e.uncertain) for _, e in items], dtype=np.int64),
             uncertain=np.array([n for _, e in items for n in e.uncertain], dtype=np.int64),
+            depths=np.array([e.depth for _, e in items], dtype=np.int64),
             token_lengths=np.array([len(e.uncertain_tokens) for _, e in items], dtype=np.int64),
             uncertain_tokens=np.array(
                 [n for _, e in items for n in e.uncertain_tokens], dtype=np.int64
@@ -498,21 +612,29 @@ class CompiledGrammar:
         unc = fields["uncertain"].tolist()
         unc_tokens = fields["uncertain_tokens"].tolist()
         accepted = fields["accepted"].astype(np.uint32)
+        automaton = compiled._automaton
+        trie = compiled._index.trie
         k = u = t = 0
         with compiled._lock:
-            for row, (klen, ulen, tlen) in enumerate(
+            for row, (klen, ulen, tlen, depth) in enumerate(
                 zip(
                     fields["key_lengths"].tolist(),
                     fields["uncertain_lengths"].tolist(),
                     fields["token_lengths"].tolist(),
+                    fields["depths"].tolist(),
                     strict=True,
                 )
             ):
                 key = tuple(keys[k : k + klen])
+                positions = tuple(unc_tokens[t : t + tlen])
+                tails = None
+                if positions:
+                    # the split may be of a shallower context than its key (same stacks)
+                    top = _group_key(_stacks_of(key), depth)
+                    root = automaton.intern(frozenset(_stacks_of(top)))
+                    tails = _tails(trie, automaton, root, positions)
                 entry = _Context.of(
-                    accepted[row].copy(),
-                    tuple(unc[u : u + ulen]),
-                    tuple(unc_tokens[t : t + tlen]),
+                    accepted[row].copy(), tuple(unc[u : u + ulen]), positions, tails, depth
                 )
                 compiled._contexts[key] = entry
                 k += klen

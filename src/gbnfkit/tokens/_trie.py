@@ -30,6 +30,15 @@ class TokenTrie:
         tok_lo, tok_hi: per node, the range of sorted positions in its subtree.
         max_depth: the longest token.
         root_child: for each byte, the depth-1 node of tokens starting with it, or -1.
+        level_start, level_parent, level_byte, token_flat_end: the nodes in *level
+            order* (all of depth 1, then depth 2, ...) numbered from 1 (0 is the root):
+            nodes of depth ``d`` have numbers ``level_start[d] + 1 .. level_start[d + 1]``;
+            ``level_parent[k]`` and ``level_byte[k]`` are the parent's number and the byte
+            of node number ``k + 1``; ``token_flat_end`` gives, per sorted position, the
+            number of the node where the token ends; ``level_node`` maps a node's level
+            number minus one to its preorder index; ``token_end_node`` gives per sorted
+            position the preorder node where the token ends, ``end_array`` is ``end``.
+            Used by whole-trie numpy walks.
     """
 
     def __init__(self, tokens: Sequence[tuple[int, bytes]]) -> None:
@@ -82,9 +91,51 @@ class TokenTrie:
         self.here_hi: list[int] = here_hi.tolist()
         self.tok_lo: list[int] = node_tok.tolist()
         self.tok_hi: list[int] = tok_hi.tolist() if total else []
+        # the nodes level by level (depth 1, 2, ...), for whole-trie numpy walks
+        by_level = np.argsort(node_depth, kind="stable")
+        level_sizes = np.bincount(node_depth, minlength=self.max_depth + 1)
+        self.level_start: list[int] = np.concatenate(([0], np.cumsum(level_sizes))).tolist()
+        flat_of = np.empty(total, dtype=np.int64)
+        flat_of[by_level] = np.arange(total, dtype=np.int64)
+        # parent of a node: the last node before it one level up (preorder)
+        parent = np.zeros(total, dtype=np.int64)
+        for d in range(2, self.max_depth + 1):
+            here = by_level[self.level_start[d] : self.level_start[d + 1]]
+            above = by_level[self.level_start[d - 1] : self.level_start[d]]
+            parent[here] = above[np.searchsorted(above, here) - 1]
+        self.level_parent: npt.NDArray[np.int32] = np.where(
+            node_depth[by_level] > 1, flat_of[parent[by_level]] + 1, 0
+        ).astype(np.int32)
+        self.level_byte: npt.NDArray[np.int32] = node_byte[by_level].astype(np.int32)
+        self.token_flat_end: npt.NDArray[np.int64] = (
+            flat_of[ends_at] + 1 if n else np.zeros(0, dtype=np.int64)
+        )
+        self.level_node: npt.NDArray[np.int64] = by_level
+        self.token_end_node: npt.NDArray[np.int64] = ends_at if n else np.zeros(0, np.int64)
+        self.end_array: npt.NDArray[np.int64] = node_end
         self.root_child = [-1] * 256
         for node in np.flatnonzero(node_depth == 1).tolist():
             self.root_child[self.byte[node]] = node
+        self._children: dict[int, dict[int, int]] = {}
+
+    def children(self, node: int) -> dict[int, int]:
+        """``byte -> child node`` of ``node`` (built on first use from the sibling chain).
+
+        Lets a walk from a state that accepts few bytes jump straight to the matching
+        children instead of trying every child in turn.  Bounded by the trie's size.
+        """
+        got = self._children.get(node)
+        if got is None:
+            got = {}
+            child = node + 1
+            stop = self.end[node]
+            byte = self.byte
+            end = self.end
+            while child < stop:
+                got[byte[child]] = child
+                child = end[child]
+            self._children[node] = got
+        return got
 
     def _lcp(self, lengths: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Common prefix length of each sorted token with the one before it (0 for the first)."""

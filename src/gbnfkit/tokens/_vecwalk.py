@@ -1,11 +1,12 @@
-"""The whole vocabulary through a byte automaton at once, one byte column at a time (numpy).
+"""The whole token trie through a byte automaton at once, one trie level at a time (numpy).
 
 Used for *wide* contexts (free text, where most tokens are accepted), where a trie
-walk in Python would visit most of the trie.  Tokens are ordered by length,
-longest first, so the tokens that have a byte at column ``j`` are a prefix of
-that order and each column is one contiguous array.  States are numbered as they
-are met, with a dense ``state x byte`` table filled lazily from the automaton's
-cached step; number 0 is the dead state.
+walk in Python would visit most of the trie.  Each level of the trie (all nodes of
+one depth) is one contiguous array, so a level costs a few numpy operations over its
+nodes: a node's state is the table entry for (its parent's state, its byte).  States
+are numbered as they are met, with a dense ``state x byte`` table filled lazily from
+the automaton's cached step; number 0 is the dead state.  Work is proportional to
+the trie's nodes, not to the vocabulary's total bytes.
 """
 
 from __future__ import annotations
@@ -14,36 +15,15 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._trie import TokenTrie
 
-__all__ = ["ByteColumns", "vector_walk"]
+__all__ = ["vector_walk"]
 
 _UNKNOWN = -1
 
 
-class ByteColumns:
-    """Token bytes by column: ``columns[j]`` holds byte ``j`` of the ``counts[j]`` longest tokens.
-
-    Attributes:
-        order: sorted positions (see :class:`TokenTrie`) in order of decreasing length.
-    """
-
-    def __init__(self, sorted_bytes: list[bytes]) -> None:
-        lengths = np.array([len(b) for b in sorted_bytes], dtype=np.int64)
-        self.order: npt.NDArray[np.int64] = np.argsort(-lengths, kind="stable").astype(np.int64)
-        ordered = lengths[self.order]
-        buffer = np.frombuffer(b"".join(sorted_bytes[i] for i in self.order.tolist()), np.uint8)
-        starts = np.concatenate(([0], np.cumsum(ordered)[:-1])) if len(ordered) else ordered
-        max_len = int(ordered[0]) if len(ordered) else 0
-        self.columns: list[npt.NDArray[np.int64]] = []
-        self.counts: list[int] = []
-        for j in range(max_len):
-            count = int(np.searchsorted(-ordered, -j, side="left"))
-            self.counts.append(count)
-            self.columns.append(buffer[starts[:count] + j].astype(np.int64))
-
-
 def vector_walk(
-    columns: ByteColumns, automaton: ByteAutomaton, root: ByteState
+    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Sorted positions of the tokens ``root`` accepts, and of the uncertain ones.
 
@@ -53,22 +33,20 @@ def vector_walk(
     states: list[ByteState | None] = [None, root]
     numbers: dict[ByteState, int] = {root: 1}
     bottom = [False, root.bottom]
-    table = np.full(256 * 8, _UNKNOWN, dtype=np.int64)
+    table = np.full(256 * 8, _UNKNOWN, dtype=np.int32)
     table[:256] = 0
-    total = len(columns.order)
-    sid = np.ones(total, dtype=np.int64)
-    flag = np.full(total, root.bottom, dtype=bool)
-    bottom_arr = np.array(bottom, dtype=bool)
-    for j, col in enumerate(columns.columns):
-        n = columns.counts[j]
-        cur = sid[:n]
-        keys = cur * 256 + col
+    total = len(trie.level_byte)
+    sid = np.zeros(total + 1, dtype=np.int32)  # per node number (0 = root): its state
+    sid[0] = 1
+    starts = trie.level_start
+    for d in range(1, trie.max_depth + 1):
+        lo, hi = starts[d], starts[d + 1]
+        if lo == hi:
+            continue
+        keys = sid[trie.level_parent[lo:hi]] * 256 + trie.level_byte[lo:hi]
         nxt = table[keys]
-        unknown = nxt == _UNKNOWN
-        if unknown.any():
-            present = np.zeros(len(table), dtype=bool)
-            present[keys[unknown]] = True
-            for key in np.flatnonzero(present).tolist():
+        if nxt.min() < 0:
+            for key in np.unique(keys[nxt < 0]).tolist():
                 state = states[key >> 8]
                 assert state is not None
                 after = automaton.step(state, key & 255)
@@ -81,14 +59,27 @@ def vector_walk(
                     states.append(after)
                     bottom.append(after.bottom)
                     if len(states) * 256 > len(table):
-                        grown = np.full(len(table) * 2, _UNKNOWN, dtype=np.int64)
+                        grown = np.full(len(table) * 2, _UNKNOWN, dtype=np.int32)
                         grown[: len(table)] = table
                         table = grown
                 table[key] = number
-            bottom_arr = np.array(bottom, dtype=bool)
             nxt = table[keys]
-        flag[:n] |= bottom_arr[cur]
-        sid[:n] = nxt
-    accepted = columns.order[sid > 0]
-    uncertain = columns.order[(sid == 0) & flag]
+        sid[lo + 1 : hi + 1] = nxt
+    ends = trie.token_flat_end
+    alive = sid[ends] > 0
+    accepted = np.flatnonzero(alive)
+    if root.bottom:
+        return accepted, np.flatnonzero(~alive)
+    if not any(bottom):
+        return accepted, accepted[:0]
+    # a rejected token is uncertain when a state on its path held the bottom marker:
+    # mark the subtrees (preorder ranges) below nodes whose state holds it
+    marked = np.flatnonzero(np.array(bottom, dtype=bool)[sid[1:]])
+    marks = trie.level_node[marked]
+    cover = np.bincount(marks, minlength=total + 1) - np.bincount(
+        trie.end_array[marks], minlength=total + 1
+    )
+    covered = np.cumsum(cover[:-1]) > 0
+    dead = np.flatnonzero(~alive)
+    uncertain = dead[covered[trie.token_end_node[dead]]]
     return accepted, uncertain

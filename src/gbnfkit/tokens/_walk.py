@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Sequence
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 
-__all__ = ["WalkResult", "walk", "walk_all", "walk_positions"]
+__all__ = ["WalkResult", "walk", "walk_all", "walk_sorted"]
 
 _MISSING: ByteState | None = ByteState(frozenset())  # a sentinel no cache holds
+_JUMP_BYTES = 8  # a state accepting at most this many bytes visits only matching children
+_JUMP_SUBTREE = 32  # ... of a node with more than this many nodes below it
 
 # (accepted sorted-position ranges as parallel lo/hi lists, uncertain subtree node indices)
 WalkResult = tuple[list[int], list[int], list[int]]
@@ -31,13 +34,19 @@ def walk(
     reached the bottom marker, so the frames below must decide.  States without the
     bottom marker never leave anything uncertain.  With ``budget`` (``[nodes]``, shared
     and decremented), returns ``None`` once more nodes than that would be visited.
+
+    Nodes are visited in preorder, one run of siblings at a time; below a node whose
+    state accepts few bytes (and no bottom marker on the path), only the children
+    with those bytes are visited, so a walk costs what matches, not the trie's width.
     """
     byte = trie.byte
     depth = trie.depth
     end = trie.end
     here_lo = trie.here_lo
     here_hi = trie.here_hi
+    children = trie.children
     step = automaton.step
+    allowed_bits = automaton.allowed_bits
     missing = _MISSING
     if stop is None:
         stop = len(byte)
@@ -46,29 +55,47 @@ def walk(
     acc_lo: list[int] = []
     acc_hi: list[int] = []
     uncertain: list[int] = []
-    i = first
     left = budget[0] if budget is not None else len(byte) + 1
-    while i < stop:
-        left -= 1
-        if left < 0:
-            return None
-        d = depth[i]
-        parent = states[d - 1]
-        b = byte[i]
-        got = parent.trans.get(b, missing)
-        s = step(parent, b) if got is missing else got
-        if s is None:
-            if flags[d - 1]:
-                uncertain.append(i)
-            i = end[i]
-            continue
-        states[d] = s
-        flags[d] = flags[d - 1] or s.bottom
-        lo = here_lo[i]
-        if lo != here_hi[i]:
-            acc_lo.append(lo)
-            acc_hi.append(here_hi[i])
-        i += 1
+    todo = [(first, stop)]
+    while todo:
+        i, last = todo.pop()
+        while i < last:
+            left -= 1
+            if left < 0:
+                return None
+            d = depth[i]
+            parent = states[d - 1]
+            b = byte[i]
+            got = parent.trans.get(b, missing)
+            s = step(parent, b) if got is missing else got
+            if s is None:
+                if flags[d - 1]:
+                    uncertain.append(i)
+                i = end[i]
+                continue
+            states[d] = s
+            flag = flags[d] = flags[d - 1] or s.bottom
+            lo = here_lo[i]
+            if lo != here_hi[i]:
+                acc_lo.append(lo)
+                acc_hi.append(here_hi[i])
+            after = end[i]
+            if not flag and after - i > _JUMP_SUBTREE:
+                bits = s.bits
+                if bits < 0:
+                    bits = allowed_bits(s)
+                if bits.bit_count() <= _JUMP_BYTES:
+                    # few bytes can follow: visit just those children, then the siblings
+                    todo.append((after, last))
+                    kids = children(i)
+                    while bits:
+                        low = bits & -bits
+                        child = kids.get(low.bit_length() - 1)
+                        if child is not None:
+                            todo.append((child, end[child]))
+                        bits ^= low
+                    break
+            i += 1
     if budget is not None:
         budget[0] = left
     return acc_lo, acc_hi, uncertain
@@ -108,24 +135,20 @@ def _after_prefix(prefix: bytes) -> bytes | None:
     return trimmed[:-1] + bytes([trimmed[-1] + 1])
 
 
-def walk_positions(
-    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState, positions: tuple[int, ...]
-) -> list[int]:
-    """The sorted ``positions`` (ascending) whose token bytes ``root`` accepts.
+def walk_sorted(automaton: ByteAutomaton, root: ByteState, strings: Sequence[bytes]) -> list[int]:
+    """Indices of the byte ``strings`` (sorted ascending) that ``root`` accepts whole.
 
-    Consecutive tokens share the states of their common prefix, and the extensions of
+    Consecutive strings share the states of their common prefix, and the extensions of
     a rejected prefix are skipped with one binary search.
     """
-    sorted_bytes = trie.sorted_bytes
     step = automaton.step
     path: list[ByteState] = [root]
     prev = b""
     out: list[int] = []
-    count = len(positions)
+    count = len(strings)
     j = 0
     while j < count:
-        pos = positions[j]
-        data = sorted_bytes[pos]
+        data = strings[j]
         common = 0
         limit = min(len(prev), len(data), len(path) - 1)
         while common < limit and prev[common] == data[common]:
@@ -142,12 +165,12 @@ def walk_positions(
                 if upper is None:
                     j = count
                 else:
-                    j = bisect_left(positions, upper, j + 1, count, key=sorted_bytes.__getitem__)
+                    j = bisect_left(strings, upper, j + 1, count)
                 break
             state = after
             path.append(state)
         prev = data
         if ok:
-            out.append(pos)
+            out.append(j)
             j += 1
     return out
