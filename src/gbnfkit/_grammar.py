@@ -133,10 +133,12 @@ class Grammar:
 
     @property
     def fingerprint(self) -> str:
-        """sha256 hex digest of the start rule name and the canonical GBNF text."""
+        """sha256 hex digest of the start rule name and the plain canonical GBNF text."""
         fp = self._fingerprint
         if fp is None:
-            data = f"root={self.root}\n{self.to_gbnf()}".encode()
+            from gbnfkit.grammar._printer import canonical_gbnf
+
+            data = f"root={self.root}\n{canonical_gbnf(self._ir)}".encode()
             fp = hashlib.sha256(data).hexdigest()
             object.__setattr__(self, "_fingerprint", fp)
         return fp

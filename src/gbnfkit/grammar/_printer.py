@@ -18,7 +18,7 @@ from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 from gbnfkit.grammar._text import class_char, literal_char
 
-__all__ = ["expr_to_gbnf", "to_gbnf"]
+__all__ = ["canonical_gbnf", "expr_to_gbnf", "to_gbnf"]
 
 _NOTHING = "[^\\x00-\\UFFFFFFFF]"  # a class that matches no code point
 
@@ -30,9 +30,7 @@ def to_gbnf(ir: GrammarIR) -> str:
         GrammarError: a rule name that GBNF cannot write (only ASCII letters, digits
             and ``-`` are allowed).
     """
-    for name in ir.rules:
-        _check_name(name)
-    text = _print(ir, 0)
+    text = canonical_gbnf(ir)
     if llama_left_recursion(ir.rules, exact=False) is None:
         # the grammar is fine; make sure llama.cpp's reading of the text agrees
         for level in (1, 2):
@@ -40,6 +38,21 @@ def to_gbnf(ir: GrammarIR) -> str:
                 break
             text = _print(ir, level)
     return text
+
+
+def canonical_gbnf(ir: GrammarIR) -> str:
+    """The plain canonical text of ``ir``: equal IRs give equal texts.
+
+    :func:`to_gbnf` starts from it and may add groups so that llama.cpp's
+    left-recursion check reads the text as gbnfkit does; this one never re-parses,
+    so it is cheap enough to fingerprint grammars with.
+
+    Raises:
+        GrammarError: as :func:`to_gbnf`.
+    """
+    for name in ir.rules:
+        _check_name(name)
+    return _print(ir, 0)
 
 
 def _print(ir: GrammarIR, level: int) -> str:
