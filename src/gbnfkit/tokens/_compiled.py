@@ -400,13 +400,11 @@ class CompiledGrammar:
             # a wide context that reaches too much of the grammar to be shared: its top
             # frames alone (free text, e.g. a string body) are shared by every grammar
             # with that structure; they decide the same tokens, leaving more uncertain
-            for depth in range(_key_depth(key) - 1, 0, -1):
-                top = _group_key(_stacks_of(key), depth)
-                if self._canonical(top) is not None:
-                    entry = self._split(top)
-                    if len(entry.uncertain_tokens) <= _SHALLOW_UNCERTAIN and not entry.uncertain:
-                        return entry
-                    break
+            top = _group_key(_stacks_of(key), _key_depth(key) - 1)
+            if self._canonical(top) is not None:
+                entry = self._split(top)
+                if len(entry.uncertain_tokens) <= _SHALLOW_UNCERTAIN and not entry.uncertain:
+                    return entry
         return self._wide_split(key, canon)
 
     def _wide_split(self, key: Stack, canon: tuple[object, ...] | None) -> _Context:
