@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 
-from gbnfkit.grammar._ir import MAX_CODE_POINT
+from gbnfkit.grammar._ir import MAX_CODE_POINT, merge_ranges
 
 __all__ = [
     "Ranges",
@@ -27,19 +27,11 @@ Ranges = tuple[tuple[int, int], ...]
 
 def normalize(ranges: Iterable[tuple[int, int]]) -> Ranges:
     """Clip to valid code points, drop empty ranges, sort and merge."""
-    spans = sorted(
+    return merge_ranges(
         (lo if lo > 0 else 0, hi if hi < MAX_CODE_POINT else MAX_CODE_POINT)
         for lo, hi in ranges
-        if lo <= hi and lo <= MAX_CODE_POINT and hi >= 0
+        if lo <= MAX_CODE_POINT and hi >= 0
     )
-    merged: list[tuple[int, int]] = []
-    for lo, hi in spans:
-        if merged and lo <= merged[-1][1] + 1:
-            if hi > merged[-1][1]:
-                merged[-1] = (merged[-1][0], hi)
-        else:
-            merged.append((lo, hi))
-    return tuple(merged)
 
 
 def union(*sets: Ranges) -> Ranges:

@@ -32,6 +32,7 @@ __all__ = [
     "RuleRef",
     "Seq",
     "MAX_CODE_POINT",
+    "merge_ranges",
 ]
 
 MAX_CODE_POINT = 0x10FFFF
@@ -42,6 +43,19 @@ class Literal:
     """A fixed sequence of code points."""
 
     text: str
+
+
+def merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Inclusive ``(lo, hi)`` ranges without the empty ones, sorted, with overlapping and
+    adjacent ones merged."""
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted((lo, hi) for lo, hi in ranges if lo <= hi):
+        if merged and lo <= merged[-1][1] + 1:
+            if hi > merged[-1][1]:
+                merged[-1] = (merged[-1][0], hi)
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +73,7 @@ class CharClass:
     @staticmethod
     def of(ranges: Iterable[tuple[int, int]], negated: bool = False) -> CharClass:
         """Canonical class: drops empty ranges, sorts and merges adjacent/overlapping ones."""
-        spans = sorted((lo, hi) for lo, hi in ranges if lo <= hi)
-        merged: list[tuple[int, int]] = []
-        for lo, hi in spans:
-            if merged and lo <= merged[-1][1] + 1:
-                if hi > merged[-1][1]:
-                    merged[-1] = (merged[-1][0], hi)
-            else:
-                merged.append((lo, hi))
-        return CharClass(tuple(merged), negated)
+        return CharClass(merge_ranges(ranges), negated)
 
     def contains(self, cp: int) -> bool:
         """Whether code point ``cp`` matches this class."""

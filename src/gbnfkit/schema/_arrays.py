@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._gbnf import seq
+from gbnfkit.schema._shapes import count_keyword
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
 __all__ = ["array_expr"]
-
-
-def _count(schema: dict[str, Any], key: str, ptr: str) -> int | None:
-    v = schema.get(key)
-    if v is None:
-        return None
-    if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
-        raise SchemaError(f"{key} must be a non-negative integer", keyword=key, pointer=ptr)
-    return math.ceil(v) if key.startswith("min") else math.floor(v)
 
 
 def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
@@ -31,8 +22,8 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
         prefix, items, rest_key = items, schema.get("additionalItems", True), "additionalItems"
     if not isinstance(prefix, list):
         raise SchemaError("prefixItems must be an array", keyword="prefixItems", pointer=ptr)
-    lo = _count(schema, "minItems", ptr) or 0
-    hi = _count(schema, "maxItems", ptr)
+    lo = count_keyword(schema, "minItems", ptr) or 0
+    hi = count_keyword(schema, "maxItems", ptr)
     if hi is not None and lo > hi:
         return None
     if schema.get("uniqueItems") is True and (hi is None or hi > 1):

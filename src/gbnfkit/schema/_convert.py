@@ -22,7 +22,7 @@ from gbnfkit.schema._refs import Resolver
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_length import limit_length
 from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
-from gbnfkit.schema._shapes import check_shapes
+from gbnfkit.schema._shapes import check_shapes, count_keyword
 from gbnfkit.schema._strings import JsonChars
 from gbnfkit.schema._values import render_value, strings_not_in
 
@@ -429,14 +429,8 @@ class Converter:
                     patterns.append(("format", FORMAT_PATTERNS[fmt]))
                 elif fmt in SPEC_FORMATS:
                     self.unsupported(f"format {fmt!r} is not supported", "format", ptr)
-        lo = schema.get("minLength", 0)
-        hi = schema.get("maxLength")
-        for name, v in (("minLength", lo), ("maxLength", hi)):
-            if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0):
-                raise SchemaError(f"{name} must be a non-negative integer", keyword=name,
-                                  pointer=ptr)
-        lo = math.ceil(lo)
-        hi = None if hi is None else math.floor(hi)
+        lo = count_keyword(schema, "minLength", ptr) or 0
+        hi = count_keyword(schema, "maxLength", ptr)
         if hi is not None and lo > hi:
             return None
         if len(patterns) > 1:

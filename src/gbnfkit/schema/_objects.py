@@ -8,7 +8,6 @@ required properties seen, members so far).  Counts are only tracked as far as
 
 from __future__ import annotations
 
-import math
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -19,21 +18,13 @@ from gbnfkit.schema._instance import py_search
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
+from gbnfkit.schema._shapes import count_keyword
 from gbnfkit.schema._values import strings_not_in
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
 __all__ = ["object_expr"]
-
-
-def _count(schema: dict[str, Any], key: str, ptr: str) -> int | None:
-    v = schema.get(key)
-    if v is None:
-        return None
-    if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
-        raise SchemaError(f"{key} must be a non-negative integer", keyword=key, pointer=ptr)
-    return math.ceil(v) if key.startswith("min") else math.floor(v)
 
 
 class _Members:
@@ -160,8 +151,8 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
             conv.unsupported(f"{kw} is not supported", kw, ptr)
     if "unevaluatedProperties" in schema and "additionalProperties" in schema:
         conv.unsupported("unevaluatedProperties is not supported", "unevaluatedProperties", ptr)
-    lo = _count(schema, "minProperties", ptr) or 0
-    hi = _count(schema, "maxProperties", ptr)
+    lo = count_keyword(schema, "minProperties", ptr) or 0
+    hi = count_keyword(schema, "maxProperties", ptr)
     # properties, with the pattern schemas that also apply to them
     schemas: dict[str, Any] = {}
     for name, sub in props.items():

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gbnfkit._errors import SchemaError
 
-__all__ = ["check_shapes"]
+__all__ = ["check_shapes", "count_keyword"]
 
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SCHEMAS = ("additionalProperties", "contains", "not", "if", "then", "else", "propertyNames",
@@ -75,3 +76,19 @@ def check_shapes(schema: dict[str, Any], ptr: str) -> None:
             what = "a string or an array of strings"
         if not ok:
             raise SchemaError(f"{key} must be {what}", keyword=key, pointer=ptr)
+
+
+def count_keyword(schema: dict[str, Any], key: str, ptr: str) -> int | None:
+    """The value of a count keyword (``minItems``, ``maxLength``...), ``None`` if absent.
+
+    A fractional bound is rounded inwards (``minItems: 1.5`` is 2, ``maxItems: 2.5`` is 2).
+
+    Raises:
+        SchemaError: the value is not a non-negative number.
+    """
+    v = schema.get(key)
+    if v is None:
+        return None
+    if not _is_number(v) or v < 0:
+        raise SchemaError(f"{key} must be a non-negative integer", keyword=key, pointer=ptr)
+    return int(math.ceil(v) if key.startswith("min") else math.floor(v))
