@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit._errors import VocabularyError
-from gbnfkit.tokens._byteprogram import END, TEST, lower_grammar
+from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._vecwalk import vector_walk
@@ -299,7 +299,8 @@ class CompiledGrammar:
         self._grammar = grammar
         self._vocabulary = vocabulary
         self._index = index
-        self._automaton = ByteAutomaton(lower_grammar(grammar.ir, grammar.limits), grammar.limits)
+        program = lower_program(grammar.program, grammar.limits)
+        self._automaton = ByteAutomaton(program, grammar.limits)
         self._lock = threading.RLock()
         self._contexts: OrderedDict[Stack, _Context] = OrderedDict()
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
