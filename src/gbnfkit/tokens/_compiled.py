@@ -398,9 +398,9 @@ class CompiledGrammar:
             acc_lo, acc_hi, uncertain = walked
             return _Context.of(index.pack_ranges(acc_lo, acc_hi), tuple(uncertain))
         if shallower:
-            # a wide context that reaches too much of the grammar to be shared: its top
-            # frames alone (free text, e.g. a string body) are shared by every grammar
-            # with that structure; they decide the same tokens, leaving more uncertain
+            # a wide context: its top frames but one (free text, e.g. a string body) are
+            # more often shared, by other contexts and other grammars with that structure;
+            # they decide the same tokens, leaving more uncertain (checked by their tails)
             top = _group_key(_stacks_of(key), _key_depth(key) - 1)
             if self._canonical(top) is not None:
                 entry = self._split(top)
