@@ -281,3 +281,13 @@ def test_saved_wide_contexts_reload_exact(tmp_path: Path) -> None:
             [e for e in saved if e.tails]
         )
         _walk_compiled(loaded, grammar, random.Random(29), steps=10)
+
+
+def test_byte_stacks_of_class_branches_do_not_hit_the_stack_limit() -> None:
+    """Each character-level stack on a class becomes one byte-level stack per UTF-8 branch;
+    a state the engine holds within ``max_stacks`` must not make masks raise."""
+    branches = " | ".join(f'[^"] "{i}"' for i in range(5))
+    grammar = Grammar.from_gbnf(f"root ::= {branches}", limits=gbnfkit.Limits(max_stacks=10))
+    assert len(grammar.start().feed("").allowed()) >= 1  # the engine holds the state
+    vocabulary = synthetic_vocabulary(seed=31)
+    _walk_compiled(gbnfkit.CompiledGrammar(grammar, vocabulary), grammar, random.Random(37), 3)
