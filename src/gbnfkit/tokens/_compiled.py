@@ -225,13 +225,14 @@ class _Tails:
 def _tails(
     trie: TokenTrie, automaton: ByteAutomaton, root: ByteState, positions: tuple[int, ...]
 ) -> _Tails | None:
-    """The uncertain tokens at ``positions`` grouped by their tails (``None``: too many).
+    """The uncertain tokens at ``positions`` grouped by their tails (``None``: none, or
+    too many to group).
 
     A tail of a token is what follows a prefix after which the context state ``root``
     has finished its frames (holds the bottom marker); those are the only ways the
     token can still be allowed by a full stack.
     """
-    if len(positions) > _MAX_TAIL_TOKENS:
+    if not positions or len(positions) > _MAX_TAIL_TOKENS:
         return None
     by_tail: dict[bytes, list[int]] = {}
     data_of = trie.sorted_bytes
