@@ -30,6 +30,7 @@ from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler, compile
 from gbnfkit.tokens._matcher import Matcher
+from gbnfkit.tokens._trigger import Trigger, TriggerKind
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __version__ = "0.1.0"
@@ -52,6 +53,8 @@ __all__ = [
     "SchemaError",
     "SchemaOptions",
     "State",
+    "Trigger",
+    "TriggerKind",
     "Vocabulary",
     "VocabularyError",
     "__version__",

@@ -1,0 +1,40 @@
+"""Trigger values: constructors, validation, equality."""
+
+from __future__ import annotations
+
+import pytest
+
+from gbnfkit import Trigger, TriggerKind
+
+
+def test_constructors_set_kind_and_value() -> None:
+    assert Trigger.word("<tool_call>") == Trigger(TriggerKind.WORD, "<tool_call>")
+    assert Trigger.token(7).kind is TriggerKind.TOKEN
+    assert Trigger.pattern(r"<f=(\w+)>").value == r"<f=(\w+)>"
+    assert Trigger.pattern_full(r"\s*\{").kind is TriggerKind.PATTERN_FULL
+    assert Trigger.after("</think>").kind is TriggerKind.AFTER
+    assert repr(Trigger.after("</think>")) == "Trigger.after('</think>')"
+    assert len({Trigger.word("a"), Trigger.word("a"), Trigger.after("a")}) == 2
+
+
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda: Trigger.word(""), ValueError),
+        (lambda: Trigger.after(""), ValueError),
+        (lambda: Trigger.token(-1), ValueError),
+        (lambda: Trigger.token(True), TypeError),
+        (lambda: Trigger.token("3"), TypeError),  # type: ignore[arg-type]
+        (lambda: Trigger.word(3), TypeError),  # type: ignore[arg-type]
+        (lambda: Trigger.pattern("(unclosed"), ValueError),
+        (lambda: Trigger("word", "x"), TypeError),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_values_are_refused(make: object, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        make()  # type: ignore[operator]
+
+
+def test_pattern_error_names_the_position() -> None:
+    with pytest.raises(ValueError, match="position 0"):
+        Trigger.pattern("*x")
