@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "ChatError",
+    "ChatParseError",
     "GbnfkitError",
     "GrammarError",
     "InputRejected",
@@ -158,3 +160,44 @@ class LimitError(GbnfkitError, RuntimeError):
         self.limit = limit
         self.value = value
         super().__init__(f"{message} (limit {limit}={value}; raise it with gbnfkit.Limits)")
+
+
+class ChatError(GbnfkitError, ValueError):
+    """A chat format, tool definition or ``tool_choice`` that cannot be used
+    (:mod:`gbnfkit.chat`)."""
+
+
+class ChatParseError(ChatError):
+    """Model output that does not follow its chat format (see :mod:`gbnfkit.chat`).
+
+    Attributes:
+        message: what is wrong (an unknown tool, arguments that are not JSON...).
+        position: index (in code points) in the output where the problem is.
+        expected: readable descriptions of what was allowed there (may be empty).
+        text: the output that was parsed.
+    """
+
+    def __init__(
+        self, message: str, *, position: int, text: str, expected: Sequence[str] = ()
+    ) -> None:
+        self.message = message
+        self.position = position
+        self.expected = tuple(expected)
+        self.text = text
+        line_no = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        rendered = f"{message} at position {position} (line {line_no}, column {column})"
+        if self.expected:
+            shown = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            rendered += f"; expected {shown}"
+        excerpt = _excerpt(text, line_no, column)
+        if excerpt:
+            rendered += "\n" + excerpt
+        super().__init__(rendered)
+
+    @property
+    def excerpt(self) -> str:
+        """The offending line of the output with a caret under the position."""
+        line_no = self.text.count("\n", 0, self.position) + 1
+        column = self.position - (self.text.rfind("\n", 0, self.position) + 1) + 1
+        return _excerpt(self.text, line_no, column)

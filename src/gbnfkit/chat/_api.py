@@ -1,0 +1,155 @@
+"""parse_message, grammar_for, formats: the functions of :mod:`gbnfkit.chat`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from gbnfkit._errors import ChatError, ChatParseError
+from gbnfkit._grammar import Grammar
+from gbnfkit.chat._formats import syntax_of
+from gbnfkit.chat._formats._base import Syntax
+from gbnfkit.chat._mapping import Region, failure, to_message
+from gbnfkit.chat._tools import Toolset, tools_from
+from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
+from gbnfkit.peg import ParseResult, ParseStatus, Parser
+from gbnfkit.tokens._trigger import Trigger
+
+__all__ = ["ChatGrammar", "ChatReader", "formats", "grammar_for", "parse_message"]
+
+Tools = Iterable[Mapping[str, object]] | None
+
+
+def formats() -> list[str]:
+    """The names of the chat formats, as :func:`parse_message` takes them."""
+    return [f.value for f in ChatFormat]
+
+
+class ChatReader:
+    """One format with one tool set: the parser, built once, and the mapping to messages."""
+
+    def __init__(self, format: str | ChatFormat, tools: Tools | Toolset = None) -> None:
+        self.format = ChatFormat.parse(format)
+        self.syntax: Syntax = syntax_of(self.format)
+        self.tools = tools_from(tools)
+        self.parser: Parser = self.syntax.parser(self.tools)
+
+    def message(self, result: ParseResult, text: str, partial: bool) -> tuple[Message, Region | None]:
+        """The message (and open region) of ``result``, a parse of ``text``.
+
+        A failure raises :class:`ChatParseError` unless ``partial``: then the message is
+        that of the longest prefix of ``text`` that does not fail.
+        """
+        while result.status is ParseStatus.FAIL:
+            if not partial:
+                raise failure(result, text)
+            position = result.position if result.position is not None else result.end
+            if position >= len(text):
+                position = len(text) - 1
+            if position <= 0:
+                return Message(), None
+            text = text[:position]
+            result = self.parser.parse(text, partial=True)
+        if not partial and (result.status is not ParseStatus.SUCCESS or result.end != len(text)):
+            raise ChatParseError(
+                "the output ends before the chat format allows it to",
+                position=result.end,
+                text=text,
+            )
+        message, region = to_message(result, text, self.syntax, self.tools, partial)
+        return message, region
+
+    def parse(self, text: str, partial: bool = False) -> Message:
+        if not isinstance(text, str):
+            raise TypeError(f"parse_message takes a str, not {type(text).__name__}")
+        return self.message(self.parser.parse(text, partial=partial), text, partial)[0]
+
+
+def parse_message(
+    text: str,
+    format: str | ChatFormat,
+    tools: Tools = None,
+    partial: bool = False,
+) -> Message:
+    """Read a model's output ``text`` written in chat ``format`` (see :func:`formats`).
+
+    ``tools``: OpenAI-style tool definitions; tool calls must name one of them (``None``:
+    any name). ``partial=True``: ``text`` is the start of an output still being written;
+    the message holds what is already decided (see :class:`MessageStream`).
+
+    Raises :class:`gbnfkit.ChatParseError` (with ``position``) for output that does not
+    follow the format (an unknown tool, arguments that are not JSON...), unless
+    ``partial``: then the message stops before the fault.
+    """
+    return ChatReader(format, tools).parse(text, partial)
+
+
+@dataclass(frozen=True)
+class ChatGrammar:
+    """What :func:`grammar_for` returns.
+
+    ``grammar``: the grammar to constrain generation with; ``triggers``: for a lazy
+    grammar, what wakes it (pass both to ``CompiledGrammar.matcher(triggers=...)``);
+    empty for an eager grammar, which constrains from the first character.
+    """
+
+    grammar: Grammar
+    triggers: tuple[Trigger, ...]
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the grammar waits for a trigger."""
+        return bool(self.triggers)
+
+
+def _choice(tool_choice: object, tools: Toolset) -> tuple[ToolChoice, Toolset]:
+    if isinstance(tool_choice, ToolChoice):
+        return tool_choice, tools
+    if isinstance(tool_choice, Mapping):
+        function = tool_choice.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if not isinstance(name, str):
+            raise ChatError(f"a tool_choice object names a function: {tool_choice!r}")
+        tool_choice = name
+    if not isinstance(tool_choice, str):
+        raise ChatError(f"tool_choice must be a str, not {type(tool_choice).__name__}")
+    for member in ToolChoice:
+        if member.value == tool_choice:
+            return member, tools
+    tool = tools.get(tool_choice)
+    if tool is None:
+        known = ", ".join(repr(n) for n in tools.names()) or "none"
+        raise ChatError(
+            f"tool_choice {tool_choice!r} is neither 'auto', 'required' nor a tool name "
+            f"(tools: {known})"
+        )
+    return ToolChoice.REQUIRED, Toolset((tool,), False)
+
+
+def grammar_for(
+    format: str | ChatFormat,
+    tools: Tools,
+    tool_choice: str | ToolChoice | Mapping[str, object] = "auto",
+) -> ChatGrammar:
+    """The grammar that constrains output in ``format`` to valid tool calls.
+
+    ``tool_choice``: ``"auto"`` (a lazy grammar, woken by the start of a tool call),
+    ``"required"`` (an eager grammar: the output is tool calls, after optional
+    reasoning), or a tool's name (required, that tool only). Each tool's ``parameters``
+    schema constrains its arguments. Built from the same parser as :func:`parse_message`.
+    """
+    syntax = syntax_of(ChatFormat.parse(format))
+    toolset = tools_from(tools)
+    choice, chosen = _choice(tool_choice, toolset)
+    if not syntax.has_tool_calls:
+        if choice is ToolChoice.REQUIRED:
+            raise ChatError(f"the {syntax.name!r} format has no tool calls to require")
+        return ChatGrammar(syntax.parser(chosen, grammar=True).to_grammar(), ())
+    if not chosen.open and not chosen.tools:
+        raise ChatError("grammar_for needs at least one tool (or tools=None for any tool)")
+    if choice is ToolChoice.REQUIRED:
+        return ChatGrammar(syntax.required_parser(chosen).to_grammar(), ())
+    lazy = syntax.parser(chosen, grammar=True).to_grammar(lazy=True)
+    triggers = syntax.triggers(chosen)
+    return ChatGrammar(lazy.grammar, triggers if triggers is not None else lazy.triggers)
+

@@ -1,0 +1,189 @@
+"""MessageStream: read a model's output as it streams, as OpenAI-style deltas."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+
+from gbnfkit._errors import ChatError, ChatParseError
+from gbnfkit.chat._api import ChatReader
+from gbnfkit.chat._mapping import Field, Region, Trim, held_suffix, lead_strip
+from gbnfkit.chat._types import ChatFormat, Message, MessageDelta, ToolCall, ToolCallDelta
+from gbnfkit.peg import ParseStatus
+
+__all__ = ["MessageStream"]
+
+
+class _Call:
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self, call_id: str | None, name: str) -> None:
+        self.id = call_id
+        self.name = name
+        self.arguments: list[str] = []
+
+
+class MessageStream:
+    """Feed a model's output chunk by chunk; get what each chunk adds to the message.
+
+    >>> stream = MessageStream("hermes")
+    >>> [d.content for d in stream.feed("Hello <tool_")]
+    ['Hello']
+    >>> [d.content for d in stream.feed("box> to you")]
+    [' <tool_box> to you']
+    >>> stream.finish().content
+    'Hello <tool_box> to you'
+
+    Deltas never repeat or take back text: text that may still turn into the start of a
+    tag, or into whitespace that separates parts, is held back until it is decided. The
+    deltas of :meth:`feed` and :meth:`close` together add up to :meth:`finish`'s message,
+    which equals :func:`gbnfkit.chat.parse_message` of the whole output.
+    """
+
+    def __init__(
+        self, format: str | ChatFormat, tools: Iterable[Mapping[str, object]] | None = None
+    ) -> None:
+        self._reader = ChatReader(format, tools)
+        self._parser = self._reader.parser.incremental()
+        self._text = ""
+        self._region: Region | None = None
+        self._stuck = False
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[_Call] = []
+        self._final: Message | None = None
+        self._error: ChatParseError | None = None
+
+    @property
+    def text(self) -> str:
+        """The output fed so far."""
+        return self._text
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether :meth:`close` (or :meth:`finish`) has ended the output."""
+        return self._final is not None or self._error is not None
+
+    def feed(self, chunk: str) -> list[MessageDelta]:
+        """Append ``chunk`` to the output; the deltas it decides (often none or one)."""
+        if not isinstance(chunk, str):
+            raise TypeError(f"feed takes a str, not {type(chunk).__name__}")
+        if self.is_closed:
+            raise ChatError("the stream is closed; start a new MessageStream")
+        if not chunk:
+            return []
+        self._text += chunk
+        if self._stuck:
+            return []
+        region = self._region
+        if region is not None and not any(c in region.stops for c in chunk):
+            return self._extend(region, chunk)
+        result = self._parser.parse(self._text, partial=True)
+        if result.status is ParseStatus.FAIL:
+            self._stuck = True  # nothing later can mend it; close() reports the error
+        message, self._region = self._reader.message(result, self._text, True)
+        return self._deltas(message)
+
+    def close(self) -> list[MessageDelta]:
+        """End the output; the deltas of what was held back until now.
+
+        Raises :class:`gbnfkit.ChatParseError` if the whole output does not follow the
+        format (the deltas already given stay valid: they stop before the fault)."""
+        if self._error is not None:
+            raise self._error
+        if self._final is not None:
+            return []
+        result = self._parser.parse(self._text, partial=False)
+        try:
+            message, _ = self._reader.message(result, self._text, False)
+        except ChatParseError as error:
+            self._error = error
+            raise
+        deltas = self._deltas(message)
+        self._final = message
+        return deltas
+
+    def finish(self) -> Message:
+        """End the output (if :meth:`close` has not) and return the whole message."""
+        if self._final is None:
+            self.close()
+        assert self._final is not None
+        return self._final
+
+    # -- deltas -----------------------------------------------------------------------
+    def _extend(self, region: Region, chunk: str) -> list[MessageDelta]:
+        """Add ``chunk`` (no stop character in it) to the open region."""
+        raw = region.pending + chunk
+        raw = lead_strip(raw, region.lead)
+        if raw:
+            region.lead = Trim.NONE
+        cut = held_suffix(raw, region.hold)
+        kept, region.pending = raw[: len(raw) - cut], raw[len(raw) - cut :]
+        if not kept:
+            return []
+        if region.field is Field.CONTENT:
+            self._content.append(kept)
+            return [MessageDelta(content=kept)]
+        if region.field is Field.REASONING:
+            self._reasoning.append(kept)
+            return [MessageDelta(reasoning_content=kept)]
+        if region.escape:
+            kept = json.dumps(kept, ensure_ascii=False)[1:-1]
+        self._calls[region.tool_index].arguments.append(kept)
+        return [MessageDelta(tool_calls=(ToolCallDelta(region.tool_index, arguments=kept),))]
+
+    def _deltas(self, message: Message) -> list[MessageDelta]:
+        """What ``message`` adds to what was given so far."""
+        deltas: list[MessageDelta] = []
+        reasoning = _suffix(self._reasoning, message.reasoning_content, "reasoning")
+        if reasoning:
+            deltas.append(MessageDelta(reasoning_content=reasoning))
+        content = _suffix(self._content, message.content, "content")
+        if content:
+            deltas.append(MessageDelta(content=content))
+        for index, call in enumerate(message.tool_calls):
+            delta = self._call_delta(index, call)
+            if delta is not None:
+                deltas.append(MessageDelta(tool_calls=(delta,)))
+        if len(message.tool_calls) < len(self._calls):
+            raise _retracted("tool calls")
+        return deltas
+
+    def _call_delta(self, index: int, call: ToolCall) -> ToolCallDelta | None:
+        if index == len(self._calls):
+            state = _Call(call.id, call.name)
+            self._calls.append(state)
+            if call.arguments:
+                state.arguments.append(call.arguments)
+            return ToolCallDelta(index, call.id, call.name, call.arguments)
+        state = self._calls[index]
+        if state.name != call.name or (state.id is not None and state.id != call.id):
+            raise _retracted(f"tool call {index}")
+        new_id = None
+        if state.id is None and call.id is not None:
+            state.id = new_id = call.id
+        arguments = _suffix(state.arguments, call.arguments, f"arguments of tool call {index}")
+        if new_id is None and not arguments:
+            return None
+        return ToolCallDelta(index, new_id, None, arguments)
+
+
+def _suffix(given: list[str], text: str, what: str) -> str:
+    """The part of ``text`` after the pieces ``given`` (which it must start with); the
+    suffix is recorded as given."""
+    done = "".join(given)
+    if len(given) > 1:
+        given[:] = [done]
+    if not text.startswith(done):
+        raise _retracted(what)
+    extra = text[len(done) :]
+    if extra:
+        given.append(extra)
+    return extra
+
+
+def _retracted(what: str) -> RuntimeError:
+    return RuntimeError(
+        f"internal error: the {what} of a stream would be taken back; "
+        "this is a bug in gbnfkit, please report it with the output"
+    )
