@@ -27,7 +27,8 @@ class HermesSyntax(Syntax):
 
     def _calls(self, tools: Toolset) -> Parser:
         call = OPEN + peg.space() + json_call(tools, "arguments") + peg.space() + CLOSE
-        return peg.one_or_more(call + peg.space())
+        # (a trigger rule starts with its trigger word, so no repeat up front)
+        return call + peg.space() + peg.zero_or_more(call + peg.space())
 
     def parser(self, tools: Toolset, *, grammar: bool = False) -> Parser:
         return (

@@ -26,18 +26,15 @@ class Llama3Syntax(Syntax):
     content_decided_at_start = False
 
     def _call(self, tools: Toolset) -> Parser:
-        return (
-            peg.optional(peg.literal(PYTHON_TAG) + peg.space())
-            + json_call(tools, "parameters")
-            + peg.space()
-        )
+        call = json_call(tools, "parameters") + peg.space()
+        return (peg.literal(PYTHON_TAG) + peg.space() + call) | call
 
     def _call_start(self) -> Parser:
         return peg.literal(PYTHON_TAG) | (peg.literal("{") + peg.space() + '"name"')
 
     def parser(self, tools: Toolset, *, grammar: bool = False) -> Parser:
         call = peg.space() + peg.trigger_rule("tool-call", self._call(tools)) + peg.end()
-        content = peg.negate(peg.space() + self._call_start()) + peg.tag(TAG_CONTENT, peg.rest())
+        content = peg.tag(TAG_CONTENT, peg.negate(peg.space() + self._call_start()) + peg.rest())
         return call | content
 
     def required_parser(self, tools: Toolset) -> Parser:

@@ -107,7 +107,8 @@ class Qwen3CoderSyntax(Syntax):
             )
             alternatives.append(peg.tag(TAG_TOOL, body))
         call = OPEN + peg.space() + peg.choice(*alternatives) + peg.space() + CLOSE
-        return peg.one_or_more(call + peg.space())
+        # (a trigger rule starts with its trigger word, so no repeat up front)
+        return call + peg.space() + peg.zero_or_more(call + peg.space())
 
     def parser(self, tools: Toolset, *, grammar: bool = False) -> Parser:
         return (
