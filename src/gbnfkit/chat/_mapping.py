@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from dataclasses import dataclass
 
 from gbnfkit._errors import ChatParseError
@@ -68,7 +69,8 @@ class Region:
     delimiters that can end the region); ``lead``: leading whitespace still to drop
     (nothing of the region has been kept yet); ``hold``: trailing whitespace that stays
     held back; ``pending``: the raw text held back now; ``escape``: the region's text is
-    written into a JSON string.
+    written into a JSON string; ``json_string``: the region is the inside of a JSON string
+    in the output (escapes are checked as they come, a quote ends it).
     """
 
     field: Field
@@ -78,6 +80,7 @@ class Region:
     hold: Trim
     pending: str
     escape: bool = False
+    json_string: bool = False
 
 
 def lead_strip(raw: str, trim: Trim) -> str:
@@ -117,17 +120,17 @@ def _settled(node: AstNode | None, text: str, partial: bool) -> bool:
     return not partial or (not node.is_partial and node.end < len(text))
 
 
+_JSON_OUTSIDE_STRINGS = re.compile(r'(?:[^"]+|"(?:[^"\\]|\\.)*")*', re.DOTALL)
+
+
 def _in_json_string(raw: str) -> bool:
     """Whether JSON text ``raw`` ends inside a string, not right after a backslash."""
-    inside = escaped = False
-    for c in raw:
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = inside
-        elif c == '"':
-            inside = not inside
-    return inside and not escaped
+    closed = _JSON_OUTSIDE_STRINGS.match(raw)
+    rest = raw[closed.end() :] if closed is not None else raw
+    if not rest:
+        return False
+    backslashes = len(rest) - len(rest.rstrip("\\"))
+    return backslashes % 2 == 0
 
 
 @dataclass
@@ -146,7 +149,8 @@ def _json_arguments(
         return "", None
     if partial and args.end == len(text) and _in_json_string(args.text):
         stops = '"\\' + _CONTROL
-        return args.text, Region(Field.ARGUMENTS, index, stops, Trim.NONE, Trim.NONE, "")
+        region = Region(Field.ARGUMENTS, index, stops, Trim.NONE, Trim.NONE, "", json_string=True)
+        return args.text, region
     return args.text, None
 
 

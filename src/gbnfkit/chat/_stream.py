@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 
 from gbnfkit._errors import ChatError, ChatParseError
@@ -12,6 +13,10 @@ from gbnfkit.chat._types import ChatFormat, Message, MessageDelta, ToolCall, Too
 from gbnfkit.peg import ParseStatus
 
 __all__ = ["MessageStream"]
+
+# characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\u2028\u2029\ud800-\udfff]')
+_JSON_STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
 
 
 class _Call:
@@ -46,6 +51,8 @@ class MessageStream:
         self._reader = ChatReader(format, tools)
         self._parser = self._reader.parser.incremental()
         self._text = ""
+        self._unparsed: list[str] = []
+        self._closed = False
         self._region: Region | None = None
         self._stuck = False
         self._content: list[str] = []
@@ -57,32 +64,51 @@ class MessageStream:
     @property
     def text(self) -> str:
         """The output fed so far."""
+        if self._unparsed:
+            self._text += "".join(self._unparsed)
+            self._unparsed = []
         return self._text
 
     @property
     def is_closed(self) -> bool:
         """Whether :meth:`close` (or :meth:`finish`) has ended the output."""
-        return self._final is not None or self._error is not None
+        return self._closed
 
     def feed(self, chunk: str) -> list[MessageDelta]:
         """Append ``chunk`` to the output; the deltas it decides (often none or one)."""
-        if not isinstance(chunk, str):
-            raise TypeError(f"feed takes a str, not {type(chunk).__name__}")
-        if self.is_closed:
-            raise ChatError("the stream is closed; start a new MessageStream")
-        if not chunk:
-            return []
-        self._text += chunk
-        if self._stuck:
-            return []
+        if self._closed or self._stuck or not chunk or type(chunk) is not str:
+            return self._feed_rarely(chunk)
         region = self._region
-        if region is not None and not any(c in region.stops for c in chunk):
-            return self._extend(region, chunk)
-        result = self._parser.parse(self._text, partial=True)
+        if region is not None:
+            # the fast path: plain text added to the open region, no parsing
+            if region.json_string:
+                deltas = self._extend_json(region, chunk)
+                if deltas is not None:
+                    self._unparsed.append(chunk)
+                    return deltas
+            else:
+                if len(chunk) == 1:
+                    plain = chunk not in region.stops
+                else:
+                    plain = region.stops == "" or not any(c in region.stops for c in chunk)
+                if plain:
+                    self._unparsed.append(chunk)
+                    return self._extend(region, chunk)
+        self._unparsed.append(chunk)
+        text = self.text
+        result = self._parser.parse(text, partial=True)
         if result.status is ParseStatus.FAIL:
             self._stuck = True  # nothing later can mend it; close() reports the error
-        message, self._region = self._reader.message(result, self._text, True)
+        message, self._region = self._reader.message(result, text, True)
         return self._deltas(message)
+
+    def _feed_rarely(self, chunk: object) -> list[MessageDelta]:
+        if not isinstance(chunk, str):
+            raise TypeError(f"feed takes a str, not {type(chunk).__name__}")
+        if self._closed:
+            raise ChatError("the stream is closed; start a new MessageStream")
+        self._unparsed.append(chunk)  # stuck (or empty): kept for close() to report
+        return []
 
     def close(self) -> list[MessageDelta]:
         """End the output; the deltas of what was held back until now.
@@ -93,9 +119,11 @@ class MessageStream:
             raise self._error
         if self._final is not None:
             return []
-        result = self._parser.parse(self._text, partial=False)
+        self._closed = True
+        text = self.text
+        result = self._parser.parse(text, partial=False)
         try:
-            message, _ = self._reader.message(result, self._text, False)
+            message, _ = self._reader.message(result, text, False)
         except ChatParseError as error:
             self._error = error
             raise
@@ -113,24 +141,52 @@ class MessageStream:
     # -- deltas -----------------------------------------------------------------------
     def _extend(self, region: Region, chunk: str) -> list[MessageDelta]:
         """Add ``chunk`` (no stop character in it) to the open region."""
-        raw = region.pending + chunk
-        raw = lead_strip(raw, region.lead)
-        if raw:
+        raw = region.pending + chunk if region.pending else chunk
+        if region.lead is not Trim.NONE:
+            raw = lead_strip(raw, region.lead)
+            if not raw:
+                return []
             region.lead = Trim.NONE
-        cut = held_suffix(raw, region.hold)
-        kept, region.pending = raw[: len(raw) - cut], raw[len(raw) - cut :]
-        if not kept:
-            return []
-        if region.field is Field.CONTENT:
+        hold = region.hold
+        if hold is Trim.NONE:
+            kept = raw
+        else:
+            cut = held_suffix(raw, hold)
+            if cut:
+                kept, region.pending = raw[: len(raw) - cut], raw[len(raw) - cut :]
+            else:
+                kept, region.pending = raw, ""
+            if not kept:
+                return []
+        field = region.field
+        if field is Field.CONTENT:
             self._content.append(kept)
-            return [MessageDelta(content=kept)]
-        if region.field is Field.REASONING:
+            return [_text_delta("content", kept)]
+        if field is Field.REASONING:
             self._reasoning.append(kept)
-            return [MessageDelta(reasoning_content=kept)]
-        if region.escape:
+            return [_text_delta("reasoning_content", kept)]
+        if region.escape and _NEEDS_ESCAPE.search(kept):
             kept = json.dumps(kept, ensure_ascii=False)[1:-1]
         self._calls[region.tool_index].arguments.append(kept)
-        return [MessageDelta(tool_calls=(ToolCallDelta(region.tool_index, arguments=kept),))]
+        return [_arguments_delta(region.tool_index, kept)]
+
+    def _extend_json(self, region: Region, chunk: str) -> list[MessageDelta] | None:
+        """Add ``chunk`` to the inside of a JSON string, or ``None`` if it may end the string
+        or is not valid there (then the parser decides)."""
+        raw = region.pending + chunk if region.pending else chunk
+        valid = _JSON_STRING_BODY.match(raw)
+        end = valid.end() if valid is not None else 0
+        if end == len(raw):
+            region.pending = ""
+        elif end == len(raw) - 1 and raw[end] == "\\":
+            region.pending = "\\"  # an escape that the next chunk completes
+        else:
+            return None
+        kept = raw[:end]
+        if not kept:
+            return []
+        self._calls[region.tool_index].arguments.append(kept)
+        return [_arguments_delta(region.tool_index, kept)]
 
     def _deltas(self, message: Message) -> list[MessageDelta]:
         """What ``message`` adds to what was given so far."""
@@ -166,6 +222,26 @@ class MessageStream:
         if new_id is None and not arguments:
             return None
         return ToolCallDelta(index, new_id, None, arguments)
+
+
+def _text_delta(name: str, text: str) -> MessageDelta:
+    """``MessageDelta`` with only the field ``name`` set: the hot path of a stream, built
+    without the frozen dataclass's ``__init__`` (the other fields keep their class
+    defaults; the result is an ordinary, equal and immutable delta)."""
+    delta: MessageDelta = object.__new__(MessageDelta)
+    object.__setattr__(delta, name, text)
+    return delta
+
+
+def _arguments_delta(index: int, text: str) -> MessageDelta:
+    """``MessageDelta`` adding ``text`` to the arguments of call ``index`` (hot path, as
+    :func:`_text_delta`)."""
+    call: ToolCallDelta = object.__new__(ToolCallDelta)
+    object.__setattr__(call, "index", index)
+    object.__setattr__(call, "arguments", text)
+    delta: MessageDelta = object.__new__(MessageDelta)
+    object.__setattr__(delta, "tool_calls", (call,))
+    return delta
 
 
 def _suffix(given: list[str], text: str, what: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = [
     "ChatFormat",
@@ -121,7 +121,7 @@ class MessageDelta:
 
     content: str = ""
     reasoning_content: str = ""
-    tool_calls: tuple[ToolCallDelta, ...] = field(default=())
+    tool_calls: tuple[ToolCallDelta, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """An OpenAI-style ``delta`` object (only the fields that carry something)."""
