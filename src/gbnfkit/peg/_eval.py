@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from gbnfkit._errors import PegError
-from gbnfkit.peg._program import Program
+from gbnfkit.peg._program import SIMPLE, Program
 from gbnfkit.peg._result import AstNode
 from gbnfkit.peg._scan import JSON_STRING_RUN, PARTIAL_ESCAPE, SPACE_RUN
 
@@ -120,7 +120,7 @@ class Evaluator:
             if self.track:
                 self.fail_at(pos, _quote(arg))
             return (FAIL, pos, None, False)
-        if code >= 11:
+        if code >= SIMPLE:
             return self.simple(code, pos)
         key = pos * self.nops + nid
         res = self.stable.get(key)
@@ -168,7 +168,7 @@ class Evaluator:
     # -- the ops ------------------------------------------------------------------------
     def simple(self, code: int, pos: int) -> Res:
         n = self.n
-        if code == 11:  # any
+        if code == 13:  # any
             if pos < n:
                 return (OK, pos + 1, None, False)
             if self.partial:
@@ -176,15 +176,15 @@ class Evaluator:
             if self.track:
                 self.fail_at(pos, "any character")
             return (FAIL, pos, None, True)
-        if code == 12:  # eps
+        if code == 14:  # eps
             return (OK, pos, None, False)
-        if code == 13:  # start
+        if code == 15:  # start
             if pos == 0:
                 return (OK, pos, None, False)
             if self.track:
                 self.fail_at(pos, "the start of the text")
             return (FAIL, pos, None, False)
-        if code == 14:  # end
+        if code == 16:  # end
             if pos >= n:
                 return (OK, pos, None, True)
             if self.track:
@@ -346,7 +346,7 @@ class Evaluator:
     def lookahead(self, code: int, child: int, pos: int) -> Res:
         r = self.ev(child, pos)
         s, touched = r[0], r[3]
-        if code == 16:  # peek
+        if code == 11:  # peek
             return (s, pos, None, touched)
         # negate
         if s == MORE or (s == OK and touched and self.partial):

@@ -12,7 +12,7 @@ from typing import Any
 from gbnfkit._errors import PegError
 from gbnfkit.peg._nodes import Kind, Parser
 
-__all__ = ["Op", "Program", "collect_rules", "compile_parser"]
+__all__ = ["SIMPLE", "Op", "Program", "collect_rules", "compile_parser"]
 
 # op codes, in the order the evaluator dispatches on them
 OP_CODES: dict[Kind, int] = {
@@ -27,14 +27,17 @@ OP_CODES: dict[Kind, int] = {
     Kind.RULE: 8,
     Kind.TAG: 9,
     Kind.ATOMIC: 10,
-    Kind.ANY: 11,
-    Kind.EPS: 12,
-    Kind.START: 13,
-    Kind.END: 14,
-    Kind.REST: 15,
-    Kind.PEEK: 16,
-    Kind.NEGATE: 17,
+    Kind.PEEK: 11,
+    Kind.NEGATE: 12,
+    # not memoised: op code >= SIMPLE
+    Kind.ANY: 13,
+    Kind.EPS: 14,
+    Kind.START: 15,
+    Kind.END: 16,
+    Kind.REST: 17,
 }
+
+SIMPLE = 13
 
 Op = tuple[int, Any, tuple[int, ...]]
 
@@ -73,7 +76,7 @@ def collect_rules(parser: Parser) -> dict[str, Parser]:
                 raise PegError(f"the rule {name!r} is defined twice, with different bodies")
         elif node.kind is Kind.REF:
             refs.add(node.arg)
-        stack.extend(node.children)
+        stack.extend(reversed(node.children))  # rules in order of first appearance
     missing = sorted(refs - rules.keys())
     if missing:
         raise PegError(f"rule {missing[0]!r} is referred to but never defined (with rule())")
