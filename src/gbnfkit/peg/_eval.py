@@ -26,7 +26,6 @@ __all__ = ["FAIL", "MORE", "OK", "Evaluator", "flatten"]
 FAIL, OK, MORE = 0, 1, 2
 
 Res = tuple[int, int, Any, bool]
-_IN_PROGRESS: Res = (-1, -1, None, True)
 
 
 def flatten(chain: Any) -> tuple[AstNode, ...]:
@@ -126,12 +125,15 @@ class Evaluator:
         res = self.stable.get(key)
         if res is not None:
             return res
+        return self.miss(nid, pos, key)
+
+    def miss(self, nid: int, pos: int, key: int) -> Res:
+        """Evaluate memoised op ``nid`` at ``pos`` (not in the stable memo; ``key`` is its
+        memo key) and remember the result."""
         res = self.volatile.get(key)
         if res is not None:
-            if res is _IN_PROGRESS:
-                raise PegError(f"left recursion: rule {arg!r} calls itself at position {pos} "
-                               "without consuming input")
             return res
+        code, arg, kids = self.ops[nid]
         if code == 1:
             res = self.sequence(kids, pos)
         elif code == 2:
@@ -146,11 +148,6 @@ class Evaluator:
             res = self.until(key, arg, pos)
         elif code == 7:
             res = self.string_content(key, pos)
-        elif code == 8:
-            self.volatile[key] = _IN_PROGRESS
-            res = self.ev(kids[0], pos)
-            if not res[3]:
-                del self.volatile[key]
         elif code == 9:
             res = self.tag(arg, kids[0], pos)
         elif code == 10:
@@ -193,11 +190,22 @@ class Evaluator:
         return (OK, n, None, True)  # rest
 
     def sequence(self, kids: tuple[int, ...], pos: int) -> Res:
+        ops, t, stable, nops = self.ops, self.t, self.stable, self.nops
         p = pos
         nodes = None
         touched = False
         for c in kids:
-            r = self.ev(c, p)
+            code, arg, _k = ops[c]
+            if code == 0:
+                if t.startswith(arg, p):
+                    p += len(arg)
+                    continue
+                r = self.ev(c, p)
+            elif code < SIMPLE:
+                key = p * nops + c
+                r = stable.get(key) or self.miss(c, p, key)
+            else:
+                r = self.simple(code, p)
             if r[3]:
                 touched = True
             s = r[0]
