@@ -7,11 +7,14 @@ package never imports.
 
 from __future__ import annotations
 
+from gbnfkit import peg  # the submodule gbnfkit.peg (pure Python)
 from gbnfkit._errors import (
     GbnfkitError,
     GrammarError,
     InputRejected,
     LimitError,
+    ParseError,
+    PegError,
     SchemaError,
     VocabularyError,
 )
@@ -50,6 +53,8 @@ __all__ = [
     "MatchResult",
     "MatchStatus",
     "Matcher",
+    "ParseError",
+    "PegError",
     "SchemaError",
     "SchemaOptions",
     "State",
@@ -62,5 +67,6 @@ __all__ = [
     "apply_bitmask",
     "compile",
     "json_schema_to_gbnf",
+    "peg",
     "regex_to_gbnf",
 ]

@@ -16,6 +16,8 @@ __all__ = [
     "GrammarError",
     "InputRejected",
     "LimitError",
+    "ParseError",
+    "PegError",
     "SchemaError",
     "VocabularyError",
 ]
@@ -201,3 +203,38 @@ class ChatParseError(ChatError):
         line_no = self.text.count("\n", 0, self.position) + 1
         column = self.position - (self.text.rfind("\n", 0, self.position) + 1) + 1
         return _excerpt(self.text, line_no, column)
+
+
+class PegError(GbnfkitError, ValueError):
+    """A PEG parser that cannot be built, run or turned into a grammar (:mod:`gbnfkit.peg`):
+    a bad combinator argument, an undefined or twice-defined rule, left recursion, or a
+    ``negate`` where a grammar is asked for."""
+
+
+class ParseError(GbnfkitError, ValueError):
+    """Text that a PEG parser (:mod:`gbnfkit.peg`) does not accept.
+
+    Attributes:
+        position: index (in code points) where parsing could go no further.
+        expected: readable descriptions of what was allowed there.
+        excerpt: the line of the text at ``position`` with a caret under it.
+    """
+
+    def __init__(self, position: int, expected: Sequence[str], excerpt: str) -> None:
+        self.position = position
+        self.expected = tuple(expected)
+        self.excerpt = excerpt
+        if self.expected:
+            exp = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            msg = f"parse failed at position {position}; expected {exp}"
+        else:
+            msg = f"parse failed at position {position}"
+        self.message = msg + (f"\n{excerpt}" if excerpt else "")
+        super().__init__(self.message)
+
+
+def text_excerpt(text: str, position: int) -> str:
+    """The line of ``text`` holding code point ``position`` with a caret under it."""
+    line_start = text.rfind("\n", 0, position) + 1
+    line_no = text.count("\n", 0, position) + 1
+    return _excerpt(text, line_no, position - line_start + 1)
