@@ -114,6 +114,28 @@ def _median(fn: object, repeat: int) -> float:
     return statistics.median(times)
 
 
+def measure(fmt: ChatFormat, size: int, repeat: int) -> None:
+    """Print one row: ``fmt``'s output parsed whole and streamed one character at a time."""
+    tools = TOOLS if fmt is not ChatFormat.CONTENT else None
+    text = output(fmt, size)
+    reader = ChatReader(fmt, tools)
+    expected = parse_message(text, fmt, tools)
+
+    def stream_it() -> None:
+        stream = MessageStream(fmt, tools)
+        for ch in text:
+            stream.feed(ch)
+        assert stream.finish() == expected
+
+    whole = _median(lambda: reader.parse(text), repeat)
+    one_call = _median(lambda: parse_message(text, fmt, tools), repeat)
+    streamed = _median(stream_it, repeat)
+    print(
+        f"{fmt.value:<12} {len(text):>6} {whole * 1e3:>9.2f} {one_call * 1e3:>17.2f} "
+        f"{streamed * 1e3:>16.1f} {streamed / whole:>5.0f}x {streamed / one_call:>21.1f}x"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
@@ -124,24 +146,7 @@ def main() -> None:
         f"{'char by char ms':>16} {'ratio':>6} {'ratio (parse_message)':>22}"
     )
     for fmt in ChatFormat:
-        tools = TOOLS if fmt is not ChatFormat.CONTENT else None
-        text = output(fmt, args.size)
-        reader = ChatReader(fmt, tools)
-        expected = parse_message(text, fmt, tools)
-
-        def stream_it() -> None:
-            stream = MessageStream(fmt, tools)
-            for ch in text:
-                stream.feed(ch)
-            assert stream.finish() == expected
-
-        whole = _median(lambda: reader.parse(text), args.repeat)
-        one_call = _median(lambda: parse_message(text, fmt, tools), args.repeat)
-        streamed = _median(stream_it, args.repeat)
-        print(
-            f"{fmt.value:<12} {len(text):>6} {whole * 1e3:>9.2f} {one_call * 1e3:>17.2f} "
-            f"{streamed * 1e3:>16.1f} {streamed / whole:>5.0f}x {streamed / one_call:>21.1f}x"
-        )
+        measure(fmt, args.size, args.repeat)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,13 @@ package never imports.
 
 from __future__ import annotations
 
-from gbnfkit import peg  # the submodule gbnfkit.peg (pure Python)
+from gbnfkit import (
+    chat,  # the submodule gbnfkit.chat (pure Python)
+    peg,  # the submodule gbnfkit.peg (pure Python)
+)
 from gbnfkit._errors import (
+    ChatError,
+    ChatParseError,
     GbnfkitError,
     GrammarError,
     InputRejected,
@@ -41,6 +46,8 @@ __version__ = "0.1.0"
 __all__ = [
     "CharExcludeRule",
     "CharRule",
+    "ChatError",
+    "ChatParseError",
     "CompiledGrammar",
     "EndRule",
     "GbnfkitError",
@@ -65,6 +72,7 @@ __all__ = [
     "__version__",
     "allocate_bitmask",
     "apply_bitmask",
+    "chat",
     "compile",
     "json_schema_to_gbnf",
     "peg",

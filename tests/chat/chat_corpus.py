@@ -149,7 +149,7 @@ def constrained_part(text: str, triggers: tuple[Trigger, ...]) -> str | None:
 # -- strategies -------------------------------------------------------------------------
 
 _TEXT_ALPHABET = st.sampled_from(
-    list("ab c\n\t<>[]{}\"\\/_=|:,`") + ["é", "ß", "日", "🙂", "\u2028"] + list("xyz.")
+    list('ab c\n\t<>[]{}"\\/_=|:,`') + ["é", "ß", "日", "🙂", "\u2028"] + list("xyz.")
 )
 _plain = st.text(_TEXT_ALPHABET, max_size=30)
 
@@ -188,7 +188,9 @@ def _call(fmt: ChatFormat, index: int) -> st.SearchStrategy[ToolCall]:
     search = _search_args().map(lambda a: ("search", _ordered(a, ["query", "tags", "verbatim"])))
     get = st.just(("get", {}))
     ids = (
-        st.one_of(st.none(), st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=9, max_size=9))
+        st.one_of(
+            st.none(), st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=9, max_size=9)
+        )
         if fmt is ChatFormat.MISTRAL
         else st.none()
     )
@@ -219,8 +221,10 @@ def messages(draw: st.DrawFn, fmt: ChatFormat) -> Message:
         opening = content.lstrip(" \t\r\n")
         if re.match(r'\{\s*"name"', opening) or opening.startswith("<|python_tag|>"):
             content = "x" + content
-    if fmt in REASONING_FORMATS and not reasoning and content.lstrip(" \t\r\n").startswith(
-        "<think>"
+    if (
+        fmt in REASONING_FORMATS
+        and not reasoning
+        and content.lstrip(" \t\r\n").startswith("<think>")
     ):
         content = "x" + content
     return Message(content, reasoning, calls)

@@ -3,12 +3,11 @@ and grammar_for's grammars accept what the formats write."""
 
 from __future__ import annotations
 
+from chat_corpus import FORMATS, TOOL_FORMATS, TOOLS, constrained_part, messages, render
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gbnfkit.chat import ChatFormat, Message, MessageStream, grammar_for, parse_message
-
-from chat_corpus import FORMATS, TOOL_FORMATS, TOOLS, constrained_part, messages, render
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -59,7 +58,7 @@ def test_partial_messages_only_grow(case: tuple[ChatFormat, Message, str]) -> No
         assert current.content.startswith(previous.content)
         assert current.reasoning_content.startswith(previous.reasoning_content)
         assert len(current.tool_calls) >= len(previous.tool_calls)
-        for before, now in zip(previous.tool_calls, current.tool_calls):
+        for before, now in zip(previous.tool_calls, current.tool_calls, strict=False):
             assert now.name == before.name
             assert before.id is None or now.id == before.id
             assert now.arguments.startswith(before.arguments)
@@ -69,7 +68,7 @@ def test_partial_messages_only_grow(case: tuple[ChatFormat, Message, str]) -> No
 
 def _chunks(text: str, cuts: list[int]) -> list[str]:
     points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
-    return [text[a:b] for a, b in zip(points, points[1:])]
+    return [text[a:b] for a, b in zip(points, points[1:], strict=False)]
 
 
 @SETTINGS

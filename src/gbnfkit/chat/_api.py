@@ -12,7 +12,7 @@ from gbnfkit.chat._formats._base import Syntax
 from gbnfkit.chat._mapping import Region, failure, to_message
 from gbnfkit.chat._tools import Toolset, tools_from
 from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
-from gbnfkit.peg import ParseResult, ParseStatus, Parser
+from gbnfkit.peg import Parser, ParseResult, ParseStatus
 from gbnfkit.tokens._trigger import Trigger
 
 __all__ = ["ChatGrammar", "ChatReader", "formats", "grammar_for", "parse_message"]
@@ -34,7 +34,9 @@ class ChatReader:
         self.tools = tools_from(tools)
         self.parser: Parser = self.syntax.parser(self.tools)
 
-    def message(self, result: ParseResult, text: str, partial: bool) -> tuple[Message, Region | None]:
+    def message(
+        self, result: ParseResult, text: str, partial: bool
+    ) -> tuple[Message, Region | None]:
         """The message (and open region) of ``result``, a parse of ``text``.
 
         A failure raises :class:`ChatParseError` unless ``partial``: then the message is
@@ -152,4 +154,3 @@ def grammar_for(
     lazy = syntax.parser(chosen, grammar=True).to_grammar(lazy=True)
     triggers = syntax.triggers(chosen)
     return ChatGrammar(lazy.grammar, triggers if triggers is not None else lazy.triggers)
-

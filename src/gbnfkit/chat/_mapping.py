@@ -174,7 +174,9 @@ def _parameter_arguments(
         value_done = not partial or not param.is_partial
         if string_typed(schema):
             if value_done:
-                shown = json.dumps(_strip(value.text, Trim.NEWLINE, Trim.NEWLINE), ensure_ascii=False)
+                shown = json.dumps(
+                    _strip(value.text, Trim.NEWLINE, Trim.NEWLINE), ensure_ascii=False
+                )
                 pieces.append(key + shown)
                 continue
             raw = lead_strip(value.text, Trim.NEWLINE)
@@ -211,12 +213,11 @@ def _tool_calls(
         if not syntax.parameters:
             name = json.loads('"' + name + '"')
         id_node = _first(tool, TAG_ID)
-        call_id = json.loads('"' + id_node.text + '"') if _settled(id_node, text, partial) else None
-        assert id_node is None or call_id is not None or partial
+        call_id = None
+        if id_node is not None and _settled(id_node, text, partial):
+            call_id = json.loads('"' + id_node.text + '"')
         if syntax.parameters:
-            arguments, region, whole = _parameter_arguments(
-                tool, name, index, tools, text, partial
-            )
+            arguments, region, whole = _parameter_arguments(tool, name, index, tools, text, partial)
             calls.append(ToolCall(call_id, name, arguments))
             if not whole:
                 return _Built(calls, region, False)

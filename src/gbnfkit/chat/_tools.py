@@ -66,7 +66,7 @@ def _tool(definition: object, index: int) -> Tool:
     name = function.get("name")
     if not isinstance(name, str) or not name:
         raise ChatError(f"tool {index} needs a non-empty string 'name'")
-    if any(c in name for c in "<>\"\n\\`") or name != name.strip():
+    if any(c in name for c in '<>"\n\\`') or name != name.strip():
         raise ChatError(f"tool {index}: the name {name!r} cannot be written in chat formats")
     parameters = function.get("parameters", {"type": "object"})
     if parameters is True:

@@ -1,9 +1,9 @@
 """``deepseek-r1``: ``<think>`` reasoning, content, then DeepSeek's tool-call tokens.
 
-    <think>reasoning</think>content<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather
-    ```json
-    {"city": "Paris"}
-    ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+<think>reasoning</think>content<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather
+```json
+{"city": "Paris"}
+```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ CALLS_END = "<｜tool▁calls▁end｜>"
 CALL_BEGIN = "<｜tool▁call▁begin｜>"
 CALL_END = "<｜tool▁call▁end｜>"
 SEP = "<｜tool▁sep｜>"
-ANY_NAME = "[^\\x00-\\x20`<>\"\\\\]"
+ANY_NAME = '[^\\x00-\\x20`<>"\\\\]'
 
 
 class DeepSeekR1Syntax(Syntax):

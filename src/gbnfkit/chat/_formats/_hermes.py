@@ -1,9 +1,9 @@
 """``hermes`` (Hermes 2 Pro, Qwen 2.5, Qwen3): ``<tool_call>`` JSON ``</tool_call>`` blocks.
 
-    <think>reasoning</think>content
-    <tool_call>
-    {"name": "get_weather", "arguments": {"city": "Paris"}}
-    </tool_call>
+<think>reasoning</think>content
+<tool_call>
+{"name": "get_weather", "arguments": {"city": "Paris"}}
+</tool_call>
 """
 
 from __future__ import annotations

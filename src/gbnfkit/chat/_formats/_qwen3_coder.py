@@ -42,15 +42,15 @@ __all__ = ["Qwen3CoderSyntax"]
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
 PARAM_CLOSE = "</parameter>"
-ANY_NAME = "[^\\x00-\\x20<>=\"]"
+ANY_NAME = '[^\\x00-\\x20<>="]'
 
 
 def _value(tool: Tool | None, index: int, name: str | None) -> Parser:
-    schema = None if tool is None or name is None else tool.property_schema(name)
     text = peg.until(PARAM_CLOSE)
-    if schema is None:
+    schema = None if tool is None or name is None else tool.property_schema(name)
+    if tool is None or name is None or schema is None:
         return peg.tag(TAG_PARAM_VALUE, text)
-    rule = rule_name(f"p{index}-", tool.property_names().index(name or ""), name or "")
+    rule = rule_name(f"p{index}-", tool.property_names().index(name), name)
     if string_typed(schema):
         raw = peg.schema(text, rule, dict(schema), raw=True)
         return peg.tag(TAG_PARAM_VALUE, peg.optional("\n") + raw + peg.optional("\n"))
