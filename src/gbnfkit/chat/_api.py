@@ -44,7 +44,7 @@ class ChatReader:
         """
         while result.status is ParseStatus.FAIL:
             if not partial:
-                raise failure(result, text)
+                raise failure(result, text, self.syntax, self.tools)
             position = result.position if result.position is not None else result.end
             if position >= len(text):
                 position = len(text) - 1

@@ -301,11 +301,22 @@ def to_message(
     return message, region
 
 
-def failure(result: ParseResult, text: str) -> ChatParseError:
-    """The error for a failed parse."""
+_WORD = re.compile(r'[^\s"<>=,{}\[\]]*')
+
+
+def failure(result: ParseResult, text: str, syntax: Syntax, tools: Toolset) -> ChatParseError:
+    """The error for a failed parse: an unknown tool named as such, else what was expected."""
     position = result.position if result.position is not None else result.end
+    names = {json.dumps(name, ensure_ascii=False) for name in tools.names()}
+    if result.expected and names and set(result.expected) <= names:
+        match = _WORD.match(text, position)
+        word = match.group() if match is not None else ""
+        known = ", ".join(sorted(tools.names()))
+        return ChatParseError(
+            f"unknown tool {word!r} (tools: {known})", position=position, text=text
+        )
     return ChatParseError(
-        "the output does not follow the chat format",
+        f"the output does not follow the {syntax.name!r} format",
         position=position,
         text=text,
         expected=result.expected,
