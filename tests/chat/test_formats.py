@@ -83,7 +83,7 @@ CASES = [
     ),
     (
         "qwen3-coder",
-        "<tool_call>\n<function=search>\n<parameter=tags>\n[\"a\", \"b\"]\n</parameter>\n"
+        '<tool_call>\n<function=search>\n<parameter=tags>\n["a", "b"]\n</parameter>\n'
         "<parameter=query>\n  two\nlines \n\n</parameter>\n<parameter=verbatim>\ntrue\n"
         "</parameter>\n</function>\n</tool_call>",
         Message(
@@ -133,9 +133,9 @@ def test_formats_are_taken_as_enum_members_too() -> None:
 
 
 def test_tool_calls_need_no_tool_list() -> None:
-    text = '<tool_call>{"name": "anything.at_all", "arguments": {"x": [1, {"y": null}]}}</tool_call>'
+    text = '<tool_call>{"name": "any.thing", "arguments": {"x": [1, {"y": null}]}}</tool_call>'
     message = parse_message(text, "hermes")
-    assert message.tool_calls == (ToolCall(None, "anything.at_all", '{"x": [1, {"y": null}]}'),)
+    assert message.tool_calls == (ToolCall(None, "any.thing", '{"x": [1, {"y": null}]}'),)
 
 
 def test_qwen3_coder_values_stay_text_without_a_schema() -> None:

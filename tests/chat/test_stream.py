@@ -66,7 +66,7 @@ def test_the_mistral_id_arrives_after_the_arguments() -> None:
 
 def test_qwen3_coder_text_values_stream_as_json_strings() -> None:
     stream = MessageStream("qwen3-coder", TOOLS)
-    head = "<tool_call>\n<function=search>\n<parameter=query>\nsay \"hi\"\n"
+    head = '<tool_call>\n<function=search>\n<parameter=query>\nsay "hi"\n'
     deltas = stream.feed(head)
     assert deltas == [
         MessageDelta(tool_calls=(ToolCallDelta(0, None, "search", '{"query": "say \\"hi\\"'),))
@@ -105,7 +105,12 @@ def test_delta_to_dict_is_openai_shaped() -> None:
     first = MessageDelta(tool_calls=(ToolCallDelta(0, "id7", "get", "{"),))
     assert first.to_dict() == {
         "tool_calls": [
-            {"index": 0, "id": "id7", "type": "function", "function": {"name": "get", "arguments": "{"}}
+            {
+                "index": 0,
+                "id": "id7",
+                "type": "function",
+                "function": {"name": "get", "arguments": "{"},
+            }
         ]
     }
     assert MessageDelta("a", "b").to_dict() == {"content": "a", "reasoning_content": "b"}
