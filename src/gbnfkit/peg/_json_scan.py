@@ -141,18 +141,25 @@ class JsonScanner:
         return (OK, p, None, touched)
 
     def space(self, p: int) -> int:
-        return SPACE_RUN.match(self.t, p).end()  # type: ignore[union-attr]
+        t = self.t
+        if p >= self.n or t[p] not in " \t\n\r":
+            return p
+        return SPACE_RUN.match(t, p).end()  # type: ignore[union-attr]
 
     def member(self, p: int, is_object: bool) -> Res:
         """One object member (``"key" : value``) or array item at ``p``."""
         if not is_object:
             return self.json_value(p)
+        key = p * self.nops + self.json_id
+        start = self.resume.get(-key - 1)  # where the value starts, once that is decided
+        if start is not None:
+            return self.json_value(start)
         t, n = self.t, self.n
         if p >= n:
             return self.at_end()
         if t[p] != '"':
             return (FAIL, p, None, False)
-        r = self.scan_string(p, p * self.nops + self.json_id)
+        r = self.scan_string(p, key)
         if r[0] != OK:
             return r
         q = self.space(r[1])
@@ -160,7 +167,10 @@ class JsonScanner:
             return self.at_end()
         if t[q] != ":":
             return (FAIL, p, None, False)
-        return self.json_value(self.space(q + 1))
+        start = self.space(q + 1)
+        if start < n:
+            self.resume[-key - 1] = start
+        return self.json_value(start)
 
     def scan_container(self, pos: int, key: int, is_object: bool) -> Res:
         t, n, partial = self.t, self.n, self.partial
