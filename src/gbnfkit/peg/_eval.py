@@ -301,6 +301,8 @@ class Evaluator(JsonScanner):
         if touched and hi is None:
             self.resume[key] = k
         if count >= lo:
+            if self.track and k < n and (hi is None or count < hi) and desc != "whitespace":
+                self.fail_at(k, desc)  # the run could have gone on
             return (OK, k, None, touched)
         if touched and self.partial:
             return (MORE, k, None, True)
