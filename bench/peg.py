@@ -43,7 +43,7 @@ def _args(rng: random.Random, size: int) -> object:
     return {"locations": items}
 
 
-def hermes() -> tuple[str, Parser, str]:
+def hermes(size: int = TARGET) -> tuple[str, Parser, str]:
     """Reasoning, content, then a tool call whose JSON arguments are most of the text."""
     rng = random.Random(1)
     tool = peg.atomic(peg.tag("tool", "<tool_call>" + peg.space() + peg.tag("call", peg.json())
@@ -53,7 +53,7 @@ def hermes() -> tuple[str, Parser, str]:
         + peg.space() + peg.tag("content", peg.until("<tool_call>"))
         + peg.zero_or_more(peg.space() + tool) + peg.space() + peg.end()
     )
-    call = {"name": "get_weather", "arguments": _args(rng, TARGET - 4_000)}
+    call = {"name": "get_weather", "arguments": _args(rng, size - 4_000)}
     text = ("<think>" + _words(rng, 150) + "</think>\n" + _words(rng, 180) + "\n<tool_call>\n"
             + json.dumps(call, indent=1) + "\n</tool_call>")
     return "reasoning + content + JSON tool call", parser, text
@@ -116,9 +116,9 @@ def stream(parser: Parser, text: str, chunk: int) -> float:
 
 def main() -> None:
     print(f"Python {sys.version.split()[0]}")
-    print("| workload | chars | full parse ms | 1-char stream ms | ratio | 4-char stream ms |"
-          " ratio |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| workload | chars | full parse ms | 1-char stream ms | µs/char | ratio |"
+          " 4-char stream ms | ratio |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for make in (hermes, json_only, xml_params, content_only):
         name, parser, text = make()
         parser.parse(text)  # compile the program once
@@ -126,7 +126,18 @@ def main() -> None:
         one = min(stream(parser, text, 1) for _ in range(3))
         four = min(stream(parser, text, 4) for _ in range(3))
         print(f"| {name} | {len(text):,} | {full * 1e3:.2f} | {one * 1e3:.0f} | "
-              f"{one / full:.1f} | {four * 1e3:.0f} | {four / full:.1f} |")
+              f"{one / len(text) * 1e6:.1f} | {one / full:.0f} | {four * 1e3:.0f} | "
+              f"{four / full:.0f} |")
+    print()
+    print("Linearity: the first workload at growing sizes, fed one character at a time")
+    print("| chars | full parse ms | 1-char stream ms | µs/char |")
+    print("| ---: | ---: | ---: | ---: |")
+    for size in (5_000, 10_000, 20_000, 40_000):
+        _name, parser, text = hermes(size)
+        full = best_of(3, lambda p=parser, t=text: p.parse(t))
+        one = min(stream(parser, text, 1) for _ in range(2))
+        print(f"| {len(text):,} | {full * 1e3:.2f} | {one * 1e3:.0f} | "
+              f"{one / len(text) * 1e6:.1f} |")
 
 
 if __name__ == "__main__":

@@ -143,7 +143,7 @@ class Reference:
             return (MORE, q, []) if partial else (FAIL, pos, [])
         if k is Kind.REF:
             return self.ev(self.rules[p.arg], pos)
-        if k in (Kind.RULE, Kind.SCHEMA, Kind.DEFINE):
+        if k in (Kind.RULE, Kind.SCHEMA, Kind.DEFINE, Kind.JSON):
             return self.ev(p.children[0], pos)
         if k is Kind.TAG:
             s, e, ns = self.ev(p.children[0], pos)

@@ -44,6 +44,8 @@ def _describe(p: Parser, top: bool = False) -> str:
         return f"schema({_describe(p.children[0], True)}, {p.arg[0]!r})"
     if k is Kind.TAG:
         return f"tag({p.arg!r}, {_describe(p.children[0], True)})"
+    if k is Kind.JSON:
+        return {"value": "json()", "{": "json_object()", "[": "json_array()"}[p.arg]
     if k is Kind.DEFINE:
         return _describe(p.children[0], top)
     if p.children:

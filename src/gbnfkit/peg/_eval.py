@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from gbnfkit._errors import PegError
+from gbnfkit.peg._json_scan import JsonScanner
 from gbnfkit.peg._program import SIMPLE, Program
 from gbnfkit.peg._result import AstNode
 from gbnfkit.peg._scan import JSON_STRING_RUN, PARTIAL_ESCAPE, SPACE_RUN
@@ -60,7 +61,7 @@ def _quote(text: str) -> str:
     return dumps(text, ensure_ascii=False)
 
 
-class Evaluator:
+class Evaluator(JsonScanner):
     """One parse of one text (``stable`` and ``resume`` may come from earlier, shorter
     texts with the same beginning).  With ``track``, failures record the farthest
     position and what was expected there."""
@@ -75,7 +76,8 @@ class Evaluator:
         track: bool = False,
     ) -> None:
         self.ops = program.ops
-        self.nops = len(program.ops)
+        self.json_id = len(program.ops)  # the memo slot of JSON values at each position
+        self.nops = len(program.ops) + 1
         self.t = text
         self.n = len(text)
         self.partial = partial
@@ -154,6 +156,9 @@ class Evaluator:
             res = self.ev(kids[0], pos)
             if res[0] == MORE:
                 res = (MORE, res[1], None, res[3])
+        elif code == 13:
+            # the combinator definition in track mode: it names what was expected
+            res = self.ev(kids[0], pos) if self.track else self.json_kind(arg, pos)
         else:
             res = self.lookahead(code, kids[0], pos)
         if res[3]:
@@ -165,7 +170,7 @@ class Evaluator:
     # -- the ops ------------------------------------------------------------------------
     def simple(self, code: int, pos: int) -> Res:
         n = self.n
-        if code == 13:  # any
+        if code == 14:  # any
             if pos < n:
                 return (OK, pos + 1, None, False)
             if self.partial:
@@ -173,15 +178,15 @@ class Evaluator:
             if self.track:
                 self.fail_at(pos, "any character")
             return (FAIL, pos, None, True)
-        if code == 14:  # eps
+        if code == 15:  # eps
             return (OK, pos, None, False)
-        if code == 15:  # start
+        if code == 16:  # start
             if pos == 0:
                 return (OK, pos, None, False)
             if self.track:
                 self.fail_at(pos, "the start of the text")
             return (FAIL, pos, None, False)
-        if code == 16:  # end
+        if code == 17:  # end
             if pos >= n:
                 return (OK, pos, None, True)
             if self.track:
@@ -219,9 +224,14 @@ class Evaluator:
         return (OK, p, nodes, touched)
 
     def choice(self, kids: tuple[int, ...], pos: int) -> Res:
+        ops, stable, base = self.ops, self.stable, pos * self.nops
         touched = False
         for c in kids:
-            r = self.ev(c, pos)
+            code = ops[c][0]
+            if 0 < code < SIMPLE:
+                r = stable.get(base + c) or self.miss(c, pos, base + c)
+            else:
+                r = self.ev(c, pos)
             if r[3]:
                 touched = True
             if r[0] != FAIL:
@@ -241,11 +251,16 @@ class Evaluator:
         empty = False
         progress = None
         result: Res | None = None
+        memoised = 0 < self.ops[child][0] < SIMPLE
+        stable, nops = self.stable, self.nops
         while hi is None or count < hi:
             if p >= n and partial:
                 touched = True
                 break
-            r = self.ev(child, p)
+            if memoised:
+                r = stable.get(p * nops + child) or self.miss(child, p, p * nops + child)
+            else:
+                r = self.ev(child, p)
             if r[3]:
                 touched = True
             s = r[0]
@@ -286,6 +301,8 @@ class Evaluator:
         if touched and hi is None:
             self.resume[key] = k
         if count >= lo:
+            if self.track and k < n and (hi is None or count < hi) and desc != "whitespace":
+                self.fail_at(k, desc)  # the run could have gone on
             return (OK, k, None, touched)
         if touched and self.partial:
             return (MORE, k, None, True)
@@ -303,13 +320,14 @@ class Evaluator:
             if i != -1 and (best == -1 or i < best):
                 best = i
         held = -1  # where a delimiter may start but the text stops inside it
-        for j in range(max(scan_from, n - maxlen + 1), n):
-            if best != -1 and j >= best:
-                break
-            tail = t[j:]
-            if any(len(d) > n - j and d.startswith(tail) for d in delims):
-                held = j
-                break
+        tail_from = max(scan_from, n - maxlen + 1)
+        for d in delims:
+            i = t.find(d[0], tail_from)
+            while i != -1 and (held == -1 or i < held) and (best == -1 or i < best):
+                if len(d) > n - i and d.startswith(t[i:]):
+                    held = i
+                    break
+                i = t.find(d[0], i + 1)
         if best == -1:
             self.resume[key] = max(scan_from, n - maxlen + 1)
         if held != -1:

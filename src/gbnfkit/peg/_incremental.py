@@ -54,7 +54,12 @@ class IncrementalParser:
 
     def feed(self, chunk: str) -> ParseResult:
         """Append ``chunk`` and parse the whole text as partial input."""
-        return self.parse(self._text + chunk, partial=True)
+        if not isinstance(chunk, str):
+            from gbnfkit._errors import PegError
+
+            raise PegError(f"feed takes a str, not {type(chunk).__name__}")
+        self._text += chunk
+        return self._run(self._text, True)
 
     def finish(self) -> ParseResult:
         """Parse the whole text as complete input (the output has ended)."""
@@ -70,6 +75,9 @@ class IncrementalParser:
         if not text.startswith(self._text):
             self.reset()
         self._text = text
+        return self._run(text, partial)
+
+    def _run(self, text: str, partial: bool) -> ParseResult:
         program = self._program
         res = Evaluator(program, text, partial, self._stable, self._resume).run(program.root)
         if res[0] == FAIL:

@@ -89,19 +89,19 @@ def _rules() -> tuple[Parser, Parser, Parser]:
 def json() -> Parser:
     """Any JSON value."""
     value, obj, arr = _rules()
-    return define(value, obj, arr)
+    return Parser(Kind.JSON, (define(value, obj, arr),), "value")
 
 
 def json_object() -> Parser:
     """A JSON object (any members)."""
     value, obj, arr = _rules()
-    return define(obj, value, arr)
+    return Parser(Kind.JSON, (define(obj, value, arr),), "{")
 
 
 def json_array() -> Parser:
     """A JSON array (any items)."""
     value, obj, arr = _rules()
-    return define(arr, value, obj)
+    return Parser(Kind.JSON, (define(arr, value, obj),), "[")
 
 
 def json_member(key: str, parser: Parser | str) -> Parser:

@@ -40,6 +40,7 @@ class Kind(enum.Enum):
     UNTIL = "until"  # [tuple of delimiters]
     REST = "rest"
     JSON_STRING_CONTENT = "json_string_content"
+    JSON = "json"  # ["value", "{" or "["]; child 0 is the combinator definition
     REF = "ref"  # [rule name]
     RULE = "rule"  # [(rule name, is a trigger rule)]
     SCHEMA = "schema"  # [(name, schema as canonical JSON text, raw)]

@@ -32,15 +32,16 @@ OP_CODES: dict[Kind, int] = {
     Kind.ATOMIC: 10,
     Kind.PEEK: 11,
     Kind.NEGATE: 12,
+    Kind.JSON: 13,
     # not memoised: op code >= SIMPLE
-    Kind.ANY: 13,
-    Kind.EPS: 14,
-    Kind.START: 15,
-    Kind.END: 16,
-    Kind.REST: 17,
+    Kind.ANY: 14,
+    Kind.EPS: 15,
+    Kind.START: 16,
+    Kind.END: 17,
+    Kind.REST: 18,
 }
 
-SIMPLE = 13
+SIMPLE = 14
 
 Op = tuple[int, Any, tuple[int, ...]]
 

@@ -45,6 +45,7 @@ class _Generator:
         self.rule_nodes = collect_rules(parser)
         self.rules: dict[str, Expr] = {}
         self.untils: dict[tuple[str, ...], str] = {}
+        self.schemas: dict[str, Parser] = {}
 
     def define(self, name: str, expr: Expr) -> None:
         old = self.rules.get(name)
@@ -117,8 +118,14 @@ class _Generator:
         from gbnfkit.schema import json_schema_to_gbnf, regex_to_gbnf
 
         name, canonical, raw = p.arg
-        if name in self.rules:
+        seen = self.schemas.get(name)
+        if seen is not None:
+            if seen != p:
+                raise PegError(f"two different schema() nodes are called {name!r}")
             return RuleRef(name)
+        self.schemas[name] = p
+        if name in self.rules or name in self.rule_nodes:
+            raise PegError(f"schema {name!r} has the name of a rule")
         value = json.loads(canonical)
         try:
             if raw:

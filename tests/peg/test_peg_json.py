@@ -67,3 +67,53 @@ def test_json_member_matches_one_member_with_its_value_parser() -> None:
     assert call.parse('{"name": "other", "arguments": {}}').status is ParseStatus.FAIL
     # a key is written as JSON: quotes inside it are escaped
     assert peg.json_member('a"b', "1").parse('"a\\"b": 1').end == 9
+
+
+def _mutations(text: str, seed: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    out = [text[:i] for i in range(len(text) + 1)]
+    for _ in range(10):
+        if not text:
+            break
+        k = rng.randrange(len(text))
+        out.append(text[:k] + text[k + 1 :])
+        out.append(text[:k] + rng.choice('{}[],:" \\e.-+0x') + text[k:])
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(JSON_VALUES, st.booleans(), st.integers(0, 2**32),
+       st.sampled_from(["value", "object", "array", "member"]))
+def test_the_json_fast_path_agrees_with_the_combinator_definition(
+    value: object, indent: bool, seed: int, kind: str
+) -> None:
+    from peg_reference import reference_parse
+
+    parser = {
+        "value": peg.json(),
+        "object": peg.json_object(),
+        "array": peg.json_array(),
+        "member": "<" + peg.json_member("k", peg.json()) + peg.space() + ">",
+    }[kind]
+    text = pyjson.dumps(value, indent=1 if indent else None)
+    if kind == "member":
+        text = '<"k": ' + text + " >"
+    for candidate in _mutations(text, seed):
+        for partial in (False, True):
+            status, end, _nodes = reference_parse(parser, candidate, partial)
+            got = parser.parse(candidate, partial)
+            assert (got.status.value, got.end if status != "fail" else -1) == (status, end), (
+                candidate, partial)
+
+
+@settings(max_examples=60, deadline=None)
+@given(JSON_VALUES, st.integers(1, 5))
+def test_streamed_json_gives_the_fresh_results(value: object, step: int) -> None:
+    parser = peg.tag("v", peg.json()) + peg.end()
+    text = pyjson.dumps({"a": value, "b": [value, value]})
+    stream = parser.incremental()
+    for i in range(0, len(text), step):
+        assert stream.feed(text[i : i + step]) == parser.parse(text[: i + step], partial=True)
+    assert stream.finish() == parser.parse(text)

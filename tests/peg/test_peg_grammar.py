@@ -118,3 +118,13 @@ def test_a_bad_schema_is_a_peg_error_naming_it() -> None:
     p = peg.schema(peg.json(), "args", {"type": "object", "minProperties": "x"})
     with pytest.raises(PegError, match="schema 'args'"):
         p.to_grammar()
+
+
+def test_schema_names_must_be_unique() -> None:
+    a = peg.schema(peg.json(), "args", {"type": "integer"})
+    b = peg.schema(peg.json(), "args", {"type": "string"})
+    assert "args ::=" in (a + "," + a).to_grammar().to_gbnf()  # the same node twice is fine
+    with pytest.raises(PegError, match="two different schema"):
+        (a + "," + b).to_grammar()
+    with pytest.raises(PegError, match="name of a rule"):
+        (peg.rule("args", "x") + a).to_grammar()
