@@ -15,6 +15,7 @@ from gbnfkit.peg import ParseStatus
 __all__ = ["MessageStream"]
 
 # characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
+_WS = " \t\r\n"
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\u2028\u2029\ud800-\udfff]')
 _JSON_STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
 
@@ -76,30 +77,36 @@ class MessageStream:
 
     def feed(self, chunk: str) -> list[MessageDelta]:
         """Append ``chunk`` to the output; the deltas it decides (often none or one)."""
-        if self._closed or self._stuck or not chunk or type(chunk) is not str:
-            return self._feed_rarely(chunk)
         region = self._region
-        if region is not None:
-            # the fast path: plain text added to the open region, no parsing
+        if region is not None and type(chunk) is str and chunk:
+            # the fast path: text that only extends the open region, no parsing
+            # (a closed or broken stream has no region)
             if region.json_string:
                 deltas = self._extend_json(region, chunk)
                 if deltas is not None:
                     self._unparsed.append(chunk)
                     return deltas
-            else:
-                if len(chunk) == 1:
-                    plain = chunk not in region.stops
-                else:
-                    plain = region.stops == "" or not any(c in region.stops for c in chunk)
-                if plain:
-                    self._unparsed.append(chunk)
+            elif (chunk not in region.stops) if len(chunk) == 1 else _plain(chunk, region.stops):
+                self._unparsed.append(chunk)
+                if region.pending or region.lead is not Trim.NONE or chunk[-1] in _WS:
                     return self._extend(region, chunk)
+                if region.field is Field.CONTENT:
+                    self._content.append(chunk)
+                    return [_text_delta("content", chunk)]
+                if region.field is Field.REASONING:
+                    self._reasoning.append(chunk)
+                    return [_text_delta("reasoning_content", chunk)]
+                return self._extend(region, chunk)
+        if self._closed or self._stuck or not chunk or type(chunk) is not str:
+            return self._feed_rarely(chunk)
         self._unparsed.append(chunk)
         text = self.text
         result = self._parser.parse(text, partial=True)
+        message, region = self._reader.message(result, text, True)
         if result.status is ParseStatus.FAIL:
             self._stuck = True  # nothing later can mend it; close() reports the error
-        message, self._region = self._reader.message(result, text, True)
+            region = None
+        self._region = region
         return self._deltas(message)
 
     def _feed_rarely(self, chunk: object) -> list[MessageDelta]:
@@ -120,6 +127,7 @@ class MessageStream:
         if self._final is not None:
             return []
         self._closed = True
+        self._region = None
         text = self.text
         result = self._parser.parse(text, partial=False)
         try:
@@ -222,6 +230,11 @@ class MessageStream:
         if new_id is None and not arguments:
             return None
         return ToolCallDelta(index, new_id, None, arguments)
+
+
+def _plain(chunk: str, stops: str) -> bool:
+    """Whether ``chunk`` holds none of the characters of ``stops``."""
+    return not stops or not any(c in stops for c in chunk)
 
 
 def _text_delta(name: str, text: str) -> MessageDelta:
