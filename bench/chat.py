@@ -17,8 +17,7 @@ import json
 import statistics
 import time
 
-from gbnfkit.chat import ChatFormat, MessageStream, parse_message
-from gbnfkit.chat._api import ChatReader
+from gbnfkit.chat import ChatFormat, ChatParser, MessageStream, parse_message
 
 TOOLS = [
     {
@@ -118,7 +117,7 @@ def measure(fmt: ChatFormat, size: int, repeat: int) -> None:
     """Print one row: ``fmt``'s output parsed whole and streamed one character at a time."""
     tools = TOOLS if fmt is not ChatFormat.CONTENT else None
     text = output(fmt, size)
-    reader = ChatReader(fmt, tools)
+    reader = ChatParser(fmt, tools)
     expected = parse_message(text, fmt, tools)
 
     def stream_it() -> None:

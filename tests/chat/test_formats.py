@@ -153,3 +153,19 @@ def test_message_to_dict_is_an_openai_assistant_message() -> None:
             {"id": "id1", "type": "function", "function": {"name": "get", "arguments": "{}"}}
         ],
     }
+
+
+def test_a_chat_parser_is_built_once_for_many_outputs() -> None:
+    from gbnfkit.chat import ChatParser, MessageDelta
+
+    reader = ChatParser("mistral", TOOLS)
+    assert reader.format is ChatFormat.MISTRAL
+    assert repr(reader) == "<ChatParser mistral (get_weather, search, get)>"
+    text = 'Hi[TOOL_CALLS][{"name": "get", "arguments": {}}]'
+    assert reader.parse(text) == parse_message(text, "mistral", TOOLS)
+    assert reader.parse("Hi[TOOL", partial=True) == Message("Hi")
+    stream = reader.stream()
+    assert stream.feed("Hi") == [MessageDelta("Hi")]
+    assert stream.finish() == Message("Hi")
+    assert reader.grammar("get") == reader.grammar("get")  # equal grammars, built anew
+    assert reader.parser.parse(text).is_complete_match

@@ -7,7 +7,14 @@ from chat_corpus import FORMATS, TOOL_FORMATS, TOOLS, constrained_part, messages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gbnfkit.chat import ChatFormat, Message, MessageStream, grammar_for, parse_message
+from gbnfkit.chat import (
+    ChatFormat,
+    ChatParser,
+    Message,
+    MessageStream,
+    grammar_for,
+    parse_message,
+)
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -52,9 +59,10 @@ def test_parse_reads_back_what_the_format_writes(case: tuple[ChatFormat, Message
 @given(formatted())
 def test_partial_messages_only_grow(case: tuple[ChatFormat, Message, str]) -> None:
     fmt, message, text = case
+    reader = ChatParser(fmt, TOOLS)  # parse_message(..., partial=True), parser built once
     previous = Message()
     for end in range(len(text) + 1):
-        current = parse_message(text[:end], fmt, TOOLS, partial=True)
+        current = reader.parse(text[:end], partial=True)
         assert current.content.startswith(previous.content)
         assert current.reasoning_content.startswith(previous.reasoning_content)
         assert len(current.tool_calls) >= len(previous.tool_calls)

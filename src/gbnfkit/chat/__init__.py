@@ -13,7 +13,7 @@ streaming, and the grammars that constrain tool calls (see docs/chat.md).
 from __future__ import annotations
 
 from gbnfkit._errors import ChatError, ChatParseError
-from gbnfkit.chat._api import ChatGrammar, formats, grammar_for, parse_message
+from gbnfkit.chat._api import ChatGrammar, ChatParser, formats, grammar_for, parse_message
 from gbnfkit.chat._stream import MessageStream
 from gbnfkit.chat._types import (
     ChatFormat,
@@ -28,6 +28,7 @@ __all__ = [
     "ChatError",
     "ChatFormat",
     "ChatGrammar",
+    "ChatParser",
     "ChatParseError",
     "Message",
     "MessageDelta",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gbnfkit._errors import ChatError, ChatParseError
 from gbnfkit._grammar import Grammar
@@ -15,7 +16,10 @@ from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
 from gbnfkit.peg import Parser, ParseResult, ParseStatus
 from gbnfkit.tokens._trigger import Trigger
 
-__all__ = ["ChatGrammar", "ChatReader", "formats", "grammar_for", "parse_message"]
+__all__ = ["ChatGrammar", "ChatParser", "formats", "grammar_for", "parse_message"]
+
+if TYPE_CHECKING:
+    from gbnfkit.chat._stream import MessageStream
 
 Tools = Iterable[Mapping[str, object]] | None
 
@@ -25,18 +29,54 @@ def formats() -> list[str]:
     return [f.value for f in ChatFormat]
 
 
-class ChatReader:
-    """One format with one tool set: the parser, built once, and the mapping to messages."""
+class ChatParser:
+    """One chat format with one tool set, its parser built once: for reading many outputs
+    (:meth:`parse`), streaming them (:meth:`stream`) or constraining them (:meth:`grammar`).
+
+    >>> reader = ChatParser("hermes")
+    >>> reader.parse("<think>hm</think>Hi").content
+    'Hi'
+    """
+
+    __slots__ = ("_format", "_parser", "_syntax", "_tools")
 
     def __init__(self, format: str | ChatFormat, tools: Tools | Toolset = None) -> None:
-        self.format = ChatFormat.parse(format)
-        self.syntax: Syntax = syntax_of(self.format)
-        self.tools = tools_from(tools)
-        self.parser: Parser = self.syntax.parser(self.tools)
+        self._format = ChatFormat.parse(format)
+        self._syntax: Syntax = syntax_of(self._format)
+        self._tools = tools_from(tools)
+        self._parser: Parser = self._syntax.parser(self._tools)
 
-    def message(
-        self, result: ParseResult, text: str, partial: bool
-    ) -> tuple[Message, Region | None]:
+    @property
+    def format(self) -> ChatFormat:
+        """The chat format."""
+        return self._format
+
+    @property
+    def parser(self) -> Parser:
+        """The :mod:`gbnfkit.peg` parser of whole outputs (tags: see docs/chat.md)."""
+        return self._parser
+
+    def __repr__(self) -> str:
+        tools = "any tool" if self._tools.open else ", ".join(self._tools.names()) or "no tools"
+        return f"<ChatParser {self._format.value} ({tools})>"
+
+    def parse(self, text: str, partial: bool = False) -> Message:
+        """The message of output ``text`` (see :func:`parse_message`)."""
+        if not isinstance(text, str):
+            raise TypeError(f"parse takes a str, not {type(text).__name__}")
+        return self._read(self._parser.parse(text, partial=partial), text, partial)[0]
+
+    def stream(self) -> MessageStream:
+        """A :class:`MessageStream` of one output, sharing this parser."""
+        from gbnfkit.chat._stream import MessageStream
+
+        return MessageStream(self)
+
+    def grammar(self, tool_choice: str | ToolChoice | Mapping[str, object] = "auto") -> ChatGrammar:
+        """The grammar for these tools (see :func:`grammar_for`)."""
+        return _grammar(self._syntax, self._tools, tool_choice)
+
+    def _read(self, result: ParseResult, text: str, partial: bool) -> tuple[Message, Region | None]:
         """The message (and open region) of ``result``, a parse of ``text``.
 
         A failure raises :class:`ChatParseError` unless ``partial``: then the message is
@@ -44,27 +84,21 @@ class ChatReader:
         """
         while result.status is ParseStatus.FAIL:
             if not partial:
-                raise failure(result, text, self.syntax, self.tools)
+                raise failure(result, text, self._syntax, self._tools)
             position = result.position if result.position is not None else result.end
             if position >= len(text):
                 position = len(text) - 1
             if position <= 0:
                 return Message(), None
             text = text[:position]
-            result = self.parser.parse(text, partial=True)
+            result = self._parser.parse(text, partial=True)
         if not partial and (result.status is not ParseStatus.SUCCESS or result.end != len(text)):
             raise ChatParseError(
                 "the output ends before the chat format allows it to",
                 position=result.end,
                 text=text,
             )
-        message, region = to_message(result, text, self.syntax, self.tools, partial)
-        return message, region
-
-    def parse(self, text: str, partial: bool = False) -> Message:
-        if not isinstance(text, str):
-            raise TypeError(f"parse_message takes a str, not {type(text).__name__}")
-        return self.message(self.parser.parse(text, partial=partial), text, partial)[0]
+        return to_message(result, text, self._syntax, self._tools, partial)
 
 
 def parse_message(
@@ -83,7 +117,7 @@ def parse_message(
     follow the format (an unknown tool, arguments that are not JSON...), unless
     ``partial``: then the message stops before the fault.
     """
-    return ChatReader(format, tools).parse(text, partial)
+    return ChatParser(format, tools).parse(text, partial)
 
 
 @dataclass(frozen=True)
@@ -140,8 +174,12 @@ def grammar_for(
     reasoning), or a tool's name (required, that tool only). Each tool's ``parameters``
     schema constrains its arguments. Built from the same parser as :func:`parse_message`.
     """
-    syntax = syntax_of(ChatFormat.parse(format))
-    toolset = tools_from(tools)
+    return _grammar(syntax_of(ChatFormat.parse(format)), tools_from(tools), tool_choice)
+
+
+def _grammar(
+    syntax: Syntax, toolset: Toolset, tool_choice: str | ToolChoice | Mapping[str, object]
+) -> ChatGrammar:
     choice, chosen = _choice(tool_choice, toolset)
     if not syntax.has_tool_calls:
         if choice is ToolChoice.REQUIRED:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from gbnfkit._errors import ChatError, ChatParseError
-from gbnfkit.chat._api import ChatReader
+from gbnfkit.chat._api import ChatParser
 from gbnfkit.chat._mapping import Field, Region, Trim, held_suffix, lead_strip
 from gbnfkit.chat._types import ChatFormat, Message, MessageDelta, ToolCall, ToolCallDelta
 from gbnfkit.peg import ParseStatus
@@ -47,9 +47,18 @@ class MessageStream:
     """
 
     def __init__(
-        self, format: str | ChatFormat, tools: Iterable[Mapping[str, object]] | None = None
+        self,
+        format: str | ChatFormat | ChatParser,
+        tools: Iterable[Mapping[str, object]] | None = None,
     ) -> None:
-        self._reader = ChatReader(format, tools)
+        """A stream of one output in ``format`` with ``tools``, or of a :class:`ChatParser`
+        (whose parser it shares; then give no ``tools``)."""
+        if isinstance(format, ChatParser):
+            if tools is not None:
+                raise ChatError("give the tools to the ChatParser, not to its stream")
+            self._reader = format
+        else:
+            self._reader = ChatParser(format, tools)
         self._parser = self._reader.parser.incremental()
         self._text = ""
         self._unparsed: list[str] = []
@@ -102,7 +111,7 @@ class MessageStream:
         self._unparsed.append(chunk)
         text = self.text
         result = self._parser.parse(text, partial=True)
-        message, region = self._reader.message(result, text, True)
+        message, region = self._reader._read(result, text, True)
         if result.status is ParseStatus.FAIL:
             self._stuck = True  # nothing later can mend it; close() reports the error
             region = None
@@ -131,7 +140,7 @@ class MessageStream:
         text = self.text
         result = self._parser.parse(text, partial=False)
         try:
-            message, _ = self._reader.message(result, text, False)
+            message, _ = self._reader._read(result, text, False)
         except ChatParseError as error:
             self._error = error
             raise
