@@ -117,3 +117,20 @@ def test_grammars_accept_what_the_formats_write(fmt: ChatFormat, data: st.DataOb
     else:
         assert part is None
     assert parse_message(text, fmt, TOOLS) == message
+
+
+@SETTINGS
+@given(formatted(), st.lists(st.integers(0, 10_000), max_size=20))
+def test_output_that_starts_inside_the_reasoning(
+    case: tuple[ChatFormat, Message, str], cuts: list[int]
+) -> None:
+    fmt, message, text = case
+    if not message.reasoning_content:
+        return
+    assert text.startswith("<think>")
+    rest = text[len("<think>") :]  # the prompt ended with <think>
+    assert parse_message(rest, fmt, TOOLS, reasoning_open=True) == message
+    stream = MessageStream(fmt, TOOLS, reasoning_open=True)
+    deltas = [d for chunk in _chunks(rest, cuts) for d in stream.feed(chunk)] + stream.close()
+    assert stream.text == rest
+    assert _concat(deltas, len(message.tool_calls)) == stream.finish() == message

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from gbnfkit._errors import ChatError, ChatParseError
 from gbnfkit.chat._api import ChatParser
+from gbnfkit.chat._formats._base import THINK_OPEN
 from gbnfkit.chat._mapping import Field, Region, Trim, held_suffix, lead_strip
 from gbnfkit.chat._types import ChatFormat, Message, MessageDelta, ToolCall, ToolCallDelta
 from gbnfkit.peg import ParseStatus
@@ -50,17 +51,21 @@ class MessageStream:
         self,
         format: str | ChatFormat | ChatParser,
         tools: Iterable[Mapping[str, object]] | None = None,
+        *,
+        reasoning_open: bool = False,
     ) -> None:
-        """A stream of one output in ``format`` with ``tools``, or of a :class:`ChatParser`
-        (whose parser it shares; then give no ``tools``)."""
+        """A stream of one output in ``format`` with ``tools`` (``reasoning_open``: the
+        prompt ended with ``<think>``), or of a :class:`ChatParser` (whose parser and
+        settings it shares; then give nothing else)."""
         if isinstance(format, ChatParser):
-            if tools is not None:
-                raise ChatError("give the tools to the ChatParser, not to its stream")
+            if tools is not None or reasoning_open:
+                raise ChatError("give the tools and settings to the ChatParser, not its stream")
             self._reader = format
         else:
-            self._reader = ChatParser(format, tools)
+            self._reader = ChatParser(format, tools, reasoning_open=reasoning_open)
         self._parser = self._reader.parser.incremental()
-        self._text = ""
+        self._skip = THINK_OPEN if self._reader.reasoning_open else ""
+        self._text = self._skip
         self._unparsed: list[str] = []
         self._closed = False
         self._region: Region | None = None
@@ -74,6 +79,10 @@ class MessageStream:
     @property
     def text(self) -> str:
         """The output fed so far."""
+        return self._whole()[len(self._skip) :]
+
+    def _whole(self) -> str:
+        """What is parsed: the output, after the ``<think>`` of ``reasoning_open``."""
         if self._unparsed:
             self._text += "".join(self._unparsed)
             self._unparsed = []
@@ -109,7 +118,7 @@ class MessageStream:
         if self._closed or self._stuck or not chunk or type(chunk) is not str:
             return self._feed_rarely(chunk)
         self._unparsed.append(chunk)
-        text = self.text
+        text = self._whole()
         result = self._parser.parse(text, partial=True)
         message, region = self._reader._read(result, text, True)
         if result.status is ParseStatus.FAIL:
@@ -137,7 +146,7 @@ class MessageStream:
             return []
         self._closed = True
         self._region = None
-        text = self.text
+        text = self._whole()
         result = self._parser.parse(text, partial=False)
         try:
             message, _ = self._reader._read(result, text, False)
