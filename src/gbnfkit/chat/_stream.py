@@ -15,9 +15,10 @@ from gbnfkit.peg import ParseStatus
 
 __all__ = ["MessageStream"]
 
-# characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
 _WS = " \t\r\n"
+# characters that json.dumps may escape (a text value written into a JSON string)
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\u2028\u2029\ud800-\udfff]')
+# characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
 _JSON_STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
 
 
