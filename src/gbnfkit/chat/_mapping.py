@@ -13,6 +13,7 @@ parsing while a chunk holds none of the region's stop characters.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import re
@@ -70,7 +71,8 @@ class Region:
     (nothing of the region has been kept yet); ``hold``: trailing whitespace that stays
     held back; ``pending``: the raw text held back now; ``escape``: the region's text is
     written into a JSON string; ``json_string``: the region is the inside of a JSON string
-    in the output (escapes are checked as they come, a quote ends it).
+    in the output (escapes are checked as they come, a quote ends it). ``slow``: the
+    characters that, fed alone, need more than appending (derived from the others).
     """
 
     field: Field
@@ -81,6 +83,17 @@ class Region:
     pending: str
     escape: bool = False
     json_string: bool = False
+    slow: str = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        slow = self.stops
+        if self.hold is Trim.WHITESPACE:
+            slow += _WS
+        elif self.hold is Trim.NEWLINE:
+            slow += "\n"
+        if self.escape or self.json_string:
+            slow += '"\\' + _CONTROL
+        self.slow = slow
 
 
 def lead_strip(raw: str, trim: Trim) -> str:

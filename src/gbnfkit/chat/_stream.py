@@ -17,7 +17,7 @@ __all__ = ["MessageStream"]
 
 _WS = " \t\r\n"
 # characters that json.dumps may escape (a text value written into a JSON string)
-_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\u2028\u2029\ud800-\udfff]')
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
 # characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
 _JSON_STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
 
@@ -98,8 +98,24 @@ class MessageStream:
         """Append ``chunk`` to the output; the deltas it decides (often none or one)."""
         region = self._region
         if region is not None and type(chunk) is str and chunk:
-            # the fast path: text that only extends the open region, no parsing
-            # (a closed or broken stream has no region)
+            # the fast paths: text that only extends the open region, no parsing
+            # (a closed or broken stream has no region); first one plain character
+            if (
+                len(chunk) == 1
+                and chunk not in region.slow
+                and not region.pending
+                and region.lead is Trim.NONE
+            ):
+                self._unparsed.append(chunk)
+                kind = region.field
+                if kind is Field.CONTENT:
+                    self._content.append(chunk)
+                    return [_text_delta("content", chunk)]
+                if kind is Field.REASONING:
+                    self._reasoning.append(chunk)
+                    return [_text_delta("reasoning_content", chunk)]
+                self._calls[region.tool_index].arguments.append(chunk)
+                return [_arguments_delta(region.tool_index, chunk)]
             if region.json_string:
                 deltas = self._extend_json(region, chunk)
                 if deltas is not None:
