@@ -8,6 +8,10 @@ Positions are attributes, never only part of the message text.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gbnfkit.tokens._trigger import Trigger
 
 __all__ = [
     "GbnfkitError",
@@ -15,6 +19,7 @@ __all__ = [
     "InputRejected",
     "LimitError",
     "SchemaError",
+    "TriggerRejected",
     "VocabularyError",
 ]
 
@@ -158,3 +163,29 @@ class LimitError(GbnfkitError, RuntimeError):
         self.limit = limit
         self.value = value
         super().__init__(f"{message} (limit {limit}={value}; raise it with gbnfkit.Limits)")
+
+
+class TriggerRejected(InputRejected):
+    """A lazy grammar's trigger fired, but the grammar rejects the text it starts.
+
+    An :class:`InputRejected` whose ``text`` is the text replayed into the grammar
+    (from where the trigger's constrained text starts) and whose ``position`` and
+    ``character`` point into it.
+
+    Attributes:
+        trigger: the :class:`gbnfkit.Trigger` that fired.
+    """
+
+    def __init__(
+        self,
+        trigger: Trigger,
+        position: int,
+        character: str | bytes,
+        expected: Sequence[str],
+        *,
+        text: str | None = None,
+    ) -> None:
+        super().__init__(position, character, expected, text=text)
+        self.trigger = trigger
+        self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
+        self.args = (self.message,)
