@@ -259,7 +259,9 @@ class LazyMatcher:
             raise InputRejected(0, "", [], text="")
         if token_id >= len(vocab.tokens):
             raise VocabularyError(f"token id {token_id} is padding, never a model's output")
-        self._advance(data or b"", token_id)
+        if data is None or token_id in vocab.special_token_ids:
+            data = b""  # a special token's name is not text the model wrote
+        self._advance(data, token_id)
         return True
 
     def accept_text(self, text: str) -> None:
@@ -288,9 +290,8 @@ class LazyMatcher:
         before = self._snapshot()
         start = len(self._buffer)
         self._buffer += data
-        if self._triggers.patterns:
-            self._decode()
-        found = self._find(start, token_id)
+        grew = bool(self._triggers.patterns) and self._decode()
+        found = self._find(start, token_id, grew)
         if found is not None:
             order, begin = found
             try:
@@ -303,22 +304,25 @@ class LazyMatcher:
             self._inner = inner
         self._history.append(before)
 
-    def _decode(self) -> None:
-        """Extend the decoded text by the complete characters added to the buffer.
+    def _decode(self) -> bool:
+        """Extend the decoded text by the characters completed in the buffer; whether
+        there were any.
 
         Bytes that are not UTF-8 become lone surrogates (``surrogateescape``), so every
         character maps back to its bytes; an unfinished character at the end waits.
         """
         decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
-        pending = bytes(self._buffer[self._decoded :])
-        self._text += decoder.decode(pending)
+        more = decoder.decode(bytes(self._buffer[self._decoded :]))
+        self._text += more
         self._decoded = len(self._buffer) - len(decoder.getstate()[0])
+        return bool(more)
 
-    def _find(self, start: int, token_id: int | None) -> tuple[int, int] | None:
+    def _find(self, start: int, token_id: int | None, grew: bool) -> tuple[int, int] | None:
         """The trigger that fires now, as ``(order, constrained start)``, or ``None``.
 
         ``start`` is where the bytes of this step begin: no trigger matched before
-        them, so a word can only end after ``start``.
+        them, so a word can only end after ``start``; patterns are searched again only
+        when the decoded text ``grew`` (the same text gives the same answer: none).
         """
         triggers = self._triggers
         buffer = self._buffer
@@ -330,7 +334,7 @@ class LazyMatcher:
                 at = buffer.find(word, max(0, start - len(word) + 1))
                 if at >= 0 and (best is None or (at, order) < best[:2]):
                     best = (at, order, at + skip)
-        for order, regex, full in triggers.patterns:
+        for order, regex, full in triggers.patterns if grew else ():
             text = self._text
             if full:
                 match = regex.fullmatch(text)
