@@ -8,10 +8,12 @@ package never imports.
 from __future__ import annotations
 
 from gbnfkit._errors import (
+    ArgumentError,
     GbnfkitError,
     GrammarError,
     InputRejected,
     LimitError,
+    LoadError,
     SchemaError,
     VocabularyError,
 )
@@ -36,6 +38,7 @@ from gbnfkit.tokens._vocabulary import Vocabulary
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError",
     "CharExcludeRule",
     "CharRule",
     "CompiledGrammar",
@@ -47,6 +50,7 @@ __all__ = [
     "InputRejected",
     "LimitError",
     "Limits",
+    "LoadError",
     "MatchResult",
     "MatchStatus",
     "Matcher",

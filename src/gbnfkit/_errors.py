@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "ArgumentError",
     "GbnfkitError",
     "GrammarError",
     "InputRejected",
     "LimitError",
+    "LoadError",
     "SchemaError",
     "VocabularyError",
 ]
@@ -139,6 +141,32 @@ class InputRejected(GbnfkitError, ValueError):
 
 class VocabularyError(GbnfkitError, ValueError):
     """A vocabulary that cannot be read, or a token id outside it."""
+
+
+class ArgumentError(GbnfkitError, ValueError, TypeError):
+    """An argument of the wrong type or outside its range, in a call that takes no text.
+
+    For example a rollback longer than the history, a bitmask row outside the bitmask, a
+    bitmask or logits array of the wrong shape or type.  It is both a ``ValueError`` and a
+    ``TypeError``, so code written for either keeps working.
+    """
+
+
+class LoadError(GbnfkitError, ValueError):
+    """A file given to :meth:`CompiledGrammar.load` that cannot be used.
+
+    Unreadable, truncated or corrupted, not a gbnfkit compiled grammar, written by a
+    version with another file format or context depth, or saved for another grammar or
+    vocabulary; the message says which.  Compile the grammar again and save it anew.
+
+    Attributes:
+        path: the file, as given.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.message = message
+        self.path = path
+        super().__init__(f"cannot load {path!r}: {message}")
 
 
 class SchemaError(GbnfkitError, ValueError):
