@@ -19,6 +19,7 @@ from gbnfkit._errors import (
 )
 from gbnfkit._grammar import Grammar
 from gbnfkit._limits import Limits
+from gbnfkit._public import publish_loaded as _publish_loaded
 from gbnfkit.engine import (
     CharExcludeRule,
     CharRule,
@@ -68,3 +69,6 @@ __all__ = [
     "json_schema_to_gbnf",
     "regex_to_gbnf",
 ]
+
+# classes and functions name the public module users import them from (see _public.py)
+_publish_loaded(__name__, globals(), __all__)
