@@ -1,23 +1,26 @@
 """gbnfkit: grammar-constrained decoding for large language models.
 
 Import everything from here; modules whose names start with ``_`` are private.
-Integrations (transformers, llama-cpp-python, server) live in submodules that this
-package never imports.
+Integrations with other libraries, when they are added, live in submodules that this
+package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING.md.
 """
 
 from __future__ import annotations
 
 from gbnfkit._errors import (
+    ArgumentError,
     GbnfkitError,
     GrammarError,
     InputRejected,
     LimitError,
+    LoadError,
     SchemaError,
     TriggerRejected,
     VocabularyError,
 )
 from gbnfkit._grammar import Grammar
 from gbnfkit._limits import Limits
+from gbnfkit._public import publish_loaded as _publish_loaded
 from gbnfkit.engine import (
     CharExcludeRule,
     CharRule,
@@ -38,6 +41,7 @@ from gbnfkit.tokens._vocabulary import Vocabulary
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError",
     "CharExcludeRule",
     "CharRule",
     "CompiledGrammar",
@@ -50,6 +54,7 @@ __all__ = [
     "LazyMatcher",
     "LimitError",
     "Limits",
+    "LoadError",
     "MatchResult",
     "MatchStatus",
     "Matcher",
@@ -68,3 +73,6 @@ __all__ = [
     "json_schema_to_gbnf",
     "regex_to_gbnf",
 ]
+
+# classes and functions name the public module users import them from (see _public.py)
+_publish_loaded(__name__, globals(), __all__)

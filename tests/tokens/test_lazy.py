@@ -509,7 +509,7 @@ def test_bad_triggers() -> None:
 def test_padding_ids_are_never_allowed() -> None:
     matcher = COMPILED.matcher(triggers=[Trigger.word("<tool>")])
     assert not matcher.is_allowed(VOCAB.size - 1)
-    with pytest.raises(VocabularyError):
+    with pytest.raises(InputRejected, match="padding"):
         matcher.accept_token(VOCAB.size - 1)
     with pytest.raises(VocabularyError):
         matcher.is_allowed(VOCAB.size)

@@ -14,12 +14,13 @@ import codecs
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._errors import InputRejected, TriggerRejected, VocabularyError
+from gbnfkit._deprecation import CallableBool
+from gbnfkit._errors import ArgumentError, InputRejected, TriggerRejected, VocabularyError
 from gbnfkit.tokens._bitmask import write_mask_row
 from gbnfkit.tokens._bytestate import ByteState
 from gbnfkit.tokens._matcher import Matcher
@@ -167,18 +168,18 @@ class LazyMatcher:
         return self._inner is not None
 
     @property
-    def is_terminated(self) -> bool:
-        """Whether an end-of-sequence token was accepted."""
+    def is_terminated(self) -> CallableBool:
+        """Whether an end-of-sequence token was accepted (a property, as on Matcher)."""
         if self._inner is not None:
-            return self._inner.is_terminated()
-        return self._terminated
+            return self._inner.is_terminated
+        return CallableBool(self._terminated, "LazyMatcher.is_terminated")
 
     @property
-    def is_complete(self) -> bool:
+    def is_complete(self) -> CallableBool:
         """Whether end of sequence is allowed now (always, while inactive)."""
         if self._inner is not None:
-            return self._inner.is_complete()
-        return True
+            return self._inner.is_complete
+        return CallableBool(True, "LazyMatcher.is_complete")
 
     @property
     def steps(self) -> int:
@@ -198,11 +199,13 @@ class LazyMatcher:
             self._open_words = words
         return self._open_words
 
-    def fill_bitmask(self, bitmask: npt.NDArray[np.int32], row: int = 0) -> None:
+    def fill_bitmask(self, bitmask: Any, row: int = 0) -> None:
         """Write this step's mask into row ``row`` of ``bitmask`` (all allowed while inactive).
 
         Raises:
-            VocabularyError: the rows of ``bitmask`` do not have ``ceil(V / 32)`` words.
+            ArgumentError: ``bitmask`` is not an int32 array of 1 or 2 dimensions, or
+                ``row`` is not one of its rows.
+            VocabularyError: the rows are not ``ceil(V / 32)`` words wide.
         """
         if self._inner is not None:
             self._inner.fill_bitmask(bitmask, row)
@@ -240,14 +243,12 @@ class LazyMatcher:
         Raises:
             TriggerRejected: the token fired a trigger whose text the grammar does not
                 allow (an :class:`~gbnfkit.InputRejected`; the matcher is unchanged).
-            InputRejected: the grammar (active) does not allow the token, or the
-                sequence has ended; the matcher is unchanged.
+            InputRejected: the grammar (active) does not allow the token, the sequence
+                has ended, or the id is padding; the matcher is unchanged.
             VocabularyError: ``token_id`` is not an id of the vocabulary.
         """
         if self._inner is not None:
-            if not self._inner.accept_token(token_id):
-                raise self._token_rejected(token_id)
-            return True
+            return self._inner.accept_token(token_id)
         data = self._vocab.token_bytes(token_id)
         vocab = self._vocab
         if token_id in vocab.eos_token_ids:
@@ -256,9 +257,13 @@ class LazyMatcher:
                 self._terminated = True
             return True
         if self._terminated:
-            raise InputRejected(0, "", [], text="")
+            raise InputRejected(
+                0, "", [], token_id=token_id, reason="the sequence has already ended"
+            )
         if token_id >= len(vocab.tokens):
-            raise VocabularyError(f"token id {token_id} is padding, never a model's output")
+            raise InputRejected(
+                0, "", [], token_id=token_id, reason="a padding id, never a model's output"
+            )
         if data is None or token_id in vocab.special_token_ids:
             data = b""  # a special token's name is not text the model wrote
         self._advance(data, token_id)
@@ -272,13 +277,18 @@ class LazyMatcher:
                 allow; the matcher is unchanged.
             InputRejected: the grammar (active) does not allow the text, or the
                 sequence has ended; the matcher is unchanged.
+            ArgumentError: ``text`` is not a ``str``.
         """
         if self._inner is not None:
             self._inner.accept_text(text)
             return
+        if not isinstance(text, str):
+            raise ArgumentError(f"text must be a str, not {type(text).__name__}")
         if self._terminated:
             if text:
-                raise InputRejected(0, text[0], [], text=text)
+                raise InputRejected(
+                    0, text[0], [], text=text, reason="the sequence has already ended"
+                )
             return
         self._advance(text.encode("utf-8", "surrogatepass"), None)
 
@@ -295,7 +305,7 @@ class LazyMatcher:
         if found is not None:
             order, begin = found
             try:
-                state = self._replay(order, begin)
+                state = self._replay(order, begin, token_id)
             except TriggerRejected:
                 self._restore(before)
                 raise
@@ -356,7 +366,7 @@ class LazyMatcher:
     def _byte_offset(self, char_index: int) -> int:
         return len(self._text[:char_index].encode("utf-8", "surrogateescape"))
 
-    def _replay(self, order: int, begin: int) -> ByteState:
+    def _replay(self, order: int, begin: int, token_id: int | None) -> ByteState:
         """The grammar state after the constrained text ``buffer[begin:]``.
 
         Raises:
@@ -384,13 +394,13 @@ class LazyMatcher:
         character: str | bytes = piece[0] if piece and piece[0] != "\ufffd" else data[fail:][:1]
         expected = Matcher(self._compiled)._expected(state)
         raise TriggerRejected(
-            self._triggers.triggers[order], position, character, expected, text=text
+            self._triggers.triggers[order],
+            position,
+            character,
+            expected,
+            text=text,
+            token_id=token_id,
         )
-
-    def _token_rejected(self, token_id: int) -> InputRejected:
-        data = self._vocab.token_bytes(token_id)
-        shown = "" if data is None else data.decode("utf-8", "replace")
-        return InputRejected(0, shown[:1], [], text=shown)
 
     def _restore(self, snapshot: _Snapshot) -> None:
         del self._buffer[snapshot.buffer_len :]
@@ -402,10 +412,13 @@ class LazyMatcher:
         """Undo the last ``n`` steps (accepted tokens or texts), across activation.
 
         Raises:
-            ValueError: ``n`` is negative or more than the steps taken.
+            ArgumentError: ``n`` is not an integer, is negative or is more than the steps
+                taken (a ``ValueError``).
         """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise ArgumentError(f"n must be an integer, not {type(n).__name__}")
         if n < 0 or n > self.steps:
-            raise ValueError(f"cannot roll back {n} steps; {self.steps} were taken")
+            raise ArgumentError(f"cannot roll back {n} steps; {self.steps} were taken")
         if n == 0:
             return
         if self._inner is not None:
