@@ -23,7 +23,7 @@ from gbnfkit._deprecation import CallableBool
 from gbnfkit._errors import ArgumentError, InputRejected, TriggerRejected, VocabularyError
 from gbnfkit.tokens._bitmask import write_mask_row
 from gbnfkit.tokens._bytestate import ByteState
-from gbnfkit.tokens._matcher import Matcher
+from gbnfkit.tokens._matcher import Matcher, locate_refusal
 from gbnfkit.tokens._trigger import Trigger, TriggerKind
 
 if TYPE_CHECKING:
@@ -379,19 +379,8 @@ class LazyMatcher:
         nxt = automaton.feed(state, data)
         if nxt is not None:
             return nxt
-        fail = 0
-        for fail, byte in enumerate(data):  # noqa: B007 - the index is the result
-            step = automaton.step(state, byte)
-            if step is None:
-                break
-            state = step
-        char_start = fail
-        while char_start > 0 and 0x80 <= data[char_start] <= 0xBF and fail - char_start < 3:
-            char_start -= 1
+        position, character, state = locate_refusal(automaton, state, data)
         text = data.decode("utf-8", "replace")
-        position = len(data[:char_start].decode("utf-8", "replace"))
-        piece = data[char_start : char_start + 4].decode("utf-8", "replace")
-        character: str | bytes = piece[0] if piece and piece[0] != "\ufffd" else data[fail:][:1]
         expected = Matcher(self._compiled)._expected(state)
         raise TriggerRejected(
             self._triggers.triggers[order],
