@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import gbnfkit
 from gbnfkit import (
+    ArgumentError,
     Grammar,
     InputRejected,
     LazyMatcher,
@@ -502,8 +503,10 @@ def test_bad_triggers() -> None:
         COMPILED.matcher(triggers=[Trigger.token(EOS)])
     with pytest.raises(VocabularyError, match="outside the vocabulary"):
         COMPILED.matcher(triggers=[Trigger.token(10**6)])
-    with pytest.raises(TypeError, match="Trigger values"):
+    with pytest.raises(ArgumentError, match="Trigger values"):
         COMPILED.matcher(triggers=["<tool>"])  # type: ignore[list-item]
+    with pytest.raises(ArgumentError, match="a list of Trigger values, not Trigger"):
+        COMPILED.matcher(triggers=Trigger.word("<tool>"))  # type: ignore[arg-type]
 
 
 def test_padding_ids_are_never_allowed() -> None:
@@ -553,3 +556,49 @@ def test_real_vocabulary_tool_call() -> None:
     assert matcher.accept_token(eos) and matcher.is_terminated
     matcher.rollback(matcher.steps - fired)
     assert not matcher.is_active
+
+
+def test_special_tokens_add_no_text_even_with_bytes() -> None:
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)] + [b"<tool>", None]
+    vocab = Vocabulary(tokens, eos_token_ids=[257], special_token_ids=[256])
+    matcher = gbnfkit.compile(TOOL, vocab).matcher(triggers=[Trigger.word("<tool>")])
+    matcher.accept_token(256)  # a control token named "<tool>": not text the model wrote
+    assert not matcher.is_active and matcher.steps == 1
+    matcher.accept_text("<tool>")
+    assert matcher.is_active
+
+
+def test_rejection_by_a_token_names_the_token() -> None:
+    matcher = COMPILED.matcher(triggers=[Trigger.token(tid(b"ok"))])
+    with pytest.raises(TriggerRejected) as info:
+        matcher.accept_token(tid(b"ok"))
+    assert info.value.token_id == tid(b"ok")
+    assert info.value.trigger == Trigger.token(tid(b"ok"))
+    assert info.value.text == "ok" and info.value.position == 0
+    assert matcher.steps == 0 and not matcher.is_active
+
+
+def test_arguments_are_checked() -> None:
+    matcher = COMPILED.matcher(triggers=[Trigger.word("<tool>")])
+    with pytest.raises(ArgumentError, match="text must be a str"):
+        matcher.accept_text(b"<tool>")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="n must be an integer"):
+        matcher.rollback(1.0)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="bitmask"):
+        matcher.fill_bitmask(np.zeros(3, dtype=np.int64))
+    with pytest.raises(VocabularyError, match="words"):
+        matcher.fill_bitmask(np.zeros(3, dtype=np.int32))
+    with pytest.warns(DeprecationWarning):
+        assert matcher.is_complete()  # the old spelling, as on Matcher
+
+
+def test_end_of_sequence_rolls_back_after_activation() -> None:
+    matcher = COMPILED.matcher(triggers=[Trigger.after("</think>")])
+    matcher.accept_text('</think>{"b":1}')
+    assert matcher.accept_token(EOS) and matcher.is_terminated and matcher.steps == 2
+    assert matcher.accept_token(EOS) and matcher.steps == 2  # again: no step
+    with pytest.raises(InputRejected, match="already ended"):
+        matcher.accept_text("x")
+    matcher.rollback()
+    assert not matcher.is_terminated and matcher.is_active
+    assert matcher.is_allowed(ord(")")) and not matcher.is_allowed(ord("x"))

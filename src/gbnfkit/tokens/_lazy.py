@@ -44,7 +44,7 @@ class _Snapshot:
 
 @dataclass(frozen=True)
 class _Triggers:
-    """The triggers of a lazy matcher, sorted by how they are searched for.
+    """The triggers of a lazy matcher, grouped by how they are searched for.
 
     ``literals`` holds ``(order, bytes, skip)`` for word and after triggers, ``skip``
     being how far the constrained text starts after the match (0 for a word, the
@@ -61,15 +61,21 @@ class _Triggers:
     @staticmethod
     def of(triggers: Iterable[Trigger], compiled: CompiledGrammar) -> _Triggers:
         vocab = compiled.vocabulary
+        if isinstance(triggers, (Trigger, str)) or not isinstance(triggers, Iterable):
+            raise ArgumentError(
+                f"triggers must be a list of Trigger values, not {type(triggers).__name__}"
+            )
         items = tuple(triggers)
         if not items:
-            raise ValueError("a lazy matcher needs at least one trigger")
+            raise ArgumentError("a lazy matcher needs at least one trigger")
         literals: list[tuple[int, bytes, int]] = []
         patterns: list[tuple[int, re.Pattern[str], bool]] = []
         tokens: dict[int, int] = {}
         for order, trigger in enumerate(items):
             if not isinstance(trigger, Trigger):
-                raise TypeError(f"triggers must be Trigger values, not {type(trigger).__name__}")
+                raise ArgumentError(
+                    f"triggers must be Trigger values, not {type(trigger).__name__}"
+                )
             value = trigger.value
             if trigger.kind is TriggerKind.TOKEN:
                 assert isinstance(value, int)
@@ -118,7 +124,8 @@ class LazyMatcher:
     Raises:
         VocabularyError: a token trigger's id is outside the vocabulary or ends the
             sequence.
-        ValueError: no triggers, or ``pattern_window`` is not positive.
+        ArgumentError: ``triggers`` is not a non-empty list of triggers, or
+            ``pattern_window`` is not a positive integer.
     """
 
     __slots__ = (
@@ -142,8 +149,12 @@ class LazyMatcher:
         *,
         pattern_window: int = 4096,
     ) -> None:
-        if isinstance(pattern_window, bool) or pattern_window < 1:
-            raise ValueError(f"pattern_window must be a positive int, not {pattern_window!r}")
+        if (
+            isinstance(pattern_window, bool)
+            or not isinstance(pattern_window, (int, np.integer))
+            or pattern_window < 1
+        ):
+            raise ArgumentError(f"pattern_window must be a positive int, not {pattern_window!r}")
         self._compiled = compiled
         self._vocab = compiled.vocabulary
         self._triggers = _Triggers.of(triggers, compiled)
