@@ -20,8 +20,44 @@ def load_schema(schema: Any) -> Any:
         except ValueError as e:
             raise SchemaError(f"the schema is not valid JSON: {e}") from None
     if isinstance(schema, (dict, bool)):
+        _check_json(schema)
         return schema
     raise SchemaError(f"a schema must be a dict, a bool or JSON text, not {type(schema).__name__}")
+
+
+def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
+    """SchemaError unless ``schema`` is a JSON value: dicts with string keys, lists (or
+    tuples), strings, numbers, booleans and None, without cycles."""
+    todo: list[tuple[Any, str, bool]] = [(schema, "", False)]
+    on_path: set[int] = set()
+    seen = 0
+    while todo:
+        value, ptr, leaving = todo.pop()
+        if leaving:
+            on_path.discard(id(value))
+            continue
+        seen += 1
+        if seen > max_values:
+            raise SchemaError(f"the schema holds more than {max_values} values")
+        if value is None or isinstance(value, (str, bool, int, float)):
+            continue
+        if isinstance(value, dict):
+            items: list[tuple[str, Any]] = []
+            for key, sub in value.items():
+                if not isinstance(key, str):
+                    raise SchemaError(f"an object key must be a string, not {key!r:.40}",
+                                      pointer=ptr)
+                items.append((key.replace("~", "~0").replace("/", "~1"), sub))
+        elif isinstance(value, (list, tuple)):
+            items = [(str(i), sub) for i, sub in enumerate(value)]
+        else:
+            raise SchemaError(f"{type(value).__name__} {value!r:.40} is not a JSON value",
+                              pointer=ptr or "/")
+        if id(value) in on_path:
+            raise SchemaError("the schema contains itself (a cycle)", pointer=ptr or "/")
+        on_path.add(id(value))
+        todo.append((value, ptr, True))
+        todo.extend((sub, f"{ptr}/{key}", False) for key, sub in reversed(items))
 
 
 def json_schema_to_gbnf(schema: Any, *, options: SchemaOptions | None = None,
