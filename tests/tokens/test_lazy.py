@@ -145,7 +145,7 @@ def reference(triggers: list[Trigger], steps: list[Step]) -> Reference:
         start = first_trigger(triggers, out, begin, token)
         if start is not None:
             try:
-                Grammar.start(TOOL).feed(out[start:])
+                TOOL.start().feed(out[start:])
             except InputRejected as error:
                 assert last
                 ref.rejected = TriggerRejected
