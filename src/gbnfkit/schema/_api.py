@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from gbnfkit._errors import SchemaError
@@ -26,8 +27,9 @@ def load_schema(schema: Any) -> Any:
 
 
 def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
-    """SchemaError unless ``schema`` is a JSON value: dicts with string keys, lists (or
-    tuples), strings, numbers, booleans and None, without cycles."""
+    """SchemaError unless ``schema`` is a JSON value: dicts with string keys, lists,
+    strings, finite numbers, booleans and None, without cycles (what ``json.loads`` can
+    return; a tuple, bytes or NaN is refused)."""
     todo: list[tuple[Any, str, bool]] = [(schema, "", False)]
     on_path: set[int] = set()
     seen = 0
@@ -39,7 +41,11 @@ def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
         seen += 1
         if seen > max_values:
             raise SchemaError(f"the schema holds more than {max_values} values")
-        if value is None or isinstance(value, (str, bool, int, float)):
+        if value is None or isinstance(value, (str, bool, int)):
+            continue
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise SchemaError(f"{value} is not a JSON number", pointer=ptr or "/")
             continue
         if isinstance(value, dict):
             items: list[tuple[str, Any]] = []
@@ -48,7 +54,7 @@ def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
                     raise SchemaError(f"an object key must be a string, not {key!r:.40}",
                                       pointer=ptr)
                 items.append((key.replace("~", "~0").replace("/", "~1"), sub))
-        elif isinstance(value, (list, tuple)):
+        elif isinstance(value, list):
             items = [(str(i), sub) for i, sub in enumerate(value)]
         else:
             raise SchemaError(f"{type(value).__name__} {value!r:.40} is not a JSON value",
