@@ -525,6 +525,9 @@ class Fuzzer:
 
     # -- grammars --------------------------------------------------------------------
     def gbnf_text(self, rng: random.Random) -> str:
+        if rng.random() < 0.01:
+            depth = rng.choice([500, 5_000, 50_000])
+            return "root ::= " + "(" * depth + '"a"' + ")" * depth
         if rng.random() < 0.1:
             return random_text(rng, None, 40)
         return mutate_text(rng, _pick(rng, self.grammars), GBNF_PIECES)
@@ -547,6 +550,11 @@ class Fuzzer:
         self.exercise(rng, grammar)
 
     def schema(self, rng: random.Random) -> Any:
+        if rng.random() < 0.01:
+            deep: Any = {"type": "integer"}
+            for _ in range(rng.choice([300, 3_000, 30_000])):
+                deep = {rng.choice(["items", "not", "additionalProperties"]): deep}
+            return deep if rng.random() < 0.5 else json.dumps(deep)[: rng.randrange(1, 10**6)]
         seed = _pick(rng, self.schemas)
         if rng.random() < 0.05:
             return rng.choice([json.dumps(seed)[: rng.randrange(40)], self.odd(rng)])
@@ -601,6 +609,9 @@ class Fuzzer:
     def regex(self, rng: random.Random) -> Any:
         if rng.random() < 0.03:
             return self.odd(rng)
+        if rng.random() < 0.01:
+            depth = rng.choice([300, 3_000, 30_000])
+            return "(" * depth + "a" + ")" * depth + rng.choice(["", "*", "{2}"])
         return mutate_text(rng, _pick(rng, REGEX_SEEDS), REGEX_PIECES)
 
     def fuzz_regex(self, rng: random.Random) -> None:
@@ -672,6 +683,10 @@ class Fuzzer:
         data = json.dumps(doc, ensure_ascii=rng.random() < 0.5, default=repr).encode(
             "utf-8", "surrogatepass"
         )
+        if rng.random() < 0.02:
+            depth = rng.choice([2_000, 200_000])
+            nested = b'{"type": "Sequence", "decoders": [' * depth
+            data = data[:-1] + b', "decoder": ' + nested + b"{}" + b"]}" * depth + b"}"
         if rng.random() < 0.4:
             data = mutate_bytes(rng, data)
         path = self._write("tokenizer.json", data)
