@@ -518,7 +518,10 @@ class Fuzzer:
         )
 
     def note(self, **parts: Any) -> None:
-        self.case = ", ".join(f"{k}={v!r:.300}" for k, v in parts.items())
+        try:
+            self.case = ", ".join(f"{k}={v!r:.300}" for k, v in parts.items())
+        except RecursionError:
+            self.case = ", ".join(f"{k}=<nested too deeply to show>" for k in parts)
 
     def odd(self, rng: random.Random) -> Any:
         return _pick(rng, ODD_VALUES)
@@ -551,10 +554,15 @@ class Fuzzer:
 
     def schema(self, rng: random.Random) -> Any:
         if rng.random() < 0.01:
+            depth = rng.choice([300, 3_000, 30_000])
+            key = rng.choice(["items", "not", "additionalProperties"])
+            if rng.random() < 0.5:
+                text = f'{{"{key}": ' * depth + '{"type": "integer"}' + "}" * depth
+                return text[: rng.randrange(1, len(text) + 1)]
             deep: Any = {"type": "integer"}
-            for _ in range(rng.choice([300, 3_000, 30_000])):
-                deep = {rng.choice(["items", "not", "additionalProperties"]): deep}
-            return deep if rng.random() < 0.5 else json.dumps(deep)[: rng.randrange(1, 10**6)]
+            for _ in range(depth):
+                deep = {key: deep}
+            return deep
         seed = _pick(rng, self.schemas)
         if rng.random() < 0.05:
             return rng.choice([json.dumps(seed)[: rng.randrange(40)], self.odd(rng)])
@@ -879,8 +887,12 @@ class Fuzzer:
 
     # -- the command line ----------------------------------------------------------------
     def fuzz_cli(self, rng: random.Random) -> None:
-        schema_path = self._write("schema.json", json.dumps(self.schema(rng), default=str)
-                                  .encode("utf-8", "surrogatepass"))  # fmt: skip
+        schema = self.schema(rng)
+        try:
+            text = schema if isinstance(schema, str) else json.dumps(schema, default=str)
+        except RecursionError:
+            text = "[" * 100_000
+        schema_path = self._write("schema.json", text.encode("utf-8", "surrogatepass"))
         grammar_path = self._write("g.gbnf", self.gbnf_text(rng).encode("utf-8", "surrogatepass"))
         words = ["check", "next", "fmt", "schema", "builtins", "json", "arithmetic", "--root",
                  "--schema", "--grammar", "--file", "-", "--compact", "--whitespace", "compact",
