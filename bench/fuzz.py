@@ -64,6 +64,7 @@ def main() -> int:
     print(f"seed {args.seed}, {len(schemas)} extra schemas, {len(grammars)} extra grammars")
     print(report.summary())
     print(f"{report.inputs / report.seconds:.0f} inputs/s; peak memory (max RSS) {peak_mb:.0f} MB")
+    print(f"slowest input: {report.slowest[1]}: {report.slowest[2]}")
     print("inputs per entry point:")
     for name, count in report.per_entry.items():
         print(f"  {name}: {count}")
