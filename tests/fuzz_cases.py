@@ -518,13 +518,19 @@ class Fuzzer:
         )
 
     def note(self, **parts: Any) -> None:
-        self.case = ", ".join(f"{k}={v!r:.300}" for k, v in parts.items())
+        try:
+            self.case = ", ".join(f"{k}={v!r:.300}" for k, v in parts.items())
+        except RecursionError:
+            self.case = ", ".join(f"{k}=<nested too deeply to show>" for k in parts)
 
     def odd(self, rng: random.Random) -> Any:
         return _pick(rng, ODD_VALUES)
 
     # -- grammars --------------------------------------------------------------------
     def gbnf_text(self, rng: random.Random) -> str:
+        if rng.random() < 0.01:
+            depth = rng.choice([500, 5_000, 50_000])
+            return "root ::= " + "(" * depth + '"a"' + ")" * depth
         if rng.random() < 0.1:
             return random_text(rng, None, 40)
         return mutate_text(rng, _pick(rng, self.grammars), GBNF_PIECES)
@@ -547,6 +553,16 @@ class Fuzzer:
         self.exercise(rng, grammar)
 
     def schema(self, rng: random.Random) -> Any:
+        if rng.random() < 0.01:
+            depth = rng.choice([300, 3_000, 30_000])
+            key = rng.choice(["items", "not", "additionalProperties"])
+            if rng.random() < 0.5:
+                text = f'{{"{key}": ' * depth + '{"type": "integer"}' + "}" * depth
+                return text[: rng.randrange(1, len(text) + 1)]
+            deep: Any = {"type": "integer"}
+            for _ in range(depth):
+                deep = {key: deep}
+            return deep
         seed = _pick(rng, self.schemas)
         if rng.random() < 0.05:
             return rng.choice([json.dumps(seed)[: rng.randrange(40)], self.odd(rng)])
@@ -601,6 +617,9 @@ class Fuzzer:
     def regex(self, rng: random.Random) -> Any:
         if rng.random() < 0.03:
             return self.odd(rng)
+        if rng.random() < 0.01:
+            depth = rng.choice([300, 3_000, 30_000])
+            return "(" * depth + "a" + ")" * depth + rng.choice(["", "*", "{2}"])
         return mutate_text(rng, _pick(rng, REGEX_SEEDS), REGEX_PIECES)
 
     def fuzz_regex(self, rng: random.Random) -> None:
@@ -672,6 +691,10 @@ class Fuzzer:
         data = json.dumps(doc, ensure_ascii=rng.random() < 0.5, default=repr).encode(
             "utf-8", "surrogatepass"
         )
+        if rng.random() < 0.02:
+            depth = rng.choice([2_000, 200_000])
+            nested = b'{"type": "Sequence", "decoders": [' * depth
+            data = data[:-1] + b', "decoder": ' + nested + b"{}" + b"]}" * depth + b"}"
         if rng.random() < 0.4:
             data = mutate_bytes(rng, data)
         path = self._write("tokenizer.json", data)
@@ -864,8 +887,12 @@ class Fuzzer:
 
     # -- the command line ----------------------------------------------------------------
     def fuzz_cli(self, rng: random.Random) -> None:
-        schema_path = self._write("schema.json", json.dumps(self.schema(rng), default=str)
-                                  .encode("utf-8", "surrogatepass"))  # fmt: skip
+        schema = self.schema(rng)
+        try:
+            text = schema if isinstance(schema, str) else json.dumps(schema, default=str)
+        except RecursionError:
+            text = "[" * 100_000
+        schema_path = self._write("schema.json", text.encode("utf-8", "surrogatepass"))
         grammar_path = self._write("g.gbnf", self.gbnf_text(rng).encode("utf-8", "surrogatepass"))
         words = ["check", "next", "fmt", "schema", "builtins", "json", "arithmetic", "--root",
                  "--schema", "--grammar", "--file", "-", "--compact", "--whitespace", "compact",

@@ -65,6 +65,8 @@ def _read_json(path: Path, what: str) -> Any:
         raise VocabularyError(f"cannot read {what} {path}: {exc}") from None
     try:
         return json.loads(text)
+    except RecursionError:
+        raise VocabularyError(f"{what} {path} nests too deeply to read") from None
     except json.JSONDecodeError as exc:
         raise VocabularyError(
             f"{what} {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
@@ -138,7 +140,7 @@ def parse_tokenizer_json(data: Any, source: str) -> ParsedTokenizer:
 
     decoder_steps = _decoder_steps(data.get("decoder"))
     pre_steps = _decoder_steps(data.get("pre_tokenizer"))
-    decoder_kinds = {step.get("type") for step in decoder_steps}
+    decoder_kinds = {str(step.get("type")) for step in decoder_steps}
     byte_level = "ByteLevel" in decoder_kinds or (
         not decoder_steps and any(step.get("type") == "ByteLevel" for step in pre_steps)
     )
