@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import gbnfkit
@@ -626,3 +626,54 @@ def test_end_of_sequence_rolls_back_after_activation() -> None:
     matcher.rollback()
     assert not matcher.is_terminated and matcher.is_active
     assert matcher.is_allowed(ord(")")) and not matcher.is_allowed(ord("x"))
+
+
+# -- random words over a tiny alphabet: self-overlapping triggers, every cut -------------
+ALPHABET = [b"a", b"b", "é".encode()[:1], "é".encode()[1:]]
+SMALL_TOKENS: list[bytes | None] = sorted(
+    {x + y + z for x in ALPHABET for y in [b"", *ALPHABET] for z in [b"", *ALPHABET] if y or not z}
+)
+SMALL_TOKENS.append(None)
+SMALL_EOS = len(SMALL_TOKENS) - 1
+SMALL = Vocabulary(SMALL_TOKENS, eos_token_ids=[SMALL_EOS])
+SMALL_IDS = {data: i for i, data in enumerate(SMALL_TOKENS)}
+# end of sequence is allowed iff the replayed text is 3k characters long
+MOD3 = gbnfkit.compile(Grammar.from_gbnf("root ::= (c c c)*\nc ::= [abé]"), SMALL)
+WORDS = st.text(alphabet="abé", min_size=1, max_size=3)
+TRIGGERS = st.one_of(
+    WORDS.map(Trigger.word),
+    WORDS.map(Trigger.after),
+    WORDS.map(lambda w: Trigger.pattern(re.escape(w))),
+    st.tuples(WORDS, WORDS).map(lambda p: Trigger.pattern(f"{p[0]}({p[1]})")),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@example([Trigger.word("b"), Trigger.word("ab")], "aba", [2, 1])  # both end in one token
+@example([Trigger.after("é"), Trigger.pattern("(a)b")], "éab", [1, 2, 1])  # inside "é"
+@given(
+    triggers=st.lists(TRIGGERS, min_size=1, max_size=3),
+    text=st.text(alphabet="abé", max_size=24),
+    cuts=st.lists(st.integers(1, 3), min_size=1, max_size=40),
+)
+def test_incremental_search_finds_the_same_trigger_as_a_full_search(
+    triggers: list[Trigger], text: str, cuts: list[int]
+) -> None:
+    data = text.encode()
+    matcher = MOD3.matcher(triggers=triggers)
+    out = b""
+    start: int | None = None
+    for cut in cuts * 40:
+        if not data:
+            break
+        token, data = data[:cut], data[cut:]
+        begin = len(out)
+        out += token
+        if start is None:
+            start = first_trigger(triggers, out, begin, SMALL_IDS[token])
+        matcher.accept_token(SMALL_IDS[token])
+        assert matcher.is_active == (start is not None)
+        if start is not None:
+            replayed = out[start:].decode("utf-8", "ignore")
+            whole = len(replayed.encode()) == len(out) - start
+            assert matcher.is_allowed(SMALL_EOS) == (whole and len(replayed) % 3 == 0)
