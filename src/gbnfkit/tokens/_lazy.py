@@ -321,7 +321,7 @@ class LazyMatcher:
                 self._restore(before)
                 raise
             inner = Matcher(self._compiled)
-            inner._state = state
+            inner._state = state  # the replayed text is part of this step, not of its history
             self._inner = inner
         self._history.append(before)
 
