@@ -7,6 +7,7 @@ package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING
 
 from __future__ import annotations
 
+from gbnfkit import peg  # the submodule gbnfkit.peg (pure Python)
 from gbnfkit._errors import (
     ArgumentError,
     GbnfkitError,
@@ -14,6 +15,8 @@ from gbnfkit._errors import (
     InputRejected,
     LimitError,
     LoadError,
+    ParseError,
+    PegError,
     SchemaError,
     TriggerRejected,
     VocabularyError,
@@ -58,6 +61,8 @@ __all__ = [
     "MatchResult",
     "MatchStatus",
     "Matcher",
+    "ParseError",
+    "PegError",
     "SchemaError",
     "SchemaOptions",
     "State",
@@ -71,6 +76,7 @@ __all__ = [
     "apply_bitmask",
     "compile",
     "json_schema_to_gbnf",
+    "peg",
     "regex_to_gbnf",
 ]
 
