@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gbnfkit._errors import ChatError, ChatParseError
+from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
 from gbnfkit._grammar import Grammar
 from gbnfkit.chat._formats import syntax_of
 from gbnfkit.chat._formats._base import THINK_OPEN, Syntax
@@ -79,7 +79,7 @@ class ChatParser:
     def parse(self, text: str, partial: bool = False) -> Message:
         """The message of output ``text`` (see :func:`parse_message`)."""
         if not isinstance(text, str):
-            raise TypeError(f"parse takes a str, not {type(text).__name__}")
+            raise ArgumentError(f"parse takes a str, not {type(text).__name__}")
         text = self._prefix + text
         return self._read(self._parser.parse(text, partial=partial), text, partial)[0]
 

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-from gbnfkit._errors import ChatError, ChatParseError
+from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
 from gbnfkit.chat._api import ChatParser
 from gbnfkit.chat._formats._base import THINK_OPEN
 from gbnfkit.chat._mapping import Field, Region, Trim, held_suffix, lead_strip
@@ -146,7 +146,7 @@ class MessageStream:
 
     def _feed_rarely(self, chunk: object) -> list[MessageDelta]:
         if not isinstance(chunk, str):
-            raise TypeError(f"feed takes a str, not {type(chunk).__name__}")
+            raise ArgumentError(f"feed takes a str, not {type(chunk).__name__}")
         if self._closed:
             raise ChatError("the stream is closed; start a new MessageStream")
         self._unparsed.append(chunk)  # stuck (or empty): kept for close() to report
