@@ -142,7 +142,9 @@ def test_output_that_starts_inside_the_reasoning(
 @given(
     formatted(),
     st.integers(0, 10_000),
-    st.sampled_from(['"', "}", "<", "x", "\n", "[", "\\", "{"]),
+    st.sampled_from(
+        ['"', "}", "<", "x", "\n", "[", "\\", "{", "</think>", "<tool_call>", "[TOOL_CALLS]"]
+    ),
     st.lists(st.integers(0, 10_000), max_size=20),
 )
 def test_a_stream_of_broken_output_never_takes_text_back(
