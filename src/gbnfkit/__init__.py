@@ -12,6 +12,7 @@ from gbnfkit._errors import (
     GrammarError,
     InputRejected,
     LimitError,
+    SamplingError,
     SchemaError,
     VocabularyError,
 )
@@ -25,6 +26,7 @@ from gbnfkit.engine import (
     MatchStatus,
     State,
 )
+from gbnfkit.sampling import Mirostat, Sampler, SamplerType, SamplingParams, sample_batch
 from gbnfkit.schema import SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
@@ -50,6 +52,11 @@ __all__ = [
     "MatchResult",
     "MatchStatus",
     "Matcher",
+    "Mirostat",
+    "Sampler",
+    "SamplerType",
+    "SamplingError",
+    "SamplingParams",
     "SchemaError",
     "SchemaOptions",
     "State",
@@ -63,4 +70,5 @@ __all__ = [
     "compile",
     "json_schema_to_gbnf",
     "regex_to_gbnf",
+    "sample_batch",
 ]

@@ -14,6 +14,7 @@ __all__ = [
     "GrammarError",
     "InputRejected",
     "LimitError",
+    "SamplingError",
     "SchemaError",
     "VocabularyError",
 ]
@@ -126,6 +127,20 @@ class InputRejected(GbnfkitError, ValueError):
 
 class VocabularyError(GbnfkitError, ValueError):
     """A vocabulary that cannot be read, or a token id outside it."""
+
+
+class SamplingError(GbnfkitError, ValueError):
+    """Sampling parameters out of range, or logits from which no token can be sampled.
+
+    Attributes:
+        field: the :class:`gbnfkit.SamplingParams` field at fault, or ``None`` when the
+            logits are at fault (every token the grammar allows has a logit of -inf).
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.message = message
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
 
 
 class SchemaError(GbnfkitError, ValueError):
