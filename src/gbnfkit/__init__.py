@@ -8,16 +8,19 @@ package never imports.
 from __future__ import annotations
 
 from gbnfkit._errors import (
+    ArgumentError,
     GbnfkitError,
     GrammarError,
     InputRejected,
     LimitError,
+    LoadError,
     SamplingError,
     SchemaError,
     VocabularyError,
 )
 from gbnfkit._grammar import Grammar
 from gbnfkit._limits import Limits
+from gbnfkit._public import publish_loaded as _publish_loaded
 from gbnfkit.engine import (
     CharExcludeRule,
     CharRule,
@@ -38,6 +41,7 @@ from gbnfkit.tokens._vocabulary import Vocabulary
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError",
     "CharExcludeRule",
     "CharRule",
     "CompiledGrammar",
@@ -49,6 +53,7 @@ __all__ = [
     "InputRejected",
     "LimitError",
     "Limits",
+    "LoadError",
     "MatchResult",
     "MatchStatus",
     "Matcher",
@@ -72,3 +77,6 @@ __all__ = [
     "regex_to_gbnf",
     "sample_batch",
 ]
+
+# classes and functions name the public module users import them from (see _public.py)
+_publish_loaded(__name__, globals(), __all__)

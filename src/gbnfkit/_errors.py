@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "ArgumentError",
     "GbnfkitError",
     "GrammarError",
     "InputRejected",
     "LimitError",
+    "LoadError",
     "SamplingError",
     "SchemaError",
     "VocabularyError",
@@ -30,7 +32,7 @@ def _excerpt(source: str, line: int, column: int) -> str:
     if not 1 <= line <= len(lines):
         return ""
     text = lines[line - 1].rstrip("\r")
-    # keep long lines readable: a window of 60 characters around the column
+    # keep long lines readable: a window of 80 characters around the column
     start = 0
     if len(text) > 80:
         start = max(0, min(column - 1 - 40, len(text) - 80))
@@ -95,6 +97,10 @@ class InputRejected(GbnfkitError, ValueError):
             input that is not valid UTF-8 a ``bytes`` object with the offending byte.
         expected: readable descriptions of what was allowed instead.
         text: the text given to the call that raised, when known.
+        token_id: for :meth:`Matcher.accept_token`, the rejected token id (else ``None``);
+            ``position`` and ``character`` then point into that token's bytes.
+        reason: why a whole token was refused (an end-of-sequence token before the text
+            is complete, a special token, any token after end of sequence), else ``None``.
     """
 
     def __init__(
@@ -104,17 +110,26 @@ class InputRejected(GbnfkitError, ValueError):
         expected: Sequence[str],
         *,
         text: str | None = None,
+        token_id: int | None = None,
+        reason: str | None = None,
     ) -> None:
         self.position = position
         self.character = character
         self.expected = tuple(expected)
         self.text = text
-        shown = repr(character)
+        self.token_id = token_id
+        self.reason = reason
+        if reason is not None:
+            what = reason
+        else:
+            what = f"unexpected {character!r} at position {position}"
+        if token_id is not None:
+            what = f"token {token_id} rejected: {what}"
         if self.expected:
             exp = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
-            msg = f"unexpected {shown} at position {position}; expected {exp}"
+            msg = f"{what}; expected {exp}"
         else:
-            msg = f"unexpected {shown} at position {position}; nothing more is allowed"
+            msg = f"{what}; nothing more is allowed"
         if text is not None:
             line_start = text.rfind("\n", 0, position) + 1
             line_no = text.count("\n", 0, position) + 1
@@ -127,6 +142,32 @@ class InputRejected(GbnfkitError, ValueError):
 
 class VocabularyError(GbnfkitError, ValueError):
     """A vocabulary that cannot be read, or a token id outside it."""
+
+
+class ArgumentError(GbnfkitError, ValueError, TypeError):
+    """An argument of the wrong type or outside its range, in a call that takes no text.
+
+    For example a rollback longer than the history, a bitmask row outside the bitmask, a
+    bitmask or logits array of the wrong shape or type.  It is both a ``ValueError`` and a
+    ``TypeError``, so code written for either keeps working.
+    """
+
+
+class LoadError(GbnfkitError, ValueError):
+    """A file given to :meth:`CompiledGrammar.load` that cannot be used.
+
+    Unreadable, truncated or corrupted, not a gbnfkit compiled grammar, written by a
+    version with another file format or context depth, or saved for another grammar or
+    vocabulary; the message says which.  Compile the grammar again and save it anew.
+
+    Attributes:
+        path: the file, as given.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.message = message
+        self.path = path
+        super().__init__(f"cannot load {path!r}: {message}")
 
 
 class SamplingError(GbnfkitError, ValueError):

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gbnfkit._errors import ArgumentError
+
 __all__ = ["Row", "to_rows"]
 
 Row = npt.NDArray[np.floating[Any]]
@@ -38,21 +40,21 @@ def to_rows(logits: Any) -> npt.NDArray[np.floating[Any]]:
     ``(V,)`` or ``(batch, V)``.
 
     Raises:
-        TypeError: ``logits`` is neither a numpy array nor a torch tensor.
-        ValueError: the shape is not ``(V,)`` or ``(batch, V)`` with ``V >= 1``.
+        ArgumentError: ``logits`` is neither a numpy array nor a torch tensor, is not
+            numbers, or its shape is not ``(V,)`` or ``(batch, V)`` with ``V >= 1``.
     """
     if _is_torch(logits):
         array = _torch_to_numpy(logits)
     elif isinstance(logits, np.ndarray):
         array = logits
     else:
-        raise TypeError(f"logits must be a numpy array or a torch tensor, not {type(logits)}")
+        raise ArgumentError(f"logits must be a numpy array or a torch tensor, not {type(logits)}")
     if array.ndim == 1:
         array = array[np.newaxis, :]
     if array.ndim != 2 or array.shape[1] == 0:
-        raise ValueError(f"logits must have shape (V,) or (batch, V), not {array.shape}")
+        raise ArgumentError(f"logits must have shape (V,) or (batch, V), not {array.shape}")
     if array.dtype not in (np.float32, np.float64):
         if not np.issubdtype(array.dtype, np.number):
-            raise TypeError(f"logits must be numbers, not {array.dtype}")
+            raise ArgumentError(f"logits must be numbers, not {array.dtype}")
         array = array.astype(np.float32)
     return array

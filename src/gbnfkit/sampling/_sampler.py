@@ -8,7 +8,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._errors import InputRejected, SamplingError, VocabularyError
+from gbnfkit._errors import ArgumentError, SamplingError, VocabularyError
 from gbnfkit.sampling._candidates import Candidates
 from gbnfkit.sampling._chain import ChainState, draw, probabilities, run_chain
 from gbnfkit.sampling._dry import DryPenalty, breaker_sequences
@@ -42,7 +42,7 @@ def _vocabulary_of(matcher: TokenMatcher) -> Vocabulary:
     if found is None:
         found = getattr(matcher, "_vocab", None)  # gbnfkit.Matcher before it exposed it
     if not isinstance(found, Vocabulary):
-        raise TypeError(
+        raise ArgumentError(
             "cannot tell the matcher's vocabulary; pass it as Sampler(..., vocabulary=...)"
         )
     return found
@@ -154,7 +154,7 @@ class Sampler:
         """
         rows = to_rows(logits)
         if rows.shape[0] != 1:
-            raise ValueError(
+            raise ArgumentError(
                 f"Sampler.sample takes one row of logits, not {rows.shape[0]}; "
                 "use gbnfkit.sample_batch with one Sampler per row"
             )
@@ -215,7 +215,7 @@ class Sampler:
         """
         rows = to_rows(logits)
         if rows.shape[0] != 1:
-            raise ValueError(f"one row of logits expected, not {rows.shape[0]}")
+            raise ArgumentError(f"one row of logits expected, not {rows.shape[0]}")
         x = self._row(rows[0])
         cands = self._masked(x) if self._matcher is not None else Candidates(x)
         return probabilities(run_chain(cands, self._params, self._state))
@@ -234,15 +234,10 @@ class Sampler:
                 f"token id {token_id} is outside the vocabulary"
                 + (f" of {self._size} tokens" if self._size is not None else "")
             )
-        if self._matcher is not None and self._matcher.accept_token(token_id) is False:
-            raise self._rejected(token_id)
+        if self._matcher is not None:
+            self._matcher.accept_token(token_id)
         self._state.penalties.push(token_id)
         self._state.dry.push(token_id)
-
-    def _rejected(self, token_id: int) -> InputRejected:
-        data = self._vocabulary.token_bytes(token_id) if self._vocabulary is not None else None
-        text = data.decode("utf-8", "replace") if data else f"<token {token_id}>"
-        return InputRejected(0, text[:1] or text, [], text=text)
 
     def extend_history(self, token_ids: Iterable[int]) -> None:
         """Add tokens (a prompt, say) to the penalty and DRY histories; the matcher is not moved."""
@@ -276,5 +271,5 @@ def sample_batch(samplers: Sequence[Sampler], logits: Any) -> list[int]:
     """
     rows = to_rows(logits)
     if rows.shape[0] != len(samplers):
-        raise ValueError(f"{len(samplers)} samplers for {rows.shape[0]} rows of logits")
+        raise ArgumentError(f"{len(samplers)} samplers for {rows.shape[0]} rows of logits")
     return [sampler._sample_row(rows[i]) for i, sampler in enumerate(samplers)]
