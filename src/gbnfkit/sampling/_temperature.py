@@ -22,10 +22,11 @@ def _scale(cands: Candidates, temp: float) -> Candidates:
         return greedy(cands)
     if temp == 1.0:
         return cands
-    if cands.owned:
-        cands.logits /= temp
-        return cands
-    return Candidates(cands.logits / temp, cands.ids, owned=True, is_sorted=cands.is_sorted)
+    with np.errstate(over="ignore"):
+        scaled = cands.logits / temp
+    if not np.isfinite(scaled.max()):
+        return greedy(cands)  # so small a temperature that the logits overflow: its limit
+    return Candidates(scaled, cands.ids, owned=True, is_sorted=cands.is_sorted)
 
 
 def temperature(cands: Candidates, temp: float, spread: float, exponent: float) -> Candidates:
