@@ -177,15 +177,20 @@ class Sampler:
         if ids.shape[0] == 0:
             raise SamplingError("the grammar allows no token here")
         if ids.shape[0] * _SPARSE_RATIO <= row.shape[0]:
-            cands = Candidates.sparse(ids, row[ids])
-            if len(cands) == 0:
-                raise SamplingError(
-                    "no token can be sampled: every token the grammar allows has a logit of -inf"
-                )
-            return cands
+            return Candidates.sparse(ids, row[ids])
         dense = np.full(row.shape[0], -np.inf, dtype=row.dtype)
         dense[ids] = row[ids]
         return Candidates(dense, owned=True)
+
+    def _draw_masked(self, row: npt.NDArray[Any]) -> tuple[int, float]:
+        cands = self._masked(row)
+        try:
+            return draw(run_chain(cands, self._params, self._state), self._state.rng)
+        except SamplingError:
+            raise SamplingError(
+                "no token can be sampled: every token the grammar allows has a logit of -inf "
+                "(from the model or logit_bias)"
+            ) from None
 
     def _sample_row(self, row: npt.NDArray[Any]) -> int:
         x = self._row(row)
@@ -194,7 +199,7 @@ class Sampler:
         if matcher is None:
             token, probability = draw(run_chain(Candidates(x), params, state), state.rng)
         elif params.grammar_first:
-            token, probability = draw(run_chain(self._masked(x), params, state), state.rng)
+            token, probability = self._draw_masked(x)
         else:
             try:
                 token, probability = draw(run_chain(Candidates(x), params, state), state.rng)
@@ -202,7 +207,7 @@ class Sampler:
             except SamplingError:
                 allowed = False
             if not allowed:
-                token, probability = draw(run_chain(self._masked(x), params, state), state.rng)
+                token, probability = self._draw_masked(x)
         if params.mirostat != Mirostat.OFF:
             state.mirostat.update(probability)
         return token
