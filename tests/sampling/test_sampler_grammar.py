@@ -206,9 +206,9 @@ def test_grammar_first_never_consults_is_allowed_and_fast_path_rarely_masks() ->
         def accept_token(self, token_id: int) -> bool:
             return self.inner.accept_token(token_id)
 
-        def allowed_token_ids(self) -> np.ndarray:
+        def fill_bitmask(self, bitmask: np.ndarray, row: int = 0) -> None:
             self.masks += 1
-            return self.inner.allowed_token_ids()
+            self.inner.fill_bitmask(bitmask, row)
 
         def reset(self) -> None:
             self.inner.reset()

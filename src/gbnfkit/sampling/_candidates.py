@@ -65,8 +65,9 @@ def top_positions(values: Floats, k: int) -> Ids:
         if threshold == -np.inf:
             chosen = np.flatnonzero(values > -np.inf)
             break
-        if np.count_nonzero(values >= threshold) >= k:
-            chosen = np.flatnonzero(values >= threshold)
+        passing = values >= threshold
+        if np.count_nonzero(passing) >= k:
+            chosen = np.flatnonzero(passing)
             break
         if above == size - 1:
             chosen = np.flatnonzero(values > -np.inf)

@@ -32,7 +32,7 @@ class TokenMatcher(Protocol):
 
     def accept_token(self, token_id: int) -> bool: ...
 
-    def allowed_token_ids(self) -> npt.NDArray[np.int64]: ...
+    def fill_bitmask(self, bitmask: Any, row: int = 0) -> None: ...
 
     def reset(self) -> None: ...
 
@@ -76,7 +76,7 @@ class Sampler:
     Call :meth:`accept` with each token the sequence takes (sampled or forced).
     """
 
-    __slots__ = ("_params", "_matcher", "_vocabulary", "_size", "_state")
+    __slots__ = ("_params", "_matcher", "_vocabulary", "_size", "_state", "_bitmask")
 
     def __init__(
         self,
@@ -91,6 +91,7 @@ class Sampler:
             vocabulary = _vocabulary_of(matcher)
         self._vocabulary = vocabulary
         self._size = vocabulary.size if vocabulary is not None else None
+        self._bitmask: npt.NDArray[np.int32] | None = None  # the grammar's mask, reused
         p = self._params
         if self._size is not None and p.logit_bias:
             bad = max(p.logit_bias)
@@ -171,16 +172,21 @@ class Sampler:
         return _sanitized(row)
 
     def _masked(self, row: npt.NDArray[Any]) -> Candidates:
-        assert self._matcher is not None
-        ids = np.asarray(self._matcher.allowed_token_ids(), dtype=np.int64)
-        ids = ids[ids < row.shape[0]]
-        if ids.shape[0] == 0:
+        """The logits with the grammar applied: sparse if it allows few tokens, else dense."""
+        assert self._matcher is not None and self._size is not None
+        words = self._bitmask
+        if words is None:
+            words = self._bitmask = np.empty((self._size + 31) // 32, dtype=np.int32)
+        self._matcher.fill_bitmask(words)
+        allowed = np.unpackbits(words.view(np.uint8), count=self._size, bitorder="little")
+        allowed = allowed.view(np.bool_)
+        count = int(np.count_nonzero(allowed))
+        if count == 0:
             raise SamplingError("the grammar allows no token here")
-        if ids.shape[0] * _SPARSE_RATIO <= row.shape[0]:
+        if count * _SPARSE_RATIO <= self._size:
+            ids = np.flatnonzero(allowed).astype(np.int64)
             return Candidates.sparse(ids, row[ids])
-        dense = np.full(row.shape[0], -np.inf, dtype=row.dtype)
-        dense[ids] = row[ids]
-        return Candidates(dense, owned=True)
+        return Candidates(np.where(allowed, row, -np.inf).astype(row.dtype), owned=True)
 
     def _draw_masked(self, row: npt.NDArray[Any]) -> tuple[int, float]:
         cands = self._masked(row)
