@@ -166,16 +166,25 @@ def xtc(
     Disabled when ``probability <= 0`` or ``threshold > 0.5``; a random number is drawn
     only when it is enabled and at least two tokens remain (as llama.cpp does).
     """
-    if probability <= 0.0 or threshold > 0.5 or cands.count() < 2:
+    count = cands.count()
+    if probability <= 0.0 or threshold > 0.5 or count < 2:
         return cands
     if rng.random() > probability:
         return cands
-    ordered = cands.sorted()
-    probs = softmax(ordered.logits)
-    above = int(np.count_nonzero(probs >= threshold))
-    last = max(above - 1, 0)
-    if len(ordered) - last >= min_keep and last > 0:
-        return Candidates(
-            ordered.logits[last:], ordered.token_ids()[last:], owned=True, is_sorted=True
-        )
-    return ordered
+    logits = cands.logits
+    if threshold > 0.0:
+        weights = np.exp(logits - logits.max())
+        total = float(weights.sum(dtype=np.float64))
+        above = int(np.count_nonzero(weights / total >= threshold))
+    else:
+        above = count
+    last = max(above - 1, 0)  # the most likely tokens to drop: all above but the last
+    if count - last < min_keep or last == 0:
+        return cands
+    dropped = top_positions(logits, last)
+    if cands.ids is None:
+        kept = cands.writable()
+        kept[dropped] = -np.inf
+        return cands
+    kept_positions = np.delete(np.arange(len(cands), dtype=np.int64), dropped)
+    return cands.take(kept_positions, is_sorted=cands.is_sorted)
