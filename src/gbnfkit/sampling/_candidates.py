@@ -66,8 +66,8 @@ def top_positions(values: Floats, k: int) -> Ids:
             chosen = np.flatnonzero(values > -np.inf)
             break
         passing = values >= threshold
-        if np.count_nonzero(passing) >= k:
-            chosen = np.flatnonzero(passing)
+        chosen = np.flatnonzero(passing)
+        if chosen.shape[0] >= k:
             break
         if above == size - 1:
             chosen = np.flatnonzero(values > -np.inf)
@@ -82,7 +82,7 @@ def top_positions(values: Floats, k: int) -> Ids:
 class Candidates:
     """Token ids and logits; see the module docstring for the two forms."""
 
-    __slots__ = ("ids", "logits", "owned", "is_sorted")
+    __slots__ = ("ids", "logits", "owned", "is_sorted", "known_nonempty")
 
     def __init__(
         self,
@@ -91,11 +91,14 @@ class Candidates:
         *,
         owned: bool = False,
         is_sorted: bool = False,
+        known_nonempty: bool = False,
     ) -> None:
         self.logits = logits
         self.ids = ids
         self.owned = owned
         self.is_sorted = is_sorted
+        # the caller checked that some logit is finite (saves a pass over a vocabulary)
+        self.known_nonempty = known_nonempty
 
     # -- construction --------------------------------------------------------
     @classmethod
@@ -155,6 +158,8 @@ class Candidates:
             return self
         logits = self.writable()
         logits[positions] += values.astype(logits.dtype)
+        if (values == -np.inf).any():
+            self.known_nonempty = False
         if self.ids is not None and not (logits[positions] > -np.inf).all():
             return Candidates.sparse(self.ids, logits)
         return self
@@ -200,5 +205,7 @@ class Candidates:
 
     def require_any(self) -> None:
         """Raise :class:`SamplingError` if no candidate has a finite logit."""
+        if self.known_nonempty:
+            return
         if len(self) == 0 or not self.logits.max() > -np.inf:
             raise SamplingError("no token can be sampled: every candidate has a logit of -inf")

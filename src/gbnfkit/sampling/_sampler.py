@@ -49,12 +49,19 @@ def _vocabulary_of(matcher: TokenMatcher) -> Vocabulary:
 
 
 def _sanitized(row: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """``row``, or a copy with NaN as -inf and +inf as the largest finite value."""
+    """``row``, or a copy with NaN as -inf and +inf as the largest finite value.
+
+    Raises:
+        SamplingError: every logit is -inf (or NaN).
+    """
     top = row.max()
     if np.isnan(top) or top == np.inf:
         row = row.copy()
         row[np.isnan(row)] = -np.inf
         row[row == np.inf] = np.finfo(row.dtype).max
+        top = row.max()
+    if top == -np.inf:
+        raise SamplingError("no token can be sampled: every logit is -inf or NaN")
     return row
 
 
@@ -188,10 +195,14 @@ class Sampler:
             return Candidates.sparse(ids, row[ids])
         return Candidates(np.where(allowed, row, -np.inf).astype(row.dtype), owned=True)
 
+    def _draw(self, cands: Candidates) -> tuple[int, float]:
+        """The chain, then the draw: ``(token, its probability among the last candidates)``."""
+        return draw(run_chain(cands, self._params, self._state), self._state.rng)
+
     def _draw_masked(self, row: npt.NDArray[Any]) -> tuple[int, float]:
         cands = self._masked(row)
         try:
-            return draw(run_chain(cands, self._params, self._state), self._state.rng)
+            return self._draw(cands)
         except SamplingError:
             raise SamplingError(
                 "no token can be sampled: every token the grammar allows has a logit of -inf "
@@ -200,22 +211,21 @@ class Sampler:
 
     def _sample_row(self, row: npt.NDArray[Any]) -> int:
         x = self._row(row)
-        params, state = self._params, self._state
         matcher = self._matcher
         if matcher is None:
-            token, probability = draw(run_chain(Candidates(x), params, state), state.rng)
-        elif params.grammar_first:
+            token, probability = self._draw(Candidates(x, known_nonempty=True))
+        elif self._params.grammar_first:
             token, probability = self._draw_masked(x)
         else:
             try:
-                token, probability = draw(run_chain(Candidates(x), params, state), state.rng)
+                token, probability = self._draw(Candidates(x, known_nonempty=True))
                 allowed = matcher.is_allowed(token)
             except SamplingError:
                 allowed = False
             if not allowed:
                 token, probability = self._draw_masked(x)
-        if params.mirostat != Mirostat.OFF:
-            state.mirostat.update(probability)
+        if self._params.mirostat != Mirostat.OFF:
+            self._state.mirostat.update(probability)
         return token
 
     def distribution(self, logits: Any) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
@@ -228,7 +238,10 @@ class Sampler:
         if rows.shape[0] != 1:
             raise ArgumentError(f"one row of logits expected, not {rows.shape[0]}")
         x = self._row(rows[0])
-        cands = self._masked(x) if self._matcher is not None else Candidates(x)
+        if self._matcher is not None:
+            cands = self._masked(x)
+        else:
+            cands = Candidates(x, known_nonempty=True)
         return probabilities(run_chain(cands, self._params, self._state))
 
     # -- advancing -------------------------------------------------------------
