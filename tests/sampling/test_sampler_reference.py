@@ -314,7 +314,8 @@ def test_top_p_over_a_whole_vocabulary(values: np.ndarray, p: float, min_keep: i
     ordered = np.sort(finite)[::-1].astype(np.float64)
     probs = np.exp(ordered - ordered[0])
     cumulative = np.cumsum(probs) / probs.sum()
-    assume(not np.any(np.abs(cumulative - p) < 1e-9))
+    # gbnfkit sums float32 weights in float32 blocks: a relative error near 1e-7
+    assume(not np.any(np.abs(cumulative - p) < 1e-6))
     reached = np.flatnonzero(cumulative >= p)
     last = max(int(reached[0]) + 1 if reached.shape[0] else len(ordered), min_keep, 1)
     got = top_p(Candidates(values), p, min_keep)

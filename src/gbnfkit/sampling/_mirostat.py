@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from gbnfkit.sampling._candidates import Candidates, top_positions
+from gbnfkit.sampling._candidates import total as weight_sum
 
 __all__ = ["MirostatState"]
 
@@ -70,7 +71,7 @@ class MirostatState:
         """Keep the tokens whose surprise is at most ``mu`` (at least the most likely one)."""
         logits = cands.logits
         top = float(logits.max())
-        total = float(np.exp(logits - top).sum(dtype=np.float64))
+        total = weight_sum(np.exp(logits - top))
         # -log2(exp(l - top) / total) <= mu  <=>  l >= top + ln(total) - mu * ln(2)
         floor = top + math.log(total) - self.mu * math.log(2.0)
         kept = np.flatnonzero(logits >= floor)

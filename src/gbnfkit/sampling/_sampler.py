@@ -193,7 +193,7 @@ class Sampler:
         if count * _SPARSE_RATIO <= self._size:
             ids = np.flatnonzero(allowed).astype(np.int64)
             return Candidates.sparse(ids, row[ids])
-        return Candidates(np.where(allowed, row, -np.inf).astype(row.dtype), owned=True)
+        return Candidates(np.where(allowed, row, -np.inf).astype(row.dtype, copy=False), owned=True)
 
     def _draw(self, cands: Candidates) -> tuple[int, float]:
         """The chain, then the draw: ``(token, its probability among the last candidates)``."""

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit.sampling._candidates import Candidates, softmax, top_positions
+from gbnfkit.sampling._candidates import total as weight_sum
 
 __all__ = ["min_p", "top_k", "top_n_sigma", "top_p", "typical_p", "xtc"]
 
@@ -42,7 +43,7 @@ def top_p(cands: Candidates, p: float, min_keep: int) -> Candidates:
         return cands
     logits = cands.logits
     weights = np.exp(logits - logits.max())
-    total = float(weights.sum(dtype=np.float64))
+    total = weight_sum(weights)
     n = len(cands)
     if cands.ids is not None and cands.is_sorted:
         positions = np.arange(min(_TOP_P_FIRST_TRY, n), dtype=np.int64)
@@ -174,8 +175,9 @@ def xtc(
     logits = cands.logits
     if threshold > 0.0:
         weights = np.exp(logits - logits.max())
-        total = float(weights.sum(dtype=np.float64))
-        above = int(np.count_nonzero(weights / total >= threshold))
+        total = weight_sum(weights)
+        # weights > 0 too: a threshold below float32's range would let excluded tokens in
+        above = int(np.count_nonzero((weights > 0) & (weights >= threshold * total)))
     else:
         above = count
     last = max(above - 1, 0)  # the most likely tokens to drop: all above but the last
