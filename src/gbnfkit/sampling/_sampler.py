@@ -14,7 +14,7 @@ from gbnfkit.sampling._chain import ChainState, draw, probabilities, run_chain
 from gbnfkit.sampling._dry import DryPenalty, breaker_sequences
 from gbnfkit.sampling._logits import to_rows
 from gbnfkit.sampling._mirostat import MirostatState
-from gbnfkit.sampling._params import Mirostat, SamplingParams
+from gbnfkit.sampling._params import MAX_INT, Mirostat, SamplingParams
 from gbnfkit.sampling._penalties import PenaltyHistory
 from gbnfkit.tokens._vocabulary import Vocabulary
 
@@ -35,6 +35,23 @@ class TokenMatcher(Protocol):
     def fill_bitmask(self, bitmask: Any, row: int = 0) -> None: ...
 
     def reset(self) -> None: ...
+
+
+_MATCHER_METHODS = ("is_allowed", "accept_token", "fill_bitmask", "reset")
+
+
+def _token_id(value: object, size: int | None) -> int:
+    """``value`` as a token id, checked against the vocabulary's size when known."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ArgumentError(f"a token id must be an integer, not {value!r}")
+    token_id = int(value)
+    limit = size if size is not None else MAX_INT + 1
+    if not 0 <= token_id < limit:
+        raise VocabularyError(
+            f"token id {token_id} is outside the vocabulary"
+            + (f" of {size} tokens" if size is not None else "")
+        )
+    return token_id
 
 
 def _vocabulary_of(matcher: TokenMatcher) -> Vocabulary:
@@ -92,6 +109,17 @@ class Sampler:
         *,
         vocabulary: Vocabulary | None = None,
     ) -> None:
+        if params is not None and not isinstance(params, SamplingParams):
+            raise ArgumentError(f"params must be SamplingParams, not {type(params).__name__}")
+        if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
+            raise ArgumentError(f"vocabulary must be a Vocabulary, not {type(vocabulary).__name__}")
+        if matcher is not None:
+            missing = [m for m in _MATCHER_METHODS if not callable(getattr(matcher, m, None))]
+            if missing:
+                raise ArgumentError(
+                    f"matcher must be a gbnfkit matcher; {type(matcher).__name__} has no "
+                    + ", ".join(missing)
+                )
         self._params = params if params is not None else SamplingParams()
         self._matcher = matcher
         if vocabulary is None and matcher is not None:
@@ -252,12 +280,7 @@ class Sampler:
             InputRejected: the grammar does not allow ``token_id`` (nothing changes).
             VocabularyError: ``token_id`` is not an id of the vocabulary.
         """
-        token_id = int(token_id)
-        if token_id < 0 or (self._size is not None and token_id >= self._size):
-            raise VocabularyError(
-                f"token id {token_id} is outside the vocabulary"
-                + (f" of {self._size} tokens" if self._size is not None else "")
-            )
+        token_id = _token_id(token_id, self._size)
         if self._matcher is not None:
             self._matcher.accept_token(token_id)
         self._state.penalties.push(token_id)
@@ -265,9 +288,10 @@ class Sampler:
 
     def extend_history(self, token_ids: Iterable[int]) -> None:
         """Add tokens (a prompt, say) to the penalty and DRY histories; the matcher is not moved."""
-        for token_id in token_ids:
-            self._state.penalties.push(int(token_id))
-            self._state.dry.push(int(token_id))
+        ids = [_token_id(token_id, self._size) for token_id in token_ids]
+        for token_id in ids:
+            self._state.penalties.push(token_id)
+            self._state.dry.push(token_id)
 
     def reset(self) -> None:
         """Start over: histories emptied, ``mu`` reset, generator re-seeded, matcher reset.
@@ -293,6 +317,8 @@ def sample_batch(samplers: Sequence[Sampler], logits: Any) -> list[int]:
 
     Torch logits are copied to the CPU once for the whole batch.
     """
+    if not all(isinstance(s, Sampler) for s in samplers):
+        raise ArgumentError("samplers must be a sequence of Sampler, one per row")
     rows = to_rows(logits)
     if rows.shape[0] != len(samplers):
         raise ArgumentError(f"{len(samplers)} samplers for {rows.shape[0]} rows of logits")
