@@ -11,11 +11,8 @@ import numpy.typing as npt
 from gbnfkit._errors import ArgumentError, SamplingError, VocabularyError
 from gbnfkit.sampling._candidates import Candidates
 from gbnfkit.sampling._chain import ChainState, draw, probabilities, run_chain
-from gbnfkit.sampling._dry import DryPenalty, breaker_sequences
 from gbnfkit.sampling._logits import to_rows
-from gbnfkit.sampling._mirostat import MirostatState
 from gbnfkit.sampling._params import MAX_INT, Mirostat, SamplingParams
-from gbnfkit.sampling._penalties import PenaltyHistory
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = ["Sampler", "TokenMatcher", "sample_batch"]
@@ -57,7 +54,7 @@ def _token_id(value: object, size: int | None) -> int:
 def _vocabulary_of(matcher: TokenMatcher) -> Vocabulary:
     found = getattr(matcher, "vocabulary", None)
     if found is None:
-        found = getattr(matcher, "_vocab", None)  # gbnfkit.Matcher before it exposed it
+        found = getattr(matcher, "_vocab", None)  # gbnfkit's matchers keep it private
     if not isinstance(found, Vocabulary):
         raise ArgumentError(
             "cannot tell the matcher's vocabulary; pass it as Sampler(..., vocabulary=...)"
@@ -127,33 +124,7 @@ class Sampler:
         self._vocabulary = vocabulary
         self._size = vocabulary.size if vocabulary is not None else None
         self._bitmask: npt.NDArray[np.int32] | None = None  # the grammar's mask, reused
-        p = self._params
-        if self._size is not None and p.logit_bias:
-            bad = max(p.logit_bias)
-            if bad >= self._size:
-                raise SamplingError(
-                    f"token id {bad} is outside the vocabulary of {self._size} tokens",
-                    field="logit_bias",
-                )
-        dry_on = p.dry_multiplier != 0.0 and p.dry_base >= 1.0 and p.dry_penalty_last_n != 0
-        breakers: dict[int, list[tuple[int, ...]]] = {}
-        if dry_on and p.dry_sequence_breakers:
-            if vocabulary is None:
-                raise SamplingError(
-                    "DRY's sequence breakers need the vocabulary: give a matcher or "
-                    "Sampler(..., vocabulary=...), or set dry_sequence_breakers=()",
-                    field="dry_sequence_breakers",
-                )
-            breakers = breaker_sequences(p.dry_sequence_breakers, vocabulary)
-        self._state = ChainState(
-            PenaltyHistory(p.repeat_last_n),
-            DryPenalty(
-                p.dry_multiplier, p.dry_base, p.dry_allowed_length, p.dry_penalty_last_n, breakers
-            ),
-            MirostatState(p.mirostat_tau, p.mirostat_eta),
-            np.random.default_rng(p.seed),
-            self._size,
-        )
+        self._state = ChainState.create(self._params, vocabulary)
 
     # -- properties ------------------------------------------------------------
     @property
