@@ -2,8 +2,9 @@
 
 The algorithm is llama.cpp's (after koboldcpp): find how far back the text may be
 compared (up to the most recent sequence breaker), compute for every earlier position
-how long a suffix of the history ends there (a Z-function over the reversed history),
-and penalise each token that would extend such a repeat of at least
+how long a copy of the end of the history ends there (llama.cpp's Z-function over the
+reversed history; here vectorised, and stopped at the length beyond which the penalty
+no longer grows), and penalise each token that would extend such a repeat of at least
 ``allowed_length`` tokens by ``multiplier * base ** (length - allowed_length)``.
 
 Sequence breakers are strings.  A token whose text contains a breaker is a breaker on
