@@ -102,21 +102,26 @@ def _repeat_lengths(recent: npt.NDArray[np.int64], longest: int) -> npt.NDArray[
     """
     n = recent.shape[0]
     lengths = np.zeros(n, dtype=np.int64)
-    alive = np.arange(1, n, dtype=np.int64)
     steps = min(longest, n - 1)
-    for j in range(min(steps, _VECTOR_STEPS)):
-        alive = alive[alive + j < n]
-        alive = alive[recent[alive + j] == recent[j]]
-        if alive.shape[0] == 0:
-            return lengths
-        lengths[alive] = j + 1
-    if steps <= _VECTOR_STEPS:
+    if steps <= 0:
+        return lengths
+    alive = np.flatnonzero(recent[1:] == recent[0]) + 1  # where the last token occurred
+    done = 1
+    while alive.shape[0] > _FEW_REPEATS and done < min(steps, _VECTOR_STEPS):
+        lengths[alive] = done
+        alive = alive[alive + done < n]
+        alive = alive[recent[alive + done] == recent[done]]
+        done += 1
+    if alive.shape[0] == 0:
+        return lengths
+    lengths[alive] = done
+    if done >= steps:
         return lengths
     values = recent.tolist()
     if alive.shape[0] > _FEW_REPEATS:
         return np.minimum(np.array(_z_function(values), dtype=np.int64), longest)
     for k in alive.tolist():
-        length = _VECTOR_STEPS
+        length = done
         while length < longest and k + length < n and values[length] == values[k + length]:
             length += 1
         lengths[k] = length
