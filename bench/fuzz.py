@@ -2,10 +2,12 @@
 
 Prints the inputs per entry point, the gbnfkit exceptions reached, every distinct foreign
 exception (anything that is not a gbnfkit exception, with its input and traceback), the
-slowest input, the run time and the peak memory (max RSS).  With ``--shared`` the seeds
-also include the schemas and grammars of ``../shared/conformance`` and MaskBench.
+slowest input, the run time and the peak memory (max RSS).  An input that runs longer
+than ``--timeout`` seconds is stopped and reported as a finding (``InputTimeout``).  With
+``--shared`` the seeds also include the schemas and grammars of ``../shared/conformance``
+and MaskBench.
 
-    python bench/fuzz.py [--inputs 100000] [--seed 1] [--shared]
+    python bench/fuzz.py [--inputs 100000] [--seed 1] [--shared] [--timeout 10]
 
 Exit status 1 if a foreign exception was found.
 """
@@ -55,11 +57,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--shared", action="store_true", help="add ../shared seeds")
     parser.add_argument("--shared-limit", type=int, default=300, help="records per file")
+    parser.add_argument("--timeout", type=float, default=10.0,
+                        help="seconds after which an input is stopped and reported")
     args = parser.parse_args()
     schemas, grammars = _shared_seeds(args.shared_limit) if args.shared else ([], [])
     with tempfile.TemporaryDirectory() as workdir:
         fuzzer = Fuzzer(args.seed, Path(workdir), extra_schemas=schemas, extra_grammars=grammars)
-        report = fuzzer.run(args.inputs, progress=_progress)
+        report = fuzzer.run(args.inputs, progress=_progress, timeout=args.timeout)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"seed {args.seed}, {len(schemas)} extra schemas, {len(grammars)} extra grammars")
     print(report.summary())

@@ -20,6 +20,7 @@ import io
 import json
 import math
 import random
+import signal
 import struct
 import sys
 import time
@@ -429,6 +430,15 @@ class Report:
         return "\n".join(lines)
 
 
+class InputTimeout(BaseException):  # noqa: N818 - named after what is reported
+    """An input ran longer than the fuzzer's ``timeout`` (a BaseException, so that no
+    ``except Exception`` inside the code under test swallows it)."""
+
+
+def _raise_timeout(signum: int, frame: object) -> None:
+    raise InputTimeout("the input ran longer than the timeout")
+
+
 def _signature_error(exc: TypeError) -> bool:
     """Python's own error for a call with an unknown keyword or too many arguments, raised
     before any code of gbnfkit runs (not wrapped: see CONTRIBUTING.md, Exceptions)."""
@@ -474,25 +484,41 @@ class Fuzzer:
         ]
 
     # -- running ---------------------------------------------------------------------
-    def run(self, n: int, *, progress: Callable[[Report], None] | None = None) -> Report:
+    def run(
+        self,
+        n: int,
+        *,
+        progress: Callable[[Report], None] | None = None,
+        timeout: float | None = None,
+    ) -> Report:
+        """Run ``n`` inputs; with ``timeout`` (seconds, Unix only) an input that takes
+        longer is stopped and reported as a finding (``InputTimeout``)."""
         report = Report()
         start = time.perf_counter()
+        if timeout is not None:
+            signal.signal(signal.SIGALRM, _raise_timeout)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for i in range(n):
                 name, fn = self.entries[i % len(self.entries)]
                 self.case = ""
                 t0 = time.perf_counter()
+                if timeout is not None:
+                    signal.setitimer(signal.ITIMER_REAL, timeout)
                 try:
                     fn(self.rng)
                 except GbnfkitError as exc:
                     report.gbnfkit_errors[type(exc).__name__] += 1
                 except TypeError as exc:
-                    if not _signature_error(exc):
+                    if _signature_error(exc):
+                        report.gbnfkit_errors["TypeError (call signature)"] += 1
+                    else:
                         report.findings.append(self._finding(name, exc))
-                    report.gbnfkit_errors["TypeError (call signature)"] += 1
-                except Exception as exc:  # noqa: BLE001 - the point: anything else is a finding
+                except (Exception, InputTimeout) as exc:  # noqa: BLE001 - anything else is a finding
                     report.findings.append(self._finding(name, exc))
+                finally:
+                    if timeout is not None:
+                        signal.setitimer(signal.ITIMER_REAL, 0)
                 took = time.perf_counter() - t0
                 if took > report.slowest[0]:
                     report.slowest = (took, name, self.case[:200])

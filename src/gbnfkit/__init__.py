@@ -22,6 +22,7 @@ from gbnfkit._errors import (
     LoadError,
     ParseError,
     PegError,
+    SamplingError,
     SchemaError,
     TriggerRejected,
     VocabularyError,
@@ -37,6 +38,7 @@ from gbnfkit.engine import (
     MatchStatus,
     State,
 )
+from gbnfkit.sampling import Mirostat, Sampler, SamplerType, SamplingParams, sample_batch
 from gbnfkit.schema import SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
@@ -68,8 +70,13 @@ __all__ = [
     "MatchResult",
     "MatchStatus",
     "Matcher",
+    "Mirostat",
     "ParseError",
     "PegError",
+    "Sampler",
+    "SamplerType",
+    "SamplingError",
+    "SamplingParams",
     "SchemaError",
     "SchemaOptions",
     "State",
@@ -86,6 +93,7 @@ __all__ = [
     "json_schema_to_gbnf",
     "peg",
     "regex_to_gbnf",
+    "sample_batch",
 ]
 
 # classes and functions name the public module users import them from (see _public.py)

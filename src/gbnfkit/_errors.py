@@ -24,6 +24,7 @@ __all__ = [
     "LoadError",
     "ParseError",
     "PegError",
+    "SamplingError",
     "SchemaError",
     "TriggerRejected",
     "VocabularyError",
@@ -176,6 +177,20 @@ class LoadError(GbnfkitError, ValueError):
         self.message = message
         self.path = path
         super().__init__(f"cannot load {path!r}: {message}")
+
+
+class SamplingError(GbnfkitError, ValueError):
+    """Sampling parameters out of range, or logits from which no token can be sampled.
+
+    Attributes:
+        field: the :class:`gbnfkit.SamplingParams` field at fault, or ``None`` when the
+            logits are at fault (every token the grammar allows has a logit of -inf).
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.message = message
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
 
 
 class SchemaError(GbnfkitError, ValueError):
