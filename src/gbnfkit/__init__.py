@@ -12,6 +12,7 @@ from gbnfkit._errors import (
     GrammarError,
     InputRejected,
     LimitError,
+    MissingDependencyError,
     SchemaError,
     VocabularyError,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "MatchResult",
     "MatchStatus",
     "Matcher",
+    "MissingDependencyError",
     "SchemaError",
     "SchemaOptions",
     "State",
