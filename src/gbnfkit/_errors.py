@@ -30,7 +30,7 @@ def _excerpt(source: str, line: int, column: int) -> str:
     if not 1 <= line <= len(lines):
         return ""
     text = lines[line - 1].rstrip("\r")
-    # keep long lines readable: a window of 60 characters around the column
+    # keep long lines readable: a window of 80 characters around the column
     start = 0
     if len(text) > 80:
         start = max(0, min(column - 1 - 40, len(text) - 80))
@@ -95,6 +95,10 @@ class InputRejected(GbnfkitError, ValueError):
             input that is not valid UTF-8 a ``bytes`` object with the offending byte.
         expected: readable descriptions of what was allowed instead.
         text: the text given to the call that raised, when known.
+        token_id: for :meth:`Matcher.accept_token`, the rejected token id (else ``None``);
+            ``position`` and ``character`` then point into that token's bytes.
+        reason: why a whole token was refused (an end-of-sequence token before the text
+            is complete, a special token, any token after end of sequence), else ``None``.
     """
 
     def __init__(
@@ -104,17 +108,26 @@ class InputRejected(GbnfkitError, ValueError):
         expected: Sequence[str],
         *,
         text: str | None = None,
+        token_id: int | None = None,
+        reason: str | None = None,
     ) -> None:
         self.position = position
         self.character = character
         self.expected = tuple(expected)
         self.text = text
-        shown = repr(character)
+        self.token_id = token_id
+        self.reason = reason
+        if reason is not None:
+            what = reason
+        else:
+            what = f"unexpected {character!r} at position {position}"
+        if token_id is not None:
+            what = f"token {token_id} rejected: {what}"
         if self.expected:
             exp = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
-            msg = f"unexpected {shown} at position {position}; expected {exp}"
+            msg = f"{what}; expected {exp}"
         else:
-            msg = f"unexpected {shown} at position {position}; nothing more is allowed"
+            msg = f"{what}; nothing more is allowed"
         if text is not None:
             line_start = text.rfind("\n", 0, position) + 1
             line_no = text.count("\n", 0, position) + 1

@@ -51,8 +51,14 @@ def test_jump_forward_stops_before_an_open_choice_and_skips_a_started_character(
 def test_accept_token_rejects_without_changing_state() -> None:
     matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
     before = matcher.allowed_token_ids()
-    assert matcher.accept_token(tid(b"name")) is False
+    with pytest.raises(InputRejected) as info:
+        matcher.accept_token(tid(b"name"))
+    assert info.value.token_id == tid(b"name")
+    assert (info.value.position, info.value.character) == (0, "n")
+    assert "'{'" in info.value.expected
+    assert f"token {tid(b'name')} rejected" in str(info.value)
     assert np.array_equal(matcher.allowed_token_ids(), before)
+    assert matcher.steps == 0
     assert matcher.accept_token(tid(b'{"'))
     assert matcher.accept_token(tid(b"na"))
     assert matcher.accept_token(tid(b"me"))
@@ -103,17 +109,22 @@ def test_eos_termination_and_rollback_of_eos() -> None:
     matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
     matcher.accept_text('{"name":1')
     assert not matcher.is_allowed(EOS)
-    assert not matcher.accept_token(EOS)
+    with pytest.raises(InputRejected, match="before the text is complete"):
+        matcher.accept_token(EOS)
     matcher.accept_text("}")
-    assert matcher.is_complete()
+    assert matcher.is_complete
     assert matcher.is_allowed(EOS)
     assert not matcher.is_allowed(SPECIAL)
     assert matcher.accept_token(EOS)
-    assert matcher.is_terminated()
+    assert matcher.is_terminated
     assert matcher.allowed_token_ids().tolist() == [EOS]
-    assert not matcher.accept_token(tid(b"a"))
+    with pytest.raises(InputRejected, match="already ended") as info:
+        matcher.accept_token(tid(b"a"))
+    assert info.value.token_id == tid(b"a")
+    assert matcher.accept_token(EOS)  # again: nothing changes
+    assert matcher.steps == 3
     matcher.rollback(1)
-    assert not matcher.is_terminated()
+    assert not matcher.is_terminated
     assert EOS in matcher.allowed_token_ids().tolist()
 
 
@@ -141,7 +152,15 @@ def test_is_allowed_agrees_with_mask_and_accept(tokens: list[bytes]) -> None:
         token = tid(data)
         allowed = matcher.is_allowed(token)
         assert allowed == (token in matcher.allowed_token_ids().tolist())
-        assert matcher.accept_token(token) == allowed
+        steps = matcher.steps
+        if allowed:
+            assert matcher.accept_token(token) is True
+            assert matcher.steps == steps + 1
+        else:
+            with pytest.raises(InputRejected) as info:
+                matcher.accept_token(token)
+            assert info.value.token_id == token
+            assert matcher.steps == steps
 
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
@@ -189,4 +208,39 @@ def test_tiny_state_cache_limit_keeps_masks_exact() -> None:
         assert np.array_equal(a.allowed_token_ids(), b.allowed_token_ids())
         a.accept_text(ch)
         b.accept_text(ch)
-    assert b.is_complete()
+    assert b.is_complete
+
+
+def test_rejected_token_names_the_refused_character_inside_the_token() -> None:
+    grammar = Grammar.from_gbnf('root ::= "ab" | "ê"')
+    matcher = gbnfkit.compile(grammar, VOCAB).matcher()
+    with pytest.raises(InputRejected) as info:
+        matcher.accept_token(tid(b"\xc3\xa9"))  # "é": its second byte is refused
+    assert info.value.token_id == tid(b"\xc3\xa9")
+    assert (info.value.position, info.value.character) == (0, "é")
+    assert info.value.expected == ("byte 0xAA",)
+    assert matcher.accept_token(tid(b"a"))
+    with pytest.raises(InputRejected) as info:
+        matcher.accept_token(tid(b"ab"))
+    assert (info.value.position, info.value.character) == (0, "a")
+    assert "'b'" in info.value.expected
+    assert matcher.steps == 1
+
+
+def test_is_complete_and_is_terminated_are_properties_with_a_deprecated_call() -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    assert not matcher.is_complete and not matcher.is_terminated
+    assert matcher.is_complete == False  # noqa: E712 - compares like a bool
+    assert hash(matcher.is_complete) == hash(False)
+    assert repr(matcher.is_complete) == "False"
+    assert {matcher.is_complete: 1} == {False: 1}
+    with pytest.warns(DeprecationWarning, match="property"):
+        assert matcher.is_complete() is False
+    matcher.accept_text('{"name":1}')
+    assert matcher.is_complete == True  # noqa: E712
+    assert (matcher.is_complete & True) is True and int(matcher.is_complete) == 1
+    with pytest.warns(DeprecationWarning):
+        assert matcher.is_complete() is True
+    matcher.accept_token(EOS)
+    with pytest.warns(DeprecationWarning, match="Matcher.is_terminated"):
+        assert matcher.is_terminated() is True
