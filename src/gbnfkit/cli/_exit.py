@@ -22,6 +22,8 @@ class ExitCode(IntEnum):
     """Bad command line, or an input that cannot be read (missing file, not UTF-8)."""
     LIMIT = 5
     """A resource limit of :class:`gbnfkit.Limits` was reached."""
+    MISSING_DEPENDENCY = 6
+    """``generate``: the model's runtime (an extra) or the bundled model is not installed."""
     INTERNAL = 70
     """A bug in gbnfkit (EX_SOFTWARE); please report it."""
     INTERRUPTED = 130

@@ -13,15 +13,17 @@ import enum
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gbnfkit._grammar import Grammar
-from gbnfkit.sampling import Sampler, SamplingParams
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
 from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._trigger import Trigger
 from gbnfkit.tokens._vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from gbnfkit.sampling import SamplingParams
 
 __all__ = [
     "DecodeStats",
@@ -116,11 +118,21 @@ class DecodeStats:
 
 @dataclass(frozen=True)
 class GenerationResult:
-    """The outcome of one generation: the text, its token ids, why it stopped, timings."""
+    """The outcome of one generation.
+
+    Attributes:
+        text: the generated text (special tokens left out).
+        token_ids: the sampled tokens, the final end-of-sequence token included.
+        stop: why it ended.
+        complete: whether the text is a complete match of the grammar (always true
+            without one; false when ``max_tokens`` or the context cut it short).
+        stats: timings.
+    """
 
     text: str
     token_ids: tuple[int, ...]
     stop: StopReason
+    complete: bool
     stats: DecodeStats
 
 
@@ -247,6 +259,8 @@ class Decoder:
         """
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
+        from gbnfkit.sampling import SamplingParams
+
         matcher = self.matcher(grammar, triggers=triggers)
         return Generation(self._run(prompt, matcher, params or SamplingParams(), max_tokens, raw))
 
@@ -279,6 +293,8 @@ class Decoder:
         max_tokens: int,
         raw: bool,
     ) -> Generator[str, None, GenerationResult]:
+        from gbnfkit.sampling import Sampler
+
         runner = self._runner
         vocabulary = runner.vocabulary
         eos = vocabulary.eos_token_ids
@@ -331,4 +347,5 @@ class Decoder:
             decode_seconds=time.perf_counter() - decoding,
             grammar_seconds=timed.seconds if timed is not None else 0.0,
         )
-        return GenerationResult("".join(pieces), tuple(token_ids), stop, stats)
+        complete = matcher is None or matcher.is_complete
+        return GenerationResult("".join(pieces), tuple(token_ids), stop, complete, stats)
