@@ -14,6 +14,7 @@ from gbnfkit._errors import (
     LimitError,
     MissingDependencyError,
     SchemaError,
+    TriggerRejected,
     VocabularyError,
 )
 from gbnfkit._grammar import Grammar
@@ -30,6 +31,7 @@ from gbnfkit.schema import SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler, compile
+from gbnfkit.tokens._lazy import LazyMatcher
 from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._trigger import Trigger, TriggerKind
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -46,6 +48,7 @@ __all__ = [
     "GrammarCompiler",
     "GrammarError",
     "InputRejected",
+    "LazyMatcher",
     "LimitError",
     "Limits",
     "MatchResult",
@@ -57,6 +60,7 @@ __all__ = [
     "State",
     "Trigger",
     "TriggerKind",
+    "TriggerRejected",
     "Vocabulary",
     "VocabularyError",
     "__version__",

@@ -8,6 +8,10 @@ Positions are attributes, never only part of the message text.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gbnfkit.tokens._trigger import Trigger
 
 __all__ = [
     "GbnfkitError",
@@ -16,6 +20,7 @@ __all__ = [
     "LimitError",
     "MissingDependencyError",
     "SchemaError",
+    "TriggerRejected",
     "VocabularyError",
 ]
 
@@ -187,3 +192,29 @@ class MissingDependencyError(GbnfkitError, ImportError):
         self.package = package
         self.install = install
         super().__init__(f"{needed_for} needs {package}, which is not installed: {install}")
+
+
+class TriggerRejected(InputRejected):
+    """A lazy grammar's trigger fired, but the grammar rejects the text it starts.
+
+    An :class:`InputRejected` whose ``text`` is the text replayed into the grammar
+    (from where the trigger's constrained text starts) and whose ``position`` and
+    ``character`` point into it.
+
+    Attributes:
+        trigger: the :class:`gbnfkit.Trigger` that fired.
+    """
+
+    def __init__(
+        self,
+        trigger: Trigger,
+        position: int,
+        character: str | bytes,
+        expected: Sequence[str],
+        *,
+        text: str | None = None,
+    ) -> None:
+        super().__init__(position, character, expected, text=text)
+        self.trigger = trigger
+        self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
+        self.args = (self.message,)

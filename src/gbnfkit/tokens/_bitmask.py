@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from gbnfkit._errors import VocabularyError
 
-__all__ = ["allocate_bitmask", "apply_bitmask"]
+__all__ = ["allocate_bitmask", "apply_bitmask", "write_mask_row"]
 
 
 def allocate_bitmask(batch: int, vocab_size: int) -> npt.NDArray[np.int32]:
@@ -21,6 +21,29 @@ def allocate_bitmask(batch: int, vocab_size: int) -> npt.NDArray[np.int32]:
     if batch < 0 or vocab_size <= 0:
         raise VocabularyError(f"bad bitmask shape: batch={batch}, vocab_size={vocab_size}")
     return np.full((batch, (vocab_size + 31) // 32), -1, dtype=np.int32)
+
+
+def write_mask_row(
+    bitmask: npt.NDArray[np.int32], row: int, words: npt.NDArray[np.int32], vocab_size: int
+) -> None:
+    """Copy the packed mask ``words`` into row ``row`` of ``bitmask`` (or into a 1-D one).
+
+    Raises:
+        IndexError: ``row`` is not 0 for a one-dimensional ``bitmask``.
+        VocabularyError: the rows of ``bitmask`` do not have ``len(words)`` words.
+    """
+    if bitmask.ndim == 1:
+        if row != 0:
+            raise IndexError("row must be 0 for a one-dimensional bitmask")
+        target = bitmask
+    else:
+        target = bitmask[row]
+    if target.shape[-1] != words.shape[0]:
+        raise VocabularyError(
+            f"bitmask rows have {target.shape[-1]} words; this vocabulary needs "
+            f"{words.shape[0]} (ceil({vocab_size} / 32))"
+        )
+    target[...] = words
 
 
 def _unpack(bitmask: npt.NDArray[np.int32], width: int) -> npt.NDArray[np.bool_]:
