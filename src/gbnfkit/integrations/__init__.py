@@ -15,8 +15,8 @@ no runtime either.
 from __future__ import annotations
 
 from gbnfkit.integrations._decode import (
-    DecodeStats,
     Decoder,
+    DecodeStats,
     Generation,
     GenerationResult,
     ModelRunner,

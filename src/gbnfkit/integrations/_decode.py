@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
+from gbnfkit.tokens._lazy import LazyMatcher
 from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._trigger import Trigger
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from gbnfkit.sampling import SamplingParams
 
 __all__ = [
+    "AnyMatcher",
     "DecodeStats",
     "Decoder",
     "Generation",
@@ -35,7 +37,10 @@ __all__ = [
     "StopReason",
 ]
 
-GrammarSpec = Grammar | CompiledGrammar | Matcher | None
+AnyMatcher = Matcher | LazyMatcher
+"""A matcher, plain or lazy."""
+
+GrammarSpec = Grammar | CompiledGrammar | Matcher | LazyMatcher | None
 """What constrains a generation: a grammar (compiled for the model's vocabulary on the
 way), a grammar already compiled for it, a ready matcher, or nothing."""
 
@@ -141,7 +146,7 @@ class _TimedMatcher:
 
     __slots__ = ("_inner", "seconds")
 
-    def __init__(self, inner: Matcher) -> None:
+    def __init__(self, inner: AnyMatcher) -> None:
         self._inner = inner
         self.seconds = 0.0
 
@@ -221,18 +226,22 @@ class Decoder:
         """The grammar compiler for the model's vocabulary."""
         return self._compiler
 
-    def matcher(self, grammar: GrammarSpec, *, triggers: Iterable[Trigger] = ()) -> Matcher | None:
+    def matcher(
+        self, grammar: GrammarSpec, *, triggers: Iterable[Trigger] = ()
+    ) -> AnyMatcher | None:
         """A fresh matcher for ``grammar`` (lazy when ``triggers`` are given), or ``None``."""
         trigger_list = list(triggers)
         if grammar is None:
             if trigger_list:
                 raise ValueError("triggers need a grammar to wake")
             return None
-        if isinstance(grammar, Matcher):
+        if isinstance(grammar, (Matcher, LazyMatcher)):
             if trigger_list:
                 raise ValueError("give triggers with a grammar, not with a ready matcher")
             return grammar
-        compiled = grammar if isinstance(grammar, CompiledGrammar) else self._compiler.compile(grammar)
+        compiled = (
+            grammar if isinstance(grammar, CompiledGrammar) else self._compiler.compile(grammar)
+        )
         if trigger_list:
             return compiled.matcher(triggers=trigger_list)
         return compiled.matcher()
@@ -277,8 +286,12 @@ class Decoder:
     ) -> GenerationResult:
         """Generate for ``prompt`` (arguments as :meth:`stream`); ``on_text`` gets each piece."""
         generation = self.stream(
-            prompt, grammar=grammar, triggers=triggers, params=params,
-            max_tokens=max_tokens, raw=raw,
+            prompt,
+            grammar=grammar,
+            triggers=triggers,
+            params=params,
+            max_tokens=max_tokens,
+            raw=raw,
         )
         for piece in generation:
             if on_text is not None:
@@ -288,7 +301,7 @@ class Decoder:
     def _run(
         self,
         prompt: str,
-        matcher: Matcher | None,
+        matcher: AnyMatcher | None,
         params: SamplingParams,
         max_tokens: int,
         raw: bool,
@@ -347,5 +360,5 @@ class Decoder:
             decode_seconds=time.perf_counter() - decoding,
             grammar_seconds=timed.seconds if timed is not None else 0.0,
         )
-        complete = matcher is None or matcher.is_complete
+        complete = matcher is None or bool(matcher.is_complete)
         return GenerationResult("".join(pieces), tuple(token_ids), stop, complete, stats)

@@ -27,13 +27,12 @@ import numpy.typing as npt
 
 from gbnfkit._errors import MissingDependencyError, VocabularyError
 from gbnfkit._grammar import Grammar
-from gbnfkit.integrations._decode import Decoder
+from gbnfkit.integrations._decode import AnyMatcher, Decoder
 from gbnfkit.integrations._requires import LLAMA_CPP, require
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
 from gbnfkit.tokens._compiler import compile as compile_grammar
-from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._trigger import Trigger
 from gbnfkit.tokens._vocabulary import Vocabulary
 
@@ -184,7 +183,7 @@ class LogitsProcessor:
                 raise TypeError("a Grammar needs the Llama to compile it for: pass llm")
             grammar = compile_grammar(grammar, vocabulary_from_llama(llm))
         trigger_list = list(triggers)
-        self._matcher: Matcher = (
+        self._matcher: AnyMatcher = (
             grammar.matcher(triggers=trigger_list) if trigger_list else grammar.matcher()
         )
         self._size = grammar.vocabulary.size
@@ -192,7 +191,7 @@ class LogitsProcessor:
         self._bitmask = allocate_bitmask(1, self._size)
 
     @property
-    def matcher(self) -> Matcher:
+    def matcher(self) -> AnyMatcher:
         """The matcher the processor advances."""
         return self._matcher
 
@@ -237,16 +236,22 @@ class LlamaRunner:
         template = (getattr(llm, "metadata", None) or {}).get("tokenizer.chat_template")
         if template:
             chat_format = require(
-                "llama_cpp.llama_chat_format", "llama-cpp-python", LLAMA_CPP,
+                "llama_cpp.llama_chat_format",
+                "llama-cpp-python",
+                LLAMA_CPP,
                 needed_for="chat templates",
             )
             special = {"eos": llm.token_eos(), "bos": llm.token_bos()}
             names = {
-                key: (llm.detokenize([tid], special=True).decode("utf-8", "replace") if tid >= 0 else "")
+                key: llm.detokenize([tid], special=True).decode("utf-8", "replace")
+                if tid >= 0
+                else ""
                 for key, tid in special.items()
             }
             self._formatter = chat_format.Jinja2ChatFormatter(
-                template=template, eos_token=names["eos"], bos_token=names["bos"],
+                template=template,
+                eos_token=names["eos"],
+                bos_token=names["bos"],
                 add_generation_prompt=True,
             )
 
@@ -280,7 +285,8 @@ class LlamaRunner:
 
     def _logits(self) -> npt.NDArray[np.float32]:
         pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
-        return np.ctypeslib.as_array(pointer, shape=(self._width,)).copy()
+        logits: npt.NDArray[np.float32] = np.ctypeslib.as_array(pointer, shape=(self._width,))
+        return logits.copy()
 
     def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
         self._llm.reset()
@@ -293,7 +299,7 @@ class LlamaRunner:
 
 
 def decoder(llm: Any, *, compiler: GrammarCompiler | None = None) -> Decoder:
-    """gbnfkit's decoding loop on the ``Llama`` ``llm`` (see :class:`~gbnfkit.integrations.Decoder`).
+    """gbnfkit's decoding loop on the ``Llama`` ``llm`` (a :class:`~gbnfkit.integrations.Decoder`).
 
     >>> from gbnfkit import Grammar, SamplingParams
     >>> from gbnfkit.integrations import llama_cpp

@@ -24,12 +24,11 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit._errors import InputRejected
-from gbnfkit.integrations._decode import Decoder
+from gbnfkit.integrations._decode import AnyMatcher, Decoder
 from gbnfkit.integrations._requires import TRANSFORMERS, require
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
-from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._trigger import Trigger
 from gbnfkit.tokens._vocabulary import Vocabulary
 
@@ -123,7 +122,7 @@ class GrammarLogitsProcessor:
             raise ValueError(f"the grammars are compiled for vocabularies of sizes {sorted(sizes)}")
         self._size = sizes.pop() if sizes else 0
         self._triggers = list(triggers)
-        self._matchers: list[Matcher | None] = []
+        self._matchers: list[AnyMatcher | None] = []
         self._states: list[RowState] = []
         self._length = -1
         self.rejections: dict[int, InputRejected] = {}
@@ -135,7 +134,7 @@ class GrammarLogitsProcessor:
         return tuple(self._states)
 
     @property
-    def matchers(self) -> tuple[Matcher | None, ...]:
+    def matchers(self) -> tuple[AnyMatcher | None, ...]:
         """Each row's matcher (``None`` for a free row; empty before the first call)."""
         return tuple(self._matchers)
 
@@ -232,9 +231,7 @@ def load_model(path: str | os.PathLike[str], **kwargs: Any) -> tuple[Any, Any]:
     logging.disable_progress_bar()
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), **options)
-        model = transformers.AutoModelForCausalLM.from_pretrained(
-            str(folder), **options, **kwargs
-        )
+        model = transformers.AutoModelForCausalLM.from_pretrained(str(folder), **options, **kwargs)
     finally:
         if bars:
             logging.enable_progress_bar()
@@ -307,7 +304,7 @@ class TransformersRunner:
 
 
 def decoder(model: Any, tokenizer: Any, *, compiler: GrammarCompiler | None = None) -> Decoder:
-    """gbnfkit's decoding loop on a transformers model (see :class:`~gbnfkit.integrations.Decoder`)."""
+    """gbnfkit's decoding loop on a transformers model: a :class:`~gbnfkit.integrations.Decoder`."""
     runner = TransformersRunner(
         model, tokenizer, vocabulary=compiler.vocabulary if compiler else None
     )
