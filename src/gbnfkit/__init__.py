@@ -8,17 +8,21 @@ package never imports.
 from __future__ import annotations
 
 from gbnfkit._errors import (
+    ArgumentError,
     GbnfkitError,
     GrammarError,
     InputRejected,
     LimitError,
+    LoadError,
     MissingDependencyError,
+    SamplingError,
     SchemaError,
     TriggerRejected,
     VocabularyError,
 )
 from gbnfkit._grammar import Grammar
 from gbnfkit._limits import Limits
+from gbnfkit._public import publish_loaded as _publish_loaded
 from gbnfkit.engine import (
     CharExcludeRule,
     CharRule,
@@ -27,6 +31,7 @@ from gbnfkit.engine import (
     MatchStatus,
     State,
 )
+from gbnfkit.sampling import Mirostat, Sampler, SamplerType, SamplingParams, sample_batch
 from gbnfkit.schema import SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
@@ -39,6 +44,7 @@ from gbnfkit.tokens._vocabulary import Vocabulary
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError",
     "CharExcludeRule",
     "CharRule",
     "CompiledGrammar",
@@ -51,10 +57,16 @@ __all__ = [
     "LazyMatcher",
     "LimitError",
     "Limits",
+    "LoadError",
     "MatchResult",
     "MatchStatus",
     "Matcher",
+    "Mirostat",
     "MissingDependencyError",
+    "Sampler",
+    "SamplerType",
+    "SamplingError",
+    "SamplingParams",
     "SchemaError",
     "SchemaOptions",
     "State",
@@ -69,4 +81,8 @@ __all__ = [
     "compile",
     "json_schema_to_gbnf",
     "regex_to_gbnf",
+    "sample_batch",
 ]
+
+# classes and functions name the public module users import them from (see _public.py)
+_publish_loaded(__name__, globals(), __all__)

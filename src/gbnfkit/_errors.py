@@ -14,11 +14,14 @@ if TYPE_CHECKING:
     from gbnfkit.tokens._trigger import Trigger
 
 __all__ = [
+    "ArgumentError",
     "GbnfkitError",
     "GrammarError",
     "InputRejected",
     "LimitError",
+    "LoadError",
     "MissingDependencyError",
+    "SamplingError",
     "SchemaError",
     "TriggerRejected",
     "VocabularyError",
@@ -145,6 +148,46 @@ class InputRejected(GbnfkitError, ValueError):
 
 class VocabularyError(GbnfkitError, ValueError):
     """A vocabulary that cannot be read, or a token id outside it."""
+
+
+class ArgumentError(GbnfkitError, ValueError, TypeError):
+    """An argument of the wrong type or outside its range, in a call that takes no text.
+
+    For example a rollback longer than the history, a bitmask row outside the bitmask, a
+    bitmask or logits array of the wrong shape or type.  It is both a ``ValueError`` and a
+    ``TypeError``, so code written for either keeps working.
+    """
+
+
+class LoadError(GbnfkitError, ValueError):
+    """A file given to :meth:`CompiledGrammar.load` that cannot be used.
+
+    Unreadable, truncated or corrupted, not a gbnfkit compiled grammar, written by a
+    version with another file format or context depth, or saved for another grammar or
+    vocabulary; the message says which.  Compile the grammar again and save it anew.
+
+    Attributes:
+        path: the file, as given.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.message = message
+        self.path = path
+        super().__init__(f"cannot load {path!r}: {message}")
+
+
+class SamplingError(GbnfkitError, ValueError):
+    """Sampling parameters out of range, or logits from which no token can be sampled.
+
+    Attributes:
+        field: the :class:`gbnfkit.SamplingParams` field at fault, or ``None`` when the
+            logits are at fault (every token the grammar allows has a logit of -inf).
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.message = message
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
 
 
 class SchemaError(GbnfkitError, ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -165,10 +166,10 @@ def test_print_then_parse_gives_the_same_ir(ir: GrammarIR) -> None:
     assert to_gbnf(parse_gbnf(text)) == text
 
 
-def test_conformance_grammars_round_trip() -> None:
+def test_conformance_grammars_round_trip(shared_file: Callable[[str], Path]) -> None:
     import json
 
-    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "gbnf.jsonl"
+    path = shared_file("conformance/gbnf.jsonl")
     checked = 0
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)

@@ -1,5 +1,7 @@
 """Token masks are exact: fast masks equal the character engine's verdict, bit for bit."""
 
+# shared data: conformance/gbnf.jsonl
+
 from __future__ import annotations
 
 import json

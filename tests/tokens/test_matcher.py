@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gbnfkit
-from gbnfkit import Grammar, InputRejected, Vocabulary, VocabularyError
+from gbnfkit import Grammar, InputRejected, LoadError, Vocabulary, VocabularyError
 
 
 def _vocabulary() -> Vocabulary:
@@ -175,15 +175,55 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     again.accept_text('{"na')
     assert np.array_equal(again.allowed_token_ids(), expected)
     other = Grammar.from_gbnf('root ::= "x"')
-    with pytest.raises(VocabularyError, match="another grammar"):
+    with pytest.raises(LoadError, match="another grammar"):
         gbnfkit.CompiledGrammar.load(path, other, VOCAB)
     smaller = Vocabulary([b"a", b"b"])
-    with pytest.raises(VocabularyError, match="another vocabulary"):
+    with pytest.raises(LoadError, match="another vocabulary"):
         gbnfkit.CompiledGrammar.load(path, OBJECT, smaller)
     junk = tmp_path / "junk.npz"
     junk.write_bytes(b"not a file")
-    with pytest.raises(VocabularyError):
+    with pytest.raises(LoadError):
         gbnfkit.CompiledGrammar.load(junk, OBJECT, VOCAB)
+
+
+def _resave(source: Path, target: Path, **changes: object) -> None:
+    with np.load(source) as data:
+        fields = {name: data[name] for name in data.files}
+    fields.update(changes)  # type: ignore[arg-type]
+    np.savez(target, **fields)  # type: ignore[arg-type]
+
+
+def test_load_refuses_another_context_depth_format_or_corrupted_contents(tmp_path: Path) -> None:
+    from gbnfkit.tokens._compiled import CONTEXT_DEPTH
+
+    compiled = gbnfkit.compile(OBJECT, VOCAB)
+    matcher = compiled.matcher()
+    matcher.accept_text('{"name": 1')
+    matcher.allowed_token_ids()
+    path = tmp_path / "object.npz"
+    compiled.save(path)
+    cases = {
+        "context depth": {"context_depth": np.array(CONTEXT_DEPTH + 1)},
+        "file format": {"format": np.array("gbnfkit-compiled-v1")},
+        "not a gbnfkit": {"format": np.array("something else")},
+        "corrupted": {"depths": np.load(path)["depths"] + 1},
+    }
+    for reason, change in cases.items():
+        bad = tmp_path / "bad.npz"
+        _resave(path, bad, **change)
+        with pytest.raises(LoadError, match=reason) as info:
+            gbnfkit.CompiledGrammar.load(bad, OBJECT, VOCAB)
+        assert info.value.path == str(bad)
+    data = path.read_bytes()
+    for cut in (10, len(data) // 2, len(data) - 3):
+        truncated = tmp_path / "truncated.npz"
+        truncated.write_bytes(data[:cut])
+        with pytest.raises(LoadError):
+            gbnfkit.CompiledGrammar.load(truncated, OBJECT, VOCAB)
+    single = tmp_path / "single.npy"
+    np.save(single, np.zeros(3))
+    with pytest.raises(LoadError, match="not a .npz"):
+        gbnfkit.CompiledGrammar.load(single, OBJECT, VOCAB)
 
 
 def test_compiler_cache_is_bounded_lru() -> None:

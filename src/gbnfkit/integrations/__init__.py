@@ -14,6 +14,7 @@ no runtime either.
 
 from __future__ import annotations
 
+from gbnfkit._public import publish as _publish
 from gbnfkit.integrations._decode import (
     Decoder,
     DecodeStats,
@@ -31,3 +32,5 @@ __all__ = [
     "ModelRunner",
     "StopReason",
 ]
+
+_publish(__name__, globals(), __all__)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from gbnfkit._deprecation import CallableBool
-from gbnfkit._errors import InputRejected, VocabularyError
+from gbnfkit._errors import ArgumentError, InputRejected, VocabularyError
 from gbnfkit.tokens._bytestate import ByteState
 
 if TYPE_CHECKING:
@@ -47,24 +47,43 @@ class Matcher:
             return self._compiled.index.eos.view(np.int32)
         return self._compiled.mask(self._state)
 
-    def fill_bitmask(self, bitmask: npt.NDArray[np.int32], row: int = 0) -> None:
+    def fill_bitmask(self, bitmask: Any, row: int = 0) -> None:
         """Write this step's mask into row ``row`` of ``bitmask`` (shape ``(batch, ceil(V/32))``).
 
-        Bit ``i % 32`` of word ``i // 32`` is set iff token ``i`` is allowed.
+        Bit ``i % 32`` of word ``i // 32`` is set iff token ``i`` is allowed.  ``bitmask``
+        is an int32 numpy array or a CPU torch tensor (from :func:`allocate_bitmask`).
+
+        Raises:
+            ArgumentError: ``bitmask`` is not an int32 array of 1 or 2 dimensions, or
+                ``row`` is not one of its rows.
+            VocabularyError: the rows are not ``ceil(V / 32)`` words wide.
         """
         words = self._words()
-        if bitmask.ndim == 1:
-            if row != 0:
-                raise IndexError("row must be 0 for a one-dimensional bitmask")
-            target = bitmask
-        else:
-            target = bitmask[row]
+        is_torch = type(bitmask).__module__.startswith("torch")
+        if not (isinstance(bitmask, np.ndarray) or is_torch):
+            raise ArgumentError(f"bitmask must be an int32 array, not {type(bitmask).__name__}")
+        if str(bitmask.dtype) not in ("int32", "torch.int32") or bitmask.ndim not in (1, 2):
+            raise ArgumentError(
+                f"bitmask must be an int32 array of 1 or 2 dimensions, not {bitmask.dtype} "
+                f"of shape {tuple(bitmask.shape)}"
+            )
+        if isinstance(row, bool) or not isinstance(row, (int, np.integer)):
+            raise ArgumentError(f"row must be an integer, not {type(row).__name__}")
+        rows = 1 if bitmask.ndim == 1 else int(bitmask.shape[0])
+        if not 0 <= row < rows:
+            raise ArgumentError(f"row {row} is outside the bitmask ({rows} rows)")
+        target = bitmask if bitmask.ndim == 1 else bitmask[int(row)]
         if target.shape[-1] != words.shape[0]:
             raise VocabularyError(
                 f"bitmask rows have {target.shape[-1]} words; this vocabulary needs "
                 f"{words.shape[0]} (ceil({self._vocab.size} / 32))"
             )
-        target[...] = words
+        if is_torch:
+            import torch  # type: ignore[import-not-found,unused-ignore]
+
+            target.copy_(torch.from_numpy(np.ascontiguousarray(words)))
+        else:
+            target[...] = words
 
     def allowed_token_ids(self) -> npt.NDArray[np.int64]:
         """The allowed token ids, ascending."""
@@ -171,7 +190,10 @@ class Matcher:
         Raises:
             InputRejected: with the position (in code points) of the first character
                 that is not allowed; the matcher is then unchanged.
+            ArgumentError: ``text`` is not a ``str``.
         """
+        if not isinstance(text, str):
+            raise ArgumentError(f"text must be a str, not {type(text).__name__}")
         if self._terminated:
             if text:
                 raise InputRejected(
@@ -199,10 +221,13 @@ class Matcher:
         """Undo the last ``n`` steps (accepted tokens or texts).
 
         Raises:
-            ValueError: ``n`` is negative or more than the steps taken.
+            ArgumentError: ``n`` is not an integer, is negative or is more than the steps
+                taken (a ``ValueError``).
         """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise ArgumentError(f"n must be an integer, not {type(n).__name__}")
         if n < 0 or n > len(self._history):
-            raise ValueError(f"cannot roll back {n} steps; {len(self._history)} were taken")
+            raise ArgumentError(f"cannot roll back {n} steps; {len(self._history)} were taken")
         if n == 0:
             return
         self._state, self._terminated = self._history[-n]

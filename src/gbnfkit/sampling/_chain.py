@@ -1,0 +1,138 @@
+"""The sampler chain: logit bias, then the samplers in order, then one random draw.
+
+With ``mirostat`` on, the chain is llama.cpp's: logit bias, temperature, mirostat.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gbnfkit.sampling._candidates import Candidates
+from gbnfkit.sampling._dry import DryPenalty
+from gbnfkit.sampling._mirostat import MirostatState
+from gbnfkit.sampling._params import Mirostat, SamplerType, SamplingParams
+from gbnfkit.sampling._penalties import PenaltyHistory, apply_logit_bias
+from gbnfkit.sampling._temperature import temperature
+from gbnfkit.sampling._truncate import min_p, top_k, top_n_sigma, top_p, typical_p, xtc
+
+__all__ = ["ChainState", "draw", "probabilities", "run_chain"]
+
+# a draw over many candidates sums their weights in blocks of this size
+_BLOCK = 256
+
+
+class ChainState:
+    """What the chain remembers between tokens: histories, mirostat's ``mu``, the generator."""
+
+    __slots__ = ("penalties", "dry", "mirostat", "rng", "vocab_size")
+
+    def __init__(
+        self,
+        penalties: PenaltyHistory,
+        dry: DryPenalty,
+        mirostat: MirostatState,
+        rng: np.random.Generator,
+        vocab_size: int | None,
+    ) -> None:
+        self.penalties = penalties
+        self.dry = dry
+        self.mirostat = mirostat
+        self.rng = rng
+        self.vocab_size = vocab_size
+
+
+def _stage(
+    kind: SamplerType, cands: Candidates, p: SamplingParams, state: ChainState
+) -> Candidates:
+    if kind is SamplerType.PENALTIES:
+        return state.penalties.apply(
+            cands, p.repeat_penalty, p.frequency_penalty, p.presence_penalty
+        )
+    if kind is SamplerType.DRY:
+        return state.dry.apply(cands)
+    if kind is SamplerType.TOP_N_SIGMA:
+        return top_n_sigma(cands, p.top_n_sigma)
+    if kind is SamplerType.TOP_K:
+        return top_k(cands, p.top_k)
+    if kind is SamplerType.TYPICAL_P:
+        return typical_p(cands, p.typical_p, p.min_keep)
+    if kind is SamplerType.TOP_P:
+        return top_p(cands, p.top_p, p.min_keep)
+    if kind is SamplerType.MIN_P:
+        return min_p(cands, p.min_p, p.min_keep)
+    if kind is SamplerType.XTC:
+        return xtc(cands, p.xtc_probability, p.xtc_threshold, p.min_keep, state.rng)
+    return temperature(cands, p.temperature, p.dynatemp_range, p.dynatemp_exponent)
+
+
+def run_chain(cands: Candidates, params: SamplingParams, state: ChainState) -> Candidates:
+    """The candidates and logits the final draw picks from (may draw XTC's random number)."""
+    cands = apply_logit_bias(cands, params.logit_bias)
+    cands.require_any()
+    if params.mirostat == Mirostat.OFF:
+        for kind in params.samplers:
+            cands = _stage(kind, cands, params, state)
+        return cands
+    cands = temperature(cands, params.temperature, 0.0, 1.0)
+    if params.mirostat == Mirostat.V1:
+        return state.mirostat.truncate_v1(cands, state.vocab_size or len(cands))
+    return state.mirostat.truncate_v2(cands)
+
+
+def probabilities(cands: Candidates) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """``(token ids, probabilities)`` of the candidates (float64, summing to 1)."""
+    cands.require_any()
+    logits = np.asarray(cands.logits, dtype=np.float64)
+    exp = np.exp(logits - logits.max())
+    return cands.token_ids(), exp / exp.sum()
+
+
+def draw(cands: Candidates, rng: np.random.Generator) -> tuple[int, float]:
+    """One token from the softmax of the candidates, and its probability among them.
+
+    A single candidate is returned without drawing a random number (as llama.cpp does).
+    """
+    cands.require_any()
+    if len(cands) == 1:
+        return int(cands.token_ids()[0]), 1.0
+    logits = cands.logits
+    exp = np.exp(logits - logits.max())
+    if exp.shape[0] > 4 * _BLOCK:
+        index, total = _inverse_cdf_blocked(exp, rng.random())
+    else:
+        cumulative = np.cumsum(exp, dtype=np.float64)
+        total = float(cumulative[-1])
+        index = int(np.searchsorted(cumulative, rng.random() * total, side="right"))
+        if index >= len(cands) or exp[index] == 0:
+            index = int(np.flatnonzero(exp)[-1])
+    token = index if cands.ids is None else int(cands.ids[index])
+    return token, float(exp[index]) / total
+
+
+def _inverse_cdf_blocked(weights: npt.NDArray[Any], u: float) -> tuple[int, float]:
+    """``(index, total)``: the first index whose running sum of ``weights`` exceeds ``u * total``.
+
+    A running sum over a whole vocabulary is slow (it cannot be vectorised), so the
+    weights are summed per block of ``_BLOCK``, the block is found from the running
+    sum of the block sums, and only that block is summed one by one.
+    """
+    n = weights.shape[0]
+    full = n - n % _BLOCK
+    sums = weights[:full].reshape(-1, _BLOCK).sum(axis=1, dtype=np.float64)
+    ends = np.cumsum(sums)
+    tail = weights[full:]
+    total = float(ends[-1]) + float(tail.sum(dtype=np.float64))
+    target = u * total
+    block = int(np.searchsorted(ends, target, side="right"))
+    start = block * _BLOCK
+    segment = weights[start : start + _BLOCK] if block < ends.shape[0] else tail
+    before = float(ends[block - 1]) if block > 0 else 0.0
+    local = np.cumsum(segment, dtype=np.float64) + before
+    index = int(np.searchsorted(local, target, side="right"))
+    if index >= segment.shape[0] or segment[index] == 0:
+        # rounding put the target past the block's last token: the last likely token
+        return int(np.flatnonzero(weights)[-1]), total
+    return start + index, total

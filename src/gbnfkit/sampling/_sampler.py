@@ -1,0 +1,275 @@
+"""Sampler: the sampler chain of one sequence, with an optional grammar matcher in it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from gbnfkit._errors import ArgumentError, SamplingError, VocabularyError
+from gbnfkit.sampling._candidates import Candidates
+from gbnfkit.sampling._chain import ChainState, draw, probabilities, run_chain
+from gbnfkit.sampling._dry import DryPenalty, breaker_sequences
+from gbnfkit.sampling._logits import to_rows
+from gbnfkit.sampling._mirostat import MirostatState
+from gbnfkit.sampling._params import Mirostat, SamplingParams
+from gbnfkit.sampling._penalties import PenaltyHistory
+from gbnfkit.tokens._vocabulary import Vocabulary
+
+__all__ = ["Sampler", "TokenMatcher", "sample_batch"]
+
+# grammar-masked candidates stay dense unless the grammar allows at most 1/_SPARSE_RATIO
+# of the vocabulary
+_SPARSE_RATIO = 8
+
+
+class TokenMatcher(Protocol):
+    """What a :class:`Sampler` needs of a matcher (:class:`gbnfkit.Matcher` has it)."""
+
+    def is_allowed(self, token_id: int) -> bool: ...
+
+    def accept_token(self, token_id: int) -> bool: ...
+
+    def allowed_token_ids(self) -> npt.NDArray[np.int64]: ...
+
+    def reset(self) -> None: ...
+
+
+def _vocabulary_of(matcher: TokenMatcher) -> Vocabulary:
+    found = getattr(matcher, "vocabulary", None)
+    if found is None:
+        found = getattr(matcher, "_vocab", None)  # gbnfkit.Matcher before it exposed it
+    if not isinstance(found, Vocabulary):
+        raise ArgumentError(
+            "cannot tell the matcher's vocabulary; pass it as Sampler(..., vocabulary=...)"
+        )
+    return found
+
+
+def _sanitized(row: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``row``, or a copy with NaN as -inf and +inf as the largest finite value."""
+    top = row.max()
+    if np.isnan(top) or top == np.inf:
+        row = row.copy()
+        row[np.isnan(row)] = -np.inf
+        row[row == np.inf] = np.finfo(row.dtype).max
+    return row
+
+
+class Sampler:
+    """Chooses the next token of one sequence from the model's logits.
+
+    ``Sampler(params, matcher)`` runs the sampler chain of ``params`` (llama.cpp's order
+    and semantics, see ``docs/sampling.md``).  With a matcher, every sampled token is
+    one the grammar allows, and an end-of-sequence token only where the grammar may end:
+
+    * ``params.grammar_first=False`` (default, llama.cpp's fast path): run the chain on
+      the raw logits, check the one sampled token; only if the grammar rejects it,
+      mask the logits and run the chain again.
+    * ``params.grammar_first=True``: mask the logits, then run the chain.
+
+    Logits are numpy arrays or torch tensors (any device), shape ``(V,)`` or ``(1, V)``.
+    When the vocabulary is known (from the matcher, or ``vocabulary=``), ``V`` may be
+    larger than it: ids from the vocabulary's size on are never sampled.
+    Call :meth:`accept` with each token the sequence takes (sampled or forced).
+    """
+
+    __slots__ = ("_params", "_matcher", "_vocabulary", "_size", "_state")
+
+    def __init__(
+        self,
+        params: SamplingParams | None = None,
+        matcher: TokenMatcher | None = None,
+        *,
+        vocabulary: Vocabulary | None = None,
+    ) -> None:
+        self._params = params if params is not None else SamplingParams()
+        self._matcher = matcher
+        if vocabulary is None and matcher is not None:
+            vocabulary = _vocabulary_of(matcher)
+        self._vocabulary = vocabulary
+        self._size = vocabulary.size if vocabulary is not None else None
+        p = self._params
+        if self._size is not None and p.logit_bias:
+            bad = max(p.logit_bias)
+            if bad >= self._size:
+                raise SamplingError(
+                    f"token id {bad} is outside the vocabulary of {self._size} tokens",
+                    field="logit_bias",
+                )
+        dry_on = p.dry_multiplier != 0.0 and p.dry_base >= 1.0 and p.dry_penalty_last_n != 0
+        breakers: dict[int, list[tuple[int, ...]]] = {}
+        if dry_on and p.dry_sequence_breakers:
+            if vocabulary is None:
+                raise SamplingError(
+                    "DRY's sequence breakers need the vocabulary: give a matcher or "
+                    "Sampler(..., vocabulary=...), or set dry_sequence_breakers=()",
+                    field="dry_sequence_breakers",
+                )
+            breakers = breaker_sequences(p.dry_sequence_breakers, vocabulary)
+        self._state = ChainState(
+            PenaltyHistory(p.repeat_last_n),
+            DryPenalty(
+                p.dry_multiplier, p.dry_base, p.dry_allowed_length, p.dry_penalty_last_n, breakers
+            ),
+            MirostatState(p.mirostat_tau, p.mirostat_eta),
+            np.random.default_rng(p.seed),
+            self._size,
+        )
+
+    # -- properties ------------------------------------------------------------
+    @property
+    def params(self) -> SamplingParams:
+        """The sampling parameters."""
+        return self._params
+
+    @property
+    def matcher(self) -> TokenMatcher | None:
+        """The grammar matcher, or ``None`` for unconstrained sampling."""
+        return self._matcher
+
+    @property
+    def vocabulary(self) -> Vocabulary | None:
+        """The vocabulary, when known."""
+        return self._vocabulary
+
+    @property
+    def mu(self) -> float:
+        """Mirostat's current target surprise ``mu`` (``2 * mirostat_tau`` at the start)."""
+        return self._state.mirostat.mu
+
+    # -- sampling --------------------------------------------------------------
+    def sample(self, logits: Any) -> int:
+        """The next token id, drawn from ``logits`` (shape ``(V,)`` or ``(1, V)``).
+
+        Does not advance anything but the random generator (and mirostat's ``mu``):
+        call :meth:`accept` with the token the sequence takes.
+
+        Raises:
+            SamplingError: no token can be sampled (every token the grammar allows has
+                a logit of -inf, or the grammar allows no token at all).
+            VocabularyError: the logits are narrower than the vocabulary.
+        """
+        rows = to_rows(logits)
+        if rows.shape[0] != 1:
+            raise ArgumentError(
+                f"Sampler.sample takes one row of logits, not {rows.shape[0]}; "
+                "use gbnfkit.sample_batch with one Sampler per row"
+            )
+        return self._sample_row(rows[0])
+
+    def _row(self, row: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        width = row.shape[0]
+        if self._size is not None:
+            if width < self._size:
+                raise VocabularyError(
+                    f"the logits have {width} entries but the vocabulary has {self._size} tokens"
+                )
+            row = row[: self._size]
+        return _sanitized(row)
+
+    def _masked(self, row: npt.NDArray[Any]) -> Candidates:
+        assert self._matcher is not None
+        ids = np.asarray(self._matcher.allowed_token_ids(), dtype=np.int64)
+        ids = ids[ids < row.shape[0]]
+        if ids.shape[0] == 0:
+            raise SamplingError("the grammar allows no token here")
+        if ids.shape[0] * _SPARSE_RATIO <= row.shape[0]:
+            cands = Candidates.sparse(ids, row[ids])
+            if len(cands) == 0:
+                raise SamplingError(
+                    "no token can be sampled: every token the grammar allows has a logit of -inf"
+                )
+            return cands
+        dense = np.full(row.shape[0], -np.inf, dtype=row.dtype)
+        dense[ids] = row[ids]
+        return Candidates(dense, owned=True)
+
+    def _sample_row(self, row: npt.NDArray[Any]) -> int:
+        x = self._row(row)
+        params, state = self._params, self._state
+        matcher = self._matcher
+        if matcher is None:
+            token, probability = draw(run_chain(Candidates(x), params, state), state.rng)
+        elif params.grammar_first:
+            token, probability = draw(run_chain(self._masked(x), params, state), state.rng)
+        else:
+            try:
+                token, probability = draw(run_chain(Candidates(x), params, state), state.rng)
+                allowed = matcher.is_allowed(token)
+            except SamplingError:
+                allowed = False
+            if not allowed:
+                token, probability = draw(run_chain(self._masked(x), params, state), state.rng)
+        if params.mirostat != Mirostat.OFF:
+            state.mirostat.update(probability)
+        return token
+
+    def distribution(self, logits: Any) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """``(token ids, probabilities)`` the next draw would pick from, grammar applied first.
+
+        This is the distribution of ``grammar_first=True``; it does not change the
+        sampler, except that an enabled XTC draws its random number.
+        """
+        rows = to_rows(logits)
+        if rows.shape[0] != 1:
+            raise ArgumentError(f"one row of logits expected, not {rows.shape[0]}")
+        x = self._row(rows[0])
+        cands = self._masked(x) if self._matcher is not None else Candidates(x)
+        return probabilities(run_chain(cands, self._params, self._state))
+
+    # -- advancing -------------------------------------------------------------
+    def accept(self, token_id: int) -> None:
+        """The sequence took ``token_id``: advance the matcher and the penalty histories.
+
+        Raises:
+            InputRejected: the grammar does not allow ``token_id`` (nothing changes).
+            VocabularyError: ``token_id`` is not an id of the vocabulary.
+        """
+        token_id = int(token_id)
+        if token_id < 0 or (self._size is not None and token_id >= self._size):
+            raise VocabularyError(
+                f"token id {token_id} is outside the vocabulary"
+                + (f" of {self._size} tokens" if self._size is not None else "")
+            )
+        if self._matcher is not None:
+            self._matcher.accept_token(token_id)
+        self._state.penalties.push(token_id)
+        self._state.dry.push(token_id)
+
+    def extend_history(self, token_ids: Iterable[int]) -> None:
+        """Add tokens (a prompt, say) to the penalty and DRY histories; the matcher is not moved."""
+        for token_id in token_ids:
+            self._state.penalties.push(int(token_id))
+            self._state.dry.push(int(token_id))
+
+    def reset(self) -> None:
+        """Start over: histories emptied, ``mu`` reset, generator re-seeded, matcher reset.
+
+        With a ``seed``, the same logits then give the same tokens again; with
+        ``seed=None`` the generator takes fresh entropy.
+        """
+        state = self._state
+        state.penalties.clear()
+        state.dry.clear()
+        state.mirostat.reset()
+        state.rng = np.random.default_rng(self._params.seed)
+        if self._matcher is not None:
+            self._matcher.reset()
+
+    def __repr__(self) -> str:
+        grammar = "with a matcher" if self._matcher is not None else "unconstrained"
+        return f"Sampler({grammar}, vocabulary size {self._size})"
+
+
+def sample_batch(samplers: Sequence[Sampler], logits: Any) -> list[int]:
+    """One token per row of ``logits`` (``(batch, V)``), row ``i`` sampled by ``samplers[i]``.
+
+    Torch logits are copied to the CPU once for the whole batch.
+    """
+    rows = to_rows(logits)
+    if rows.shape[0] != len(samplers):
+        raise ArgumentError(f"{len(samplers)} samplers for {rows.shape[0]} rows of logits")
+    return [sampler._sample_row(rows[i]) for i, sampler in enumerate(samplers)]
