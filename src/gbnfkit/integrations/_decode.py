@@ -13,18 +13,16 @@ import enum
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from gbnfkit._grammar import Grammar
+from gbnfkit.sampling import Sampler, SamplingParams
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
 from gbnfkit.tokens._lazy import LazyMatcher
 from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._trigger import Trigger
 from gbnfkit.tokens._vocabulary import Vocabulary
-
-if TYPE_CHECKING:
-    from gbnfkit.sampling import SamplingParams
 
 __all__ = [
     "AnyMatcher",
@@ -268,8 +266,6 @@ class Decoder:
         """
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
-        from gbnfkit.sampling import SamplingParams
-
         matcher = self.matcher(grammar, triggers=triggers)
         return Generation(self._run(prompt, matcher, params or SamplingParams(), max_tokens, raw))
 
@@ -306,13 +302,11 @@ class Decoder:
         max_tokens: int,
         raw: bool,
     ) -> Generator[str, None, GenerationResult]:
-        from gbnfkit.sampling import Sampler
-
         runner = self._runner
         vocabulary = runner.vocabulary
         eos = vocabulary.eos_token_ids
         timed = _TimedMatcher(matcher) if matcher is not None else None
-        sampler = Sampler(params, matcher=timed)  # type: ignore[arg-type]
+        sampler = Sampler(params, matcher=timed, vocabulary=vocabulary)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
         token_ids: list[int] = []

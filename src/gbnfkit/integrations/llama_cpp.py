@@ -285,8 +285,8 @@ class LlamaRunner:
 
     def _logits(self) -> npt.NDArray[np.float32]:
         pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
-        logits: npt.NDArray[np.float32] = np.ctypeslib.as_array(pointer, shape=(self._width,))
-        return logits.copy()
+        view = np.ctypeslib.as_array(pointer, shape=(self._width,))
+        return np.array(view, dtype=np.float32)
 
     def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
         self._llm.reset()
