@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from typing import Any
 
 import jsonschema
@@ -13,6 +15,7 @@ from model_schemas import PROMPTS, SCHEMAS
 from transformers import LogitsProcessorList
 
 from gbnfkit import Grammar, GrammarCompiler, MatchStatus, SamplingParams, Vocabulary, compile
+from gbnfkit.cli import main
 from gbnfkit.integrations import Decoder, StopReason
 from gbnfkit.integrations import llama_cpp as llama_integration
 from gbnfkit.integrations import transformers as integration
@@ -128,3 +131,25 @@ def test_decoder_seeds_reproduce_and_builtins_match(hf_decoder: Decoder) -> None
     assert first.token_ids == again.token_ids
     status = grammar.match(first.text).status
     assert status == (MatchStatus.ACCEPT if first.complete else MatchStatus.PREFIX)
+
+
+def test_cli_generate_with_the_transformers_backend(
+    hf_model: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loaded: list[str] = []
+
+    def load_once(path: Any) -> tuple[Any, Any]:  # the session's model, not a second load
+        loaded.append(str(path))
+        return hf_model
+
+    monkeypatch.setattr(integration, "load_model", load_once)
+    schema = SCHEMAS["person"]
+    stdin = io.TextIOWrapper(io.BytesIO(json.dumps(schema).encode("utf-8")), "utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    argv = ["generate", "--backend", "transformers", "--seed", "1", "--schema", "-"]
+    status = main([*argv, PROMPTS["person"]])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert loaded == [str(llama_integration.default_model_path())]
+    jsonschema.validate(json.loads(out), schema)
+    assert "tokens/s" in err.splitlines()[-1]

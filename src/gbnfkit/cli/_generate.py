@@ -7,8 +7,10 @@ one message naming the ``pip install`` that fixes it (exit 6).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import enum
+import io
 import re
 from typing import Any, TextIO
 
@@ -183,7 +185,8 @@ def register(commands: Any) -> None:
         "--threads",
         metavar="N",
         type=_positive,
-        help="llama-cpp: threads (default: the CPUs this process may use)",
+        help="threads (default: llama-cpp: the CPUs this process may use; transformers: "
+        "torch's default)",
     )
     sampling = parser.add_argument_group(
         "sampling (as llama.cpp's flags; see gbnfkit.SamplingParams)",
@@ -285,7 +288,10 @@ def _decoder(args: argparse.Namespace) -> Any:
         from gbnfkit.integrations import transformers
 
         path = args.model if args.model is not None else bundled.default_model_path()
-        model, tokenizer = transformers.load_model(path)
+        if args.threads is not None:
+            transformers.set_threads(args.threads)
+        with contextlib.redirect_stderr(io.StringIO()):  # progress bars of the GGUF loader
+            model, tokenizer = transformers.load_model(path)
         return transformers.decoder(model, tokenizer)
     except MissingDependencyError as exc:
         raise CliError(f"gbnfkit generate: {exc}", ExitCode.MISSING_DEPENDENCY) from None

@@ -38,6 +38,7 @@ __all__ = [
     "TransformersRunner",
     "decoder",
     "load_model",
+    "set_threads",
     "vocabulary_from_tokenizer",
 ]
 
@@ -203,6 +204,11 @@ class GrammarLogitsProcessor:
                 rows = _torch().as_tensor(active, device=scores.device)
                 scores[rows, width:] = float("-inf")
         return scores
+
+
+def set_threads(count: int) -> None:
+    """Let torch use ``count`` threads in this process (``torch.set_num_threads``)."""
+    _torch().set_num_threads(count)
 
 
 def load_model(path: str | os.PathLike[str], **kwargs: Any) -> tuple[Any, Any]:
