@@ -202,12 +202,13 @@ class Decoder:
     Args:
         runner: the model (see :class:`ModelRunner`; the runtime integrations make one).
         compiler: compiles grammars for the model's vocabulary (default: a new
-            :class:`~gbnfkit.GrammarCompiler`, which keeps recent grammars compiled).
+            :class:`~gbnfkit.GrammarCompiler`, made at the first grammar, which keeps
+            recent grammars compiled).
     """
 
     def __init__(self, runner: ModelRunner, *, compiler: GrammarCompiler | None = None) -> None:
         self._runner = runner
-        self._compiler = compiler or GrammarCompiler(runner.vocabulary)
+        self._compiler = compiler
 
     @property
     def runner(self) -> ModelRunner:
@@ -221,7 +222,9 @@ class Decoder:
 
     @property
     def compiler(self) -> GrammarCompiler:
-        """The grammar compiler for the model's vocabulary."""
+        """The grammar compiler for the model's vocabulary (made when first needed)."""
+        if self._compiler is None:
+            self._compiler = GrammarCompiler(self._runner.vocabulary)
         return self._compiler
 
     def matcher(
@@ -238,7 +241,7 @@ class Decoder:
                 raise ValueError("give triggers with a grammar, not with a ready matcher")
             return grammar
         compiled = (
-            grammar if isinstance(grammar, CompiledGrammar) else self._compiler.compile(grammar)
+            grammar if isinstance(grammar, CompiledGrammar) else self.compiler.compile(grammar)
         )
         if trigger_list:
             return compiled.matcher(triggers=trigger_list)
