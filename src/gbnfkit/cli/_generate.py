@@ -185,8 +185,7 @@ def register(commands: Any) -> None:
         "--threads",
         metavar="N",
         type=_positive,
-        help="threads (default: llama-cpp: the CPUs this process may use; transformers: "
-        "torch's default)",
+        help="threads (default: llama-cpp-python's, half the CPUs; transformers: torch's)",
     )
     sampling = parser.add_argument_group(
         "sampling (as llama.cpp's flags; see gbnfkit.SamplingParams)",

