@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit.sampling._candidates import Candidates
+from gbnfkit.sampling._candidates import BLOCK, Candidates, block_sums
 from gbnfkit.sampling._dry import DryPenalty
 from gbnfkit.sampling._mirostat import MirostatState
 from gbnfkit.sampling._params import Mirostat, SamplerType, SamplingParams
@@ -19,9 +19,6 @@ from gbnfkit.sampling._temperature import temperature
 from gbnfkit.sampling._truncate import min_p, top_k, top_n_sigma, top_p, typical_p, xtc
 
 __all__ = ["ChainState", "draw", "probabilities", "run_chain"]
-
-# a draw over many candidates sums their weights in blocks of this size
-_BLOCK = 256
 
 
 class ChainState:
@@ -100,7 +97,7 @@ def draw(cands: Candidates, rng: np.random.Generator) -> tuple[int, float]:
         return int(cands.token_ids()[0]), 1.0
     logits = cands.logits
     exp = np.exp(logits - logits.max())
-    if exp.shape[0] > 4 * _BLOCK:
+    if exp.shape[0] > 4 * BLOCK:
         index, total = _inverse_cdf_blocked(exp, rng.random())
     else:
         cumulative = np.cumsum(exp, dtype=np.float64)
@@ -116,23 +113,24 @@ def _inverse_cdf_blocked(weights: npt.NDArray[Any], u: float) -> tuple[int, floa
     """``(index, total)``: the first index whose running sum of ``weights`` exceeds ``u * total``.
 
     A running sum over a whole vocabulary is slow (it cannot be vectorised), so the
-    weights are summed per block of ``_BLOCK``, the block is found from the running
+    weights are summed per block of ``BLOCK``, the block is found from the running
     sum of the block sums, and only that block is summed one by one.
     """
-    n = weights.shape[0]
-    full = n - n % _BLOCK
-    sums = weights[:full].reshape(-1, _BLOCK).sum(axis=1, dtype=np.float64)
+    sums, rest = block_sums(weights)
     ends = np.cumsum(sums)
-    tail = weights[full:]
-    total = float(ends[-1]) + float(tail.sum(dtype=np.float64))
+    total = float(ends[-1]) + rest
     target = u * total
     block = int(np.searchsorted(ends, target, side="right"))
-    start = block * _BLOCK
-    segment = weights[start : start + _BLOCK] if block < ends.shape[0] else tail
+    start = block * BLOCK
+    segment = weights[start : start + BLOCK]
     before = float(ends[block - 1]) if block > 0 else 0.0
     local = np.cumsum(segment, dtype=np.float64) + before
     index = int(np.searchsorted(local, target, side="right"))
     if index >= segment.shape[0] or segment[index] == 0:
-        # rounding put the target past the block's last token: the last likely token
-        return int(np.flatnonzero(weights)[-1]), total
+        # rounding (the block's sum in float32) put the target just past the block's
+        # last token: that token, or the last likely one before it
+        likely = np.flatnonzero(segment)
+        if likely.shape[0] == 0:
+            return int(np.flatnonzero(weights)[-1]), total
+        index = int(likely[-1])
     return start + index, total

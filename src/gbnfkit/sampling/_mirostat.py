@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from gbnfkit.sampling._candidates import Candidates, softmax, top_positions
+from gbnfkit.sampling._candidates import Candidates, top_positions
+from gbnfkit.sampling._candidates import total as weight_sum
 
 __all__ = ["MirostatState"]
 
@@ -49,11 +50,10 @@ class MirostatState:
         probs = np.exp(head.logits - top) / denominator
         count = min(_V1_TOP - 1, len(head) - 1)
         t = np.log(np.arange(2, count + 2) / np.arange(1, count + 1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            b = np.log(probs[:count] / probs[1 : count + 1])
-        s_hat = float((t * b).sum() / (t * t).sum())
-        epsilon = s_hat - 1.0
         with np.errstate(all="ignore"):
+            b = np.log(probs[:count] / probs[1 : count + 1])
+            s_hat = np.float64((t * b).sum() / (t * t).sum())
+            epsilon = s_hat - 1.0
             k = float(
                 np.power(
                     (epsilon * np.power(2.0, self.mu)) / (1.0 - np.power(vocab_size, -epsilon)),
@@ -69,10 +69,12 @@ class MirostatState:
 
     def truncate_v2(self, cands: Candidates) -> Candidates:
         """Keep the tokens whose surprise is at most ``mu`` (at least the most likely one)."""
-        sparse = cands.to_sparse()
-        probs = softmax(sparse.logits)
-        with np.errstate(divide="ignore"):
-            kept = np.flatnonzero(-np.log2(probs) <= self.mu)
+        logits = cands.logits
+        top = float(logits.max())
+        total = weight_sum(np.exp(logits - top))
+        # -log2(exp(l - top) / total) <= mu  <=>  l >= top + ln(total) - mu * ln(2)
+        floor = top + math.log(total) - self.mu * math.log(2.0)
+        kept = np.flatnonzero(logits >= floor)
         if kept.shape[0] == 0:
-            kept = np.array([int(np.argmax(sparse.logits))], dtype=np.int64)
-        return sparse.take(kept.astype(np.int64), is_sorted=sparse.is_sorted)
+            kept = np.array([int(np.argmax(logits))], dtype=np.int64)
+        return cands.take(kept.astype(np.int64), is_sorted=cands.is_sorted)

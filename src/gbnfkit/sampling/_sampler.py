@@ -32,7 +32,7 @@ class TokenMatcher(Protocol):
 
     def accept_token(self, token_id: int) -> bool: ...
 
-    def allowed_token_ids(self) -> npt.NDArray[np.int64]: ...
+    def fill_bitmask(self, bitmask: Any, row: int = 0) -> None: ...
 
     def reset(self) -> None: ...
 
@@ -49,12 +49,19 @@ def _vocabulary_of(matcher: TokenMatcher) -> Vocabulary:
 
 
 def _sanitized(row: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """``row``, or a copy with NaN as -inf and +inf as the largest finite value."""
+    """``row``, or a copy with NaN as -inf and +inf as the largest finite value.
+
+    Raises:
+        SamplingError: every logit is -inf (or NaN).
+    """
     top = row.max()
     if np.isnan(top) or top == np.inf:
         row = row.copy()
         row[np.isnan(row)] = -np.inf
         row[row == np.inf] = np.finfo(row.dtype).max
+        top = row.max()
+    if top == -np.inf:
+        raise SamplingError("no token can be sampled: every logit is -inf or NaN")
     return row
 
 
@@ -76,7 +83,7 @@ class Sampler:
     Call :meth:`accept` with each token the sequence takes (sampled or forced).
     """
 
-    __slots__ = ("_params", "_matcher", "_vocabulary", "_size", "_state")
+    __slots__ = ("_params", "_matcher", "_vocabulary", "_size", "_state", "_bitmask")
 
     def __init__(
         self,
@@ -91,6 +98,7 @@ class Sampler:
             vocabulary = _vocabulary_of(matcher)
         self._vocabulary = vocabulary
         self._size = vocabulary.size if vocabulary is not None else None
+        self._bitmask: npt.NDArray[np.int32] | None = None  # the grammar's mask, reused
         p = self._params
         if self._size is not None and p.logit_bias:
             bad = max(p.logit_bias)
@@ -171,40 +179,53 @@ class Sampler:
         return _sanitized(row)
 
     def _masked(self, row: npt.NDArray[Any]) -> Candidates:
-        assert self._matcher is not None
-        ids = np.asarray(self._matcher.allowed_token_ids(), dtype=np.int64)
-        ids = ids[ids < row.shape[0]]
-        if ids.shape[0] == 0:
+        """The logits with the grammar applied: sparse if it allows few tokens, else dense."""
+        assert self._matcher is not None and self._size is not None
+        words = self._bitmask
+        if words is None:
+            words = self._bitmask = np.empty((self._size + 31) // 32, dtype=np.int32)
+        self._matcher.fill_bitmask(words)
+        allowed = np.unpackbits(words.view(np.uint8), count=self._size, bitorder="little")
+        allowed = allowed.view(np.bool_)
+        count = int(np.count_nonzero(allowed))
+        if count == 0:
             raise SamplingError("the grammar allows no token here")
-        if ids.shape[0] * _SPARSE_RATIO <= row.shape[0]:
-            cands = Candidates.sparse(ids, row[ids])
-            if len(cands) == 0:
-                raise SamplingError(
-                    "no token can be sampled: every token the grammar allows has a logit of -inf"
-                )
-            return cands
-        dense = np.full(row.shape[0], -np.inf, dtype=row.dtype)
-        dense[ids] = row[ids]
-        return Candidates(dense, owned=True)
+        if count * _SPARSE_RATIO <= self._size:
+            ids = np.flatnonzero(allowed).astype(np.int64)
+            return Candidates.sparse(ids, row[ids])
+        return Candidates(np.where(allowed, row, -np.inf).astype(row.dtype, copy=False), owned=True)
+
+    def _draw(self, cands: Candidates) -> tuple[int, float]:
+        """The chain, then the draw: ``(token, its probability among the last candidates)``."""
+        return draw(run_chain(cands, self._params, self._state), self._state.rng)
+
+    def _draw_masked(self, row: npt.NDArray[Any]) -> tuple[int, float]:
+        cands = self._masked(row)
+        try:
+            return self._draw(cands)
+        except SamplingError:
+            raise SamplingError(
+                "no token can be sampled: every token the grammar allows has a logit of -inf "
+                "(from the model or logit_bias)"
+            ) from None
 
     def _sample_row(self, row: npt.NDArray[Any]) -> int:
         x = self._row(row)
-        params, state = self._params, self._state
         matcher = self._matcher
         if matcher is None:
-            token, probability = draw(run_chain(Candidates(x), params, state), state.rng)
-        elif params.grammar_first:
-            token, probability = draw(run_chain(self._masked(x), params, state), state.rng)
+            token, probability = self._draw(Candidates(x, known_nonempty=True))
+        elif self._params.grammar_first:
+            token, probability = self._draw_masked(x)
         else:
             try:
-                token, probability = draw(run_chain(Candidates(x), params, state), state.rng)
+                token, probability = self._draw(Candidates(x, known_nonempty=True))
                 allowed = matcher.is_allowed(token)
             except SamplingError:
                 allowed = False
             if not allowed:
-                token, probability = draw(run_chain(self._masked(x), params, state), state.rng)
-        if params.mirostat != Mirostat.OFF:
-            state.mirostat.update(probability)
+                token, probability = self._draw_masked(x)
+        if self._params.mirostat != Mirostat.OFF:
+            self._state.mirostat.update(probability)
         return token
 
     def distribution(self, logits: Any) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
@@ -217,7 +238,10 @@ class Sampler:
         if rows.shape[0] != 1:
             raise ArgumentError(f"one row of logits expected, not {rows.shape[0]}")
         x = self._row(rows[0])
-        cands = self._masked(x) if self._matcher is not None else Candidates(x)
+        if self._matcher is not None:
+            cands = self._masked(x)
+        else:
+            cands = Candidates(x, known_nonempty=True)
         return probabilities(run_chain(cands, self._params, self._state))
 
     # -- advancing -------------------------------------------------------------

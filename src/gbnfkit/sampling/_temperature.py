@@ -22,7 +22,7 @@ def _scale(cands: Candidates, temp: float) -> Candidates:
         return greedy(cands)
     if temp == 1.0:
         return cands
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", divide="ignore"):
         scaled = cands.logits / temp
     if not np.isfinite(scaled.max()):
         return greedy(cands)  # so small a temperature that the logits overflow: its limit
