@@ -1,8 +1,8 @@
 """gbnfkit: grammar-constrained decoding for large language models.
 
 Import everything from here; modules whose names start with ``_`` are private.
-Integrations (transformers, llama-cpp-python, server) live in submodules that this
-package never imports.
+Integrations with other libraries, when they are added, live in submodules that this
+package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING.md.
 """
 
 from __future__ import annotations

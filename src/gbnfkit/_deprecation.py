@@ -14,8 +14,9 @@ class CallableBool:
     object.  It behaves like its ``bool`` value (truth, ``==``, ``hash``, ``repr``,
     ``int``, ``&``/``|``/``^``), and calling it — the old spelling
     ``matcher.is_complete()`` — returns that ``bool`` with a :class:`DeprecationWarning`.
-    The one difference from a real ``bool``: ``matcher.is_complete is True`` is false;
-    write ``if matcher.is_complete:`` or ``bool(matcher.is_complete)``.
+    The differences from a real ``bool``: ``matcher.is_complete is True`` is false,
+    ``isinstance(..., bool)`` too, and ``json.dumps`` refuses it; write
+    ``if matcher.is_complete:`` or ``bool(matcher.is_complete)``.
     """
 
     __slots__ = ("_value", "_name")
@@ -55,6 +56,32 @@ class CallableBool:
 
     def __hash__(self) -> int:
         return hash(self._value)
+
+    def __lt__(self, other: object) -> bool:
+        if isinstance(other, (bool, int, CallableBool)):
+            return int(self._value) < int(other)
+        return NotImplemented
+
+    def __le__(self, other: object) -> bool:
+        if isinstance(other, (bool, int, CallableBool)):
+            return int(self._value) <= int(other)
+        return NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        if isinstance(other, (bool, int, CallableBool)):
+            return int(self._value) > int(other)
+        return NotImplemented
+
+    def __ge__(self, other: object) -> bool:
+        if isinstance(other, (bool, int, CallableBool)):
+            return int(self._value) >= int(other)
+        return NotImplemented
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __format__(self, spec: str) -> str:
+        return format(self._value, spec)
 
     def __repr__(self) -> str:
         return repr(self._value)

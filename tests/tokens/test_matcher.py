@@ -279,6 +279,8 @@ def test_is_complete_and_is_terminated_are_properties_with_a_deprecated_call() -
     matcher.accept_text('{"name":1}')
     assert matcher.is_complete == True  # noqa: E712
     assert (matcher.is_complete & True) is True and int(matcher.is_complete) == 1
+    assert matcher.is_complete > False and f"{matcher.is_complete}" == "True"
+    assert sorted([matcher.is_complete, False]) == [False, True]
     with pytest.warns(DeprecationWarning):
         assert matcher.is_complete() is True
     matcher.accept_token(EOS)

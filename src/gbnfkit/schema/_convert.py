@@ -236,8 +236,9 @@ class Converter:
             if not isinstance(schema["allOf"], list):
                 raise SchemaError("allOf must be an array", keyword="allOf", pointer=ptr)
             rest = {k: v for k, v in schema.items() if k != "allOf"}
+            where = [f"{ptr}/allOf/{i}" for i in range(len(schema["allOf"]))] + [ptr]
             merged = merge_all([*schema["allOf"], rest],
-                               lambda r: self.resolver.resolve(r, ptr)[0], ptr)
+                               lambda r: self.resolver.resolve(r, ptr)[0], ptr, where)
             return self.visit(merged, ptr, hint)
         for comb in ("anyOf", "oneOf"):
             if comb in schema:

@@ -13,17 +13,36 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit._errors import ArgumentError, VocabularyError
+from gbnfkit.tokens._vocabulary import MAX_VOCABULARY_SIZE
 
 __all__ = ["allocate_bitmask", "apply_bitmask", "write_mask_row"]
 
+_MAX_WORDS = 1 << 28  # 1 GiB: far above any batch of masks, so a bigger request is a mistake
+
 
 def allocate_bitmask(batch: int, vocab_size: int) -> npt.NDArray[np.int32]:
-    """A ``(batch, ceil(vocab_size / 32))`` int32 array with every bit set (all allowed)."""
+    """A ``(batch, ceil(vocab_size / 32))`` int32 array with every bit set (all allowed).
+
+    Raises:
+        ArgumentError: ``batch`` or ``vocab_size`` is not an integer, or the array would
+            take more than 1 GiB (or not fit in memory).
+        VocabularyError: ``batch`` is negative, or ``vocab_size`` is not in
+            ``1..MAX_VOCABULARY_SIZE``.
+    """
     batch = _integer(batch, "batch")
     vocab_size = _integer(vocab_size, "vocab_size")
-    if batch < 0 or vocab_size <= 0:
+    if batch < 0 or not 0 < vocab_size <= MAX_VOCABULARY_SIZE:
         raise VocabularyError(f"bad bitmask shape: batch={batch}, vocab_size={vocab_size}")
-    return np.full((batch, (vocab_size + 31) // 32), -1, dtype=np.int32)
+    words = (vocab_size + 31) // 32
+    if batch * words > _MAX_WORDS:
+        raise ArgumentError(
+            f"a bitmask of {batch} rows of {words} words is above the largest supported "
+            f"({_MAX_WORDS * 4 >> 30} GiB)"
+        )
+    try:
+        return np.full((batch, words), -1, dtype=np.int32)
+    except MemoryError:
+        raise ArgumentError(f"cannot allocate a bitmask of {batch} rows") from None
 
 
 def write_mask_row(
@@ -50,9 +69,12 @@ def write_mask_row(
 
 
 def _integer(value: object, name: str) -> int:
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise ArgumentError(f"{name} must be an integer, not {type(value).__name__}")
-    return operator.index(value)
+    if isinstance(value, bool):
+        raise ArgumentError(f"{name} must be an integer, not bool")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ArgumentError(f"{name} must be an integer, not {type(value).__name__}") from None
 
 
 def _unpack(bitmask: npt.NDArray[np.int32], width: int) -> npt.NDArray[np.bool_]:

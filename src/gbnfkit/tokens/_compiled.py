@@ -21,6 +21,7 @@ exact, including tokens that end inside a multi-byte character.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 import numpy.typing as npt
 
+from gbnfkit._arguments import expect
 from gbnfkit._errors import LoadError, VocabularyError
 from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
@@ -618,6 +620,11 @@ class CompiledGrammar:
                 another file format or context depth, or was saved for another
                 grammar or vocabulary (fingerprints differ).
         """
+        from gbnfkit._grammar import Grammar as GrammarType
+
+        expect(path, (str, os.PathLike), "path")
+        expect(grammar, GrammarType, "grammar")
+        expect(vocabulary, Vocabulary, "vocabulary")
         where = str(path)
         fields = _read_npz(path, where)
         version = str(fields.get("format", ""))
