@@ -242,7 +242,7 @@ class TriggerRejected(InputRejected):
 
     An :class:`InputRejected` whose ``text`` is the text replayed into the grammar
     (from where the trigger's constrained text starts) and whose ``position`` and
-    ``character`` point into it.
+    ``character`` point into it; ``token_id`` is the token that fired it, if a token did.
 
     Attributes:
         trigger: the :class:`gbnfkit.Trigger` that fired.
@@ -256,8 +256,9 @@ class TriggerRejected(InputRejected):
         expected: Sequence[str],
         *,
         text: str | None = None,
+        token_id: int | None = None,
     ) -> None:
-        super().__init__(position, character, expected, text=text)
+        super().__init__(position, character, expected, text=text, token_id=token_id)
         self.trigger = trigger
         self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
         self.args = (self.message,)

