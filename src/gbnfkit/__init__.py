@@ -7,6 +7,7 @@ package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING
 
 from __future__ import annotations
 
+from gbnfkit import peg  # the submodule gbnfkit.peg (pure Python)
 from gbnfkit._errors import (
     ArgumentError,
     GbnfkitError,
@@ -15,6 +16,8 @@ from gbnfkit._errors import (
     LimitError,
     LoadError,
     MissingDependencyError,
+    ParseError,
+    PegError,
     SamplingError,
     SchemaError,
     TriggerRejected,
@@ -63,6 +66,8 @@ __all__ = [
     "Matcher",
     "Mirostat",
     "MissingDependencyError",
+    "ParseError",
+    "PegError",
     "Sampler",
     "SamplerType",
     "SamplingError",
@@ -80,6 +85,7 @@ __all__ = [
     "apply_bitmask",
     "compile",
     "json_schema_to_gbnf",
+    "peg",
     "regex_to_gbnf",
     "sample_batch",
 ]

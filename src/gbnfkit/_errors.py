@@ -21,6 +21,8 @@ __all__ = [
     "LimitError",
     "LoadError",
     "MissingDependencyError",
+    "ParseError",
+    "PegError",
     "SamplingError",
     "SchemaError",
     "TriggerRejected",
@@ -262,3 +264,36 @@ class TriggerRejected(InputRejected):
         self.trigger = trigger
         self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
         self.args = (self.message,)
+class PegError(GbnfkitError, ValueError):
+    """A PEG parser that cannot be built, run or turned into a grammar (:mod:`gbnfkit.peg`):
+    a bad combinator argument, an undefined or twice-defined rule, left recursion, or a
+    ``negate`` where a grammar is asked for."""
+
+
+class ParseError(GbnfkitError, ValueError):
+    """Text that a PEG parser (:mod:`gbnfkit.peg`) does not accept.
+
+    Attributes:
+        position: index (in code points) where parsing could go no further.
+        expected: readable descriptions of what was allowed there.
+        excerpt: the line of the text at ``position`` with a caret under it.
+    """
+
+    def __init__(self, position: int, expected: Sequence[str], excerpt: str) -> None:
+        self.position = position
+        self.expected = tuple(expected)
+        self.excerpt = excerpt
+        if self.expected:
+            exp = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            msg = f"parse failed at position {position}; expected {exp}"
+        else:
+            msg = f"parse failed at position {position}"
+        self.message = msg + (f"\n{excerpt}" if excerpt else "")
+        super().__init__(self.message)
+
+
+def text_excerpt(text: str, position: int) -> str:
+    """The line of ``text`` holding code point ``position`` with a caret under it."""
+    line_start = text.rfind("\n", 0, position) + 1
+    line_no = text.count("\n", 0, position) + 1
+    return _excerpt(text, line_no, position - line_start + 1)
