@@ -7,9 +7,14 @@ package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING
 
 from __future__ import annotations
 
-from gbnfkit import peg  # the submodule gbnfkit.peg (pure Python)
+from gbnfkit import (
+    chat,  # the submodule gbnfkit.chat (pure Python)
+    peg,  # the submodule gbnfkit.peg (pure Python)
+)
 from gbnfkit._errors import (
     ArgumentError,
+    ChatError,
+    ChatParseError,
     GbnfkitError,
     GrammarError,
     InputRejected,
@@ -50,6 +55,8 @@ __all__ = [
     "ArgumentError",
     "CharExcludeRule",
     "CharRule",
+    "ChatError",
+    "ChatParseError",
     "CompiledGrammar",
     "EndRule",
     "GbnfkitError",
@@ -83,6 +90,7 @@ __all__ = [
     "__version__",
     "allocate_bitmask",
     "apply_bitmask",
+    "chat",
     "compile",
     "json_schema_to_gbnf",
     "peg",

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArgumentError",
+    "ChatError",
+    "ChatParseError",
     "GbnfkitError",
     "GrammarError",
     "InputRejected",
@@ -239,6 +241,47 @@ class MissingDependencyError(GbnfkitError, ImportError):
         super().__init__(f"{needed_for} needs {package}, which is not installed: {install}")
 
 
+class ChatError(GbnfkitError, ValueError):
+    """A chat format, tool definition or ``tool_choice`` that cannot be used
+    (:mod:`gbnfkit.chat`)."""
+
+
+class ChatParseError(ChatError):
+    """Model output that does not follow its chat format (see :mod:`gbnfkit.chat`).
+
+    Attributes:
+        message: what is wrong (an unknown tool, arguments that are not JSON...).
+        position: index (in code points) in the output where the problem is.
+        expected: readable descriptions of what was allowed there (may be empty).
+        text: the output that was parsed.
+    """
+
+    def __init__(
+        self, message: str, *, position: int, text: str, expected: Sequence[str] = ()
+    ) -> None:
+        self.message = message
+        self.position = position
+        self.expected = tuple(expected)
+        self.text = text
+        line_no = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        rendered = f"{message} at position {position} (line {line_no}, column {column})"
+        if self.expected:
+            shown = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            rendered += f"; expected {shown}"
+        excerpt = _excerpt(text, line_no, column)
+        if excerpt:
+            rendered += "\n" + excerpt
+        super().__init__(rendered)
+
+    @property
+    def excerpt(self) -> str:
+        """The offending line of the output with a caret under the position."""
+        line_no = self.text.count("\n", 0, self.position) + 1
+        column = self.position - (self.text.rfind("\n", 0, self.position) + 1) + 1
+        return _excerpt(self.text, line_no, column)
+
+
 class TriggerRejected(InputRejected):
     """A lazy grammar's trigger fired, but the grammar rejects the text it starts.
 
@@ -264,6 +307,8 @@ class TriggerRejected(InputRejected):
         self.trigger = trigger
         self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
         self.args = (self.message,)
+
+
 class PegError(GbnfkitError, ValueError):
     """A PEG parser that cannot be built, run or turned into a grammar (:mod:`gbnfkit.peg`):
     a bad combinator argument, an undefined or twice-defined rule, left recursion, or a
