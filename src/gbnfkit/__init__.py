@@ -7,6 +7,7 @@ package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING
 
 from __future__ import annotations
 
+from gbnfkit import peg  # the submodule gbnfkit.peg (pure Python)
 from gbnfkit._errors import (
     ArgumentError,
     GbnfkitError,
@@ -14,7 +15,10 @@ from gbnfkit._errors import (
     InputRejected,
     LimitError,
     LoadError,
+    ParseError,
+    PegError,
     SchemaError,
+    TriggerRejected,
     VocabularyError,
 )
 from gbnfkit._grammar import Grammar
@@ -32,6 +36,7 @@ from gbnfkit.schema import SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler, compile
+from gbnfkit.tokens._lazy import LazyMatcher
 from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._trigger import Trigger, TriggerKind
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -49,17 +54,21 @@ __all__ = [
     "GrammarCompiler",
     "GrammarError",
     "InputRejected",
+    "LazyMatcher",
     "LimitError",
     "Limits",
     "LoadError",
     "MatchResult",
     "MatchStatus",
     "Matcher",
+    "ParseError",
+    "PegError",
     "SchemaError",
     "SchemaOptions",
     "State",
     "Trigger",
     "TriggerKind",
+    "TriggerRejected",
     "Vocabulary",
     "VocabularyError",
     "__version__",
@@ -67,6 +76,7 @@ __all__ = [
     "apply_bitmask",
     "compile",
     "json_schema_to_gbnf",
+    "peg",
     "regex_to_gbnf",
 ]
 

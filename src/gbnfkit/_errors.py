@@ -8,6 +8,10 @@ Positions are attributes, never only part of the message text.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gbnfkit.tokens._trigger import Trigger
 
 __all__ = [
     "ArgumentError",
@@ -16,7 +20,10 @@ __all__ = [
     "InputRejected",
     "LimitError",
     "LoadError",
+    "ParseError",
+    "PegError",
     "SchemaError",
+    "TriggerRejected",
     "VocabularyError",
 ]
 
@@ -199,3 +206,63 @@ class LimitError(GbnfkitError, RuntimeError):
         self.limit = limit
         self.value = value
         super().__init__(f"{message} (limit {limit}={value}; raise it with gbnfkit.Limits)")
+
+
+class TriggerRejected(InputRejected):
+    """A lazy grammar's trigger fired, but the grammar rejects the text it starts.
+
+    An :class:`InputRejected` whose ``text`` is the text replayed into the grammar
+    (from where the trigger's constrained text starts) and whose ``position`` and
+    ``character`` point into it; ``token_id`` is the token that fired it, if a token did.
+
+    Attributes:
+        trigger: the :class:`gbnfkit.Trigger` that fired.
+    """
+
+    def __init__(
+        self,
+        trigger: Trigger,
+        position: int,
+        character: str | bytes,
+        expected: Sequence[str],
+        *,
+        text: str | None = None,
+        token_id: int | None = None,
+    ) -> None:
+        super().__init__(position, character, expected, text=text, token_id=token_id)
+        self.trigger = trigger
+        self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
+        self.args = (self.message,)
+class PegError(GbnfkitError, ValueError):
+    """A PEG parser that cannot be built, run or turned into a grammar (:mod:`gbnfkit.peg`):
+    a bad combinator argument, an undefined or twice-defined rule, left recursion, or a
+    ``negate`` where a grammar is asked for."""
+
+
+class ParseError(GbnfkitError, ValueError):
+    """Text that a PEG parser (:mod:`gbnfkit.peg`) does not accept.
+
+    Attributes:
+        position: index (in code points) where parsing could go no further.
+        expected: readable descriptions of what was allowed there.
+        excerpt: the line of the text at ``position`` with a caret under it.
+    """
+
+    def __init__(self, position: int, expected: Sequence[str], excerpt: str) -> None:
+        self.position = position
+        self.expected = tuple(expected)
+        self.excerpt = excerpt
+        if self.expected:
+            exp = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            msg = f"parse failed at position {position}; expected {exp}"
+        else:
+            msg = f"parse failed at position {position}"
+        self.message = msg + (f"\n{excerpt}" if excerpt else "")
+        super().__init__(self.message)
+
+
+def text_excerpt(text: str, position: int) -> str:
+    """The line of ``text`` holding code point ``position`` with a caret under it."""
+    line_start = text.rfind("\n", 0, position) + 1
+    line_no = text.count("\n", 0, position) + 1
+    return _excerpt(text, line_no, position - line_start + 1)

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from gbnfkit._errors import ArgumentError, VocabularyError
 from gbnfkit.tokens._vocabulary import MAX_VOCABULARY_SIZE
 
-__all__ = ["allocate_bitmask", "apply_bitmask"]
+__all__ = ["allocate_bitmask", "apply_bitmask", "write_mask_row"]
 
 _MAX_WORDS = 1 << 28  # 1 GiB: far above any batch of masks, so a bigger request is a mistake
 
@@ -52,6 +52,41 @@ def _integer(value: object, name: str) -> int:
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         raise ArgumentError(f"{name} must be an integer, not {type(value).__name__}") from None
+
+
+def write_mask_row(bitmask: Any, row: int, words: npt.NDArray[np.int32], vocab_size: int) -> None:
+    """Copy the packed mask ``words`` into row ``row`` of ``bitmask`` (``fill_bitmask``).
+
+    Raises:
+        ArgumentError: ``bitmask`` is not an int32 array (numpy, or a CPU torch tensor) of 1
+            or 2 dimensions, or ``row`` is not one of its rows.
+        VocabularyError: the rows are not ``len(words)`` words wide.
+    """
+    is_torch = type(bitmask).__module__.startswith("torch")
+    if not (isinstance(bitmask, np.ndarray) or is_torch):
+        raise ArgumentError(f"bitmask must be an int32 array, not {type(bitmask).__name__}")
+    if str(bitmask.dtype) not in ("int32", "torch.int32") or bitmask.ndim not in (1, 2):
+        raise ArgumentError(
+            f"bitmask must be an int32 array of 1 or 2 dimensions, not {bitmask.dtype} "
+            f"of shape {tuple(bitmask.shape)}"
+        )
+    if isinstance(row, bool) or not isinstance(row, (int, np.integer)):
+        raise ArgumentError(f"row must be an integer, not {type(row).__name__}")
+    rows = 1 if bitmask.ndim == 1 else int(bitmask.shape[0])
+    if not 0 <= row < rows:
+        raise ArgumentError(f"row {row} is outside the bitmask ({rows} rows)")
+    target = bitmask if bitmask.ndim == 1 else bitmask[int(row)]
+    if target.shape[-1] != words.shape[0]:
+        raise VocabularyError(
+            f"bitmask rows have {target.shape[-1]} words; this vocabulary needs "
+            f"{words.shape[0]} (ceil({vocab_size} / 32))"
+        )
+    if is_torch:
+        import torch  # type: ignore[import-not-found,unused-ignore]
+
+        target.copy_(torch.from_numpy(np.ascontiguousarray(words)))
+    else:
+        target[...] = words
 
 
 def _unpack(bitmask: npt.NDArray[np.int32], width: int) -> npt.NDArray[np.bool_]:

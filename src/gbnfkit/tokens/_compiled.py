@@ -24,9 +24,10 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +43,9 @@ from gbnfkit.tokens._walk import walk, walk_all, walk_sorted
 
 if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
+    from gbnfkit.tokens._lazy import LazyMatcher
     from gbnfkit.tokens._matcher import Matcher
+    from gbnfkit.tokens._trigger import Trigger
 
 __all__ = ["CONTEXT_DEPTH", "CompiledGrammar", "VocabularyIndex"]
 
@@ -328,8 +331,21 @@ class CompiledGrammar:
         """The vocabulary."""
         return self._vocabulary
 
-    def matcher(self) -> Matcher:
-        """A new :class:`Matcher` at the start of the grammar (one per sequence)."""
+    @overload
+    def matcher(self, triggers: None = None) -> Matcher: ...
+    @overload
+    def matcher(self, triggers: Iterable[Trigger]) -> LazyMatcher: ...
+    def matcher(self, triggers: Iterable[Trigger] | None = None) -> Matcher | LazyMatcher:
+        """A new matcher at the start of the grammar (one per sequence).
+
+        Without ``triggers``, a :class:`Matcher` that constrains from the first token.
+        With a list of :class:`~gbnfkit.Trigger` values, a :class:`~gbnfkit.LazyMatcher`
+        that allows every token until one of them fires (``docs/lazy.md``).
+        """
+        if triggers is not None:
+            from gbnfkit.tokens._lazy import LazyMatcher
+
+            return LazyMatcher(self, triggers)
         from gbnfkit.tokens._matcher import Matcher
 
         return Matcher(self)

@@ -8,13 +8,14 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit._deprecation import CallableBool
-from gbnfkit._errors import ArgumentError, InputRejected, VocabularyError
-from gbnfkit.tokens._bytestate import ByteState
+from gbnfkit._errors import ArgumentError, InputRejected
+from gbnfkit.tokens._bitmask import write_mask_row
+from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 
 if TYPE_CHECKING:
     from gbnfkit.tokens._compiled import CompiledGrammar
 
-__all__ = ["Matcher"]
+__all__ = ["Matcher", "locate_refusal"]
 
 _MAX_EXPECTED = 40
 
@@ -58,32 +59,7 @@ class Matcher:
                 ``row`` is not one of its rows.
             VocabularyError: the rows are not ``ceil(V / 32)`` words wide.
         """
-        words = self._words()
-        is_torch = type(bitmask).__module__.startswith("torch")
-        if not (isinstance(bitmask, np.ndarray) or is_torch):
-            raise ArgumentError(f"bitmask must be an int32 array, not {type(bitmask).__name__}")
-        if str(bitmask.dtype) not in ("int32", "torch.int32") or bitmask.ndim not in (1, 2):
-            raise ArgumentError(
-                f"bitmask must be an int32 array of 1 or 2 dimensions, not {bitmask.dtype} "
-                f"of shape {tuple(bitmask.shape)}"
-            )
-        if isinstance(row, bool) or not isinstance(row, (int, np.integer)):
-            raise ArgumentError(f"row must be an integer, not {type(row).__name__}")
-        rows = 1 if bitmask.ndim == 1 else int(bitmask.shape[0])
-        if not 0 <= row < rows:
-            raise ArgumentError(f"row {row} is outside the bitmask ({rows} rows)")
-        target = bitmask if bitmask.ndim == 1 else bitmask[int(row)]
-        if target.shape[-1] != words.shape[0]:
-            raise VocabularyError(
-                f"bitmask rows have {target.shape[-1]} words; this vocabulary needs "
-                f"{words.shape[0]} (ceil({self._vocab.size} / 32))"
-            )
-        if is_torch:
-            import torch  # type: ignore[import-not-found,unused-ignore]
-
-            target.copy_(torch.from_numpy(np.ascontiguousarray(words)))
-        else:
-            target[...] = words
+        write_mask_row(bitmask, row, self._words(), self._vocab.size)
 
     def allowed_token_ids(self) -> npt.NDArray[np.int64]:
         """The allowed token ids, ascending."""
@@ -149,30 +125,7 @@ class Matcher:
 
     def _token_rejected(self, token_id: int, data: bytes) -> InputRejected:
         """The error for token bytes ``data``: where in them the automaton stopped."""
-        automaton = self._automaton
-        state = self._state
-        fail = 0
-        for fail, byte in enumerate(data):  # noqa: B007 - the index is the result
-            nxt = automaton.step(state, byte)
-            if nxt is None:
-                break
-            state = nxt
-        # code point index of the byte (a continuation byte counts with its lead)
-        leads = sum(1 for b in data[: fail + 1] if not 0x80 <= b <= 0xBF)
-        position = max(leads - 1, 0)
-        start = fail
-        while start > 0 and 0x80 <= data[start] <= 0xBF:
-            start -= 1
-        end = fail + 1
-        while end < len(data) and 0x80 <= data[end] <= 0xBF:
-            end += 1
-        character: str | bytes
-        try:
-            character = data[start:end].decode("utf-8")
-            if len(character) != 1:
-                character = data[fail : fail + 1]
-        except UnicodeDecodeError:
-            character = data[fail : fail + 1]
+        position, character, state = locate_refusal(self._automaton, self._state, data)
         shown = data.decode("utf-8", "replace")
         return InputRejected(
             position,
@@ -301,3 +254,33 @@ class Matcher:
 
     def __repr__(self) -> str:
         return f"Matcher(steps={len(self._history)}, terminated={self._terminated})"
+
+
+def locate_refusal(
+    automaton: ByteAutomaton, state: ByteState, data: bytes
+) -> tuple[int, str | bytes, ByteState]:
+    """Where ``state`` stops accepting ``data`` (which it refuses): the code point index of
+    the refused byte (a continuation byte counts with its lead), the refused character
+    (``bytes`` when it is not UTF-8), and the state just before it."""
+    fail = 0
+    for fail, byte in enumerate(data):  # noqa: B007 - the index is the result
+        nxt = automaton.step(state, byte)
+        if nxt is None:
+            break
+        state = nxt
+    leads = sum(1 for b in data[: fail + 1] if not 0x80 <= b <= 0xBF)
+    position = max(leads - 1, 0)
+    start = fail
+    while start > 0 and 0x80 <= data[start] <= 0xBF:
+        start -= 1
+    end = fail + 1
+    while end < len(data) and 0x80 <= data[end] <= 0xBF:
+        end += 1
+    character: str | bytes
+    try:
+        character = data[start:end].decode("utf-8")
+        if len(character) != 1:
+            character = data[fail : fail + 1]
+    except UnicodeDecodeError:
+        character = data[fail : fail + 1]
+    return position, character, state
