@@ -22,6 +22,7 @@ __all__ = [
     "InputRejected",
     "LimitError",
     "LoadError",
+    "MissingDependencyError",
     "ParseError",
     "PegError",
     "SamplingError",
@@ -223,6 +224,21 @@ class LimitError(GbnfkitError, RuntimeError):
         self.limit = limit
         self.value = value
         super().__init__(f"{message} (limit {limit}={value}; raise it with gbnfkit.Limits)")
+
+
+class MissingDependencyError(GbnfkitError, ImportError):
+    """An optional package (an extra such as ``gbnfkit[llama-cpp]``) or the bundled model
+    that a feature needs is not installed.
+
+    Attributes:
+        package: the distribution that is missing (``"llama-cpp-python"``).
+        install: the command that installs it (``"pip install 'gbnfkit[llama-cpp]'"``).
+    """
+
+    def __init__(self, package: str, install: str, *, needed_for: str) -> None:
+        self.package = package
+        self.install = install
+        super().__init__(f"{needed_for} needs {package}, which is not installed: {install}")
 
 
 class ChatError(GbnfkitError, ValueError):
