@@ -7,14 +7,22 @@ package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING
 
 from __future__ import annotations
 
+from gbnfkit import (
+    chat,  # the submodule gbnfkit.chat (pure Python)
+    peg,  # the submodule gbnfkit.peg (pure Python)
+)
 from gbnfkit._errors import (
     ArgumentError,
+    ChatError,
+    ChatParseError,
     GbnfkitError,
     GrammarError,
     InputRejected,
     LimitError,
     LoadError,
     MissingDependencyError,
+    ParseError,
+    PegError,
     SamplingError,
     SchemaError,
     TriggerRejected,
@@ -47,6 +55,8 @@ __all__ = [
     "ArgumentError",
     "CharExcludeRule",
     "CharRule",
+    "ChatError",
+    "ChatParseError",
     "CompiledGrammar",
     "EndRule",
     "GbnfkitError",
@@ -63,6 +73,8 @@ __all__ = [
     "Matcher",
     "Mirostat",
     "MissingDependencyError",
+    "ParseError",
+    "PegError",
     "Sampler",
     "SamplerType",
     "SamplingError",
@@ -78,8 +90,10 @@ __all__ = [
     "__version__",
     "allocate_bitmask",
     "apply_bitmask",
+    "chat",
     "compile",
     "json_schema_to_gbnf",
+    "peg",
     "regex_to_gbnf",
     "sample_batch",
 ]

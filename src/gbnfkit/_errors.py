@@ -15,12 +15,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArgumentError",
+    "ChatError",
+    "ChatParseError",
     "GbnfkitError",
     "GrammarError",
     "InputRejected",
     "LimitError",
     "LoadError",
     "MissingDependencyError",
+    "ParseError",
+    "PegError",
     "SamplingError",
     "SchemaError",
     "TriggerRejected",
@@ -262,3 +266,71 @@ class TriggerRejected(InputRejected):
         self.trigger = trigger
         self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
         self.args = (self.message,)
+class ChatError(GbnfkitError, ValueError):
+    """A chat format, tool definition or ``tool_choice`` that cannot be used
+    (:mod:`gbnfkit.chat`)."""
+
+
+class ChatParseError(ChatError):
+    """Model output that does not follow its chat format (see :mod:`gbnfkit.chat`).
+
+        message: what is wrong (an unknown tool, arguments that are not JSON...).
+        position: index (in code points) in the output where the problem is.
+        expected: readable descriptions of what was allowed there (may be empty).
+        text: the output that was parsed.
+
+        self, message: str, *, position: int, text: str, expected: Sequence[str] = ()
+        self.message = message
+        self.position = position
+        self.expected = tuple(expected)
+        self.text = text
+        line_no = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        rendered = f"{message} at position {position} (line {line_no}, column {column})"
+        if self.expected:
+            shown = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            rendered += f"; expected {shown}"
+        excerpt = _excerpt(text, line_no, column)
+        if excerpt:
+            rendered += "\n" + excerpt
+        super().__init__(rendered)
+
+    @property
+    def excerpt(self) -> str:
+        """The offending line of the output with a caret under the position."""
+        line_no = self.text.count("\n", 0, self.position) + 1
+        column = self.position - (self.text.rfind("\n", 0, self.position) + 1) + 1
+        return _excerpt(self.text, line_no, column)
+
+
+class PegError(GbnfkitError, ValueError):
+    """A PEG parser that cannot be built, run or turned into a grammar (:mod:`gbnfkit.peg`):
+    a bad combinator argument, an undefined or twice-defined rule, left recursion, or a
+    ``negate`` where a grammar is asked for."""
+
+
+class ParseError(GbnfkitError, ValueError):
+    """Text that a PEG parser (:mod:`gbnfkit.peg`) does not accept.
+
+        position: index (in code points) where parsing could go no further.
+        expected: readable descriptions of what was allowed there.
+        excerpt: the line of the text at ``position`` with a caret under it.
+
+    def __init__(self, position: int, expected: Sequence[str], excerpt: str) -> None:
+        self.position = position
+        self.expected = tuple(expected)
+        self.excerpt = excerpt
+        if self.expected:
+            exp = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            msg = f"parse failed at position {position}; expected {exp}"
+        else:
+            msg = f"parse failed at position {position}"
+        self.message = msg + (f"\n{excerpt}" if excerpt else "")
+        super().__init__(self.message)
+
+
+def text_excerpt(text: str, position: int) -> str:
+    """The line of ``text`` holding code point ``position`` with a caret under it."""
+    line_start = text.rfind("\n", 0, position) + 1
+    line_no = text.count("\n", 0, position) + 1
+    return _excerpt(text, line_no, position - line_start + 1)
