@@ -274,12 +274,16 @@ class ChatError(GbnfkitError, ValueError):
 class ChatParseError(ChatError):
     """Model output that does not follow its chat format (see :mod:`gbnfkit.chat`).
 
+    Attributes:
         message: what is wrong (an unknown tool, arguments that are not JSON...).
         position: index (in code points) in the output where the problem is.
         expected: readable descriptions of what was allowed there (may be empty).
         text: the output that was parsed.
+    """
 
+    def __init__(
         self, message: str, *, position: int, text: str, expected: Sequence[str] = ()
+    ) -> None:
         self.message = message
         self.position = position
         self.expected = tuple(expected)
@@ -312,9 +316,11 @@ class PegError(GbnfkitError, ValueError):
 class ParseError(GbnfkitError, ValueError):
     """Text that a PEG parser (:mod:`gbnfkit.peg`) does not accept.
 
+    Attributes:
         position: index (in code points) where parsing could go no further.
         expected: readable descriptions of what was allowed there.
         excerpt: the line of the text at ``position`` with a caret under it.
+    """
 
     def __init__(self, position: int, expected: Sequence[str], excerpt: str) -> None:
         self.position = position
