@@ -165,7 +165,7 @@ class _Deltas:
             return []
 
     def _dict(self, delta: MessageDelta) -> dict[str, Any]:
-        out = delta.to_dict()
+        out: dict[str, Any] = delta.to_dict()
         for call in out.get("tool_calls", []):
             index = call["index"]
             if "name" in call["function"]:

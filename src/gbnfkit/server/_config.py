@@ -22,7 +22,8 @@ class ServerConfig:
         chat_format: how the model writes tool calls (``None``: chosen from its template).
         max_tokens: the most tokens one request may ask for (and the default).
         ctx_size: each slot's context, in tokens (prompt and output).
-        threads: llama.cpp threads per slot (``None``: the CPUs divided among slots).
+        threads: llama.cpp threads per slot (``None``: half the CPUs divided among the
+            slots, at least one; more threads than free cores make llama.cpp crawl).
         grammar_cache: compiled grammars kept by the shared ``GrammarCompiler``.
         max_body_bytes: the largest request body accepted.
     """

@@ -72,7 +72,7 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outco
     vocabulary = runner.vocabulary
     eos, special = vocabulary.eos_token_ids, vocabulary.special_token_ids
     timed = _TimedMatcher(job.matcher) if job.matcher is not None else None
-    sampler = Sampler(job.params, matcher=timed, vocabulary=vocabulary)  # type: ignore[arg-type]
+    sampler = Sampler(job.params, matcher=timed, vocabulary=vocabulary)
     utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
     room = job.max_tokens
     if runner.context_size is not None:

@@ -35,7 +35,7 @@ class Engine:
 
         self.path = Path(config.model) if config.model is not None else default_model_path()
         self.model_id = self.path.stem
-        threads = config.threads or max((os.cpu_count() or 1) // config.parallel, 1)
+        threads = config.threads or max((os.cpu_count() or 1) // (2 * config.parallel), 1)
         llms = [
             load_llama(self.path, n_ctx=config.ctx_size, n_threads=threads)
             for _ in range(config.parallel)
