@@ -17,6 +17,7 @@ from gbnfkit.server._constraints import Constraint, OutputKind, constraint_for
 from gbnfkit.server._decode import Finish, Job, Outcome
 from gbnfkit.server._engine import Engine
 from gbnfkit.server._errors import ApiError
+from gbnfkit.server._fields import optional_bool
 from gbnfkit.server._http import (
     cancel_event,
     check_model,
@@ -43,6 +44,7 @@ class _Plan:
     constraint: Constraint
     sampling: Sampling
     compiled: CompiledGrammar | None = None
+    one_tool_call: bool = False
 
 
 def _plan(body: dict[str, Any], engine: Engine, config: ServerConfig) -> _Plan:
@@ -68,7 +70,9 @@ def _plan(body: dict[str, Any], engine: Engine, config: ServerConfig) -> _Plan:
             param="messages",
             code="context_length_exceeded",
         )
-    return _Plan(prompt_ids, constraint, sampling)
+    parallel = optional_bool(body, "parallel_tool_calls")
+    one_call = parallel is False and constraint.parser is not None and bool(tools)
+    return _Plan(prompt_ids, constraint, sampling, one_tool_call=one_call)
 
 
 def _message(text: str, constraint: Constraint) -> Message:
@@ -140,6 +144,7 @@ def _job(plan: _Plan, engine: Engine, index: int) -> Job:
         max_tokens=plan.sampling.max_tokens,
         stop=plan.sampling.stop,
         cancel=cancel_event(),
+        end_when_complete=plan.one_tool_call,
     )
 
 

@@ -59,7 +59,7 @@ def _schema_grammar(param: str, schema: object) -> Grammar:
     if not isinstance(schema, dict):
         raise reject_unknown_type(param, schema, "a JSON Schema (an object)")
     try:
-        return Grammar.from_json_schema(schema)
+        return Grammar.from_json_schema(schema, whitespace="llama")
     except SchemaError as exc:
         pointer = exc.pointer or "/"
         raise ApiError(

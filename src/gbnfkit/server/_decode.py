@@ -30,7 +30,8 @@ class Finish(enum.Enum):
 @dataclass
 class Job:
     """What to generate: the prompt's tokens, the matcher (``None``: free text), sampling,
-    the most tokens, the stop strings, and the event that cancels it."""
+    the most tokens, the stop strings, the event that cancels it, and whether a complete
+    grammar ends the generation."""
 
     prompt_ids: Sequence[int]
     matcher: AnyMatcher | None
@@ -38,6 +39,8 @@ class Job:
     max_tokens: int
     stop: tuple[str, ...]
     cancel: threading.Event
+    end_when_complete: bool = False
+    """Stop as soon as the (woken) grammar is complete: one tool call, not several."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,12 @@ def _held_back(text: str, stops: tuple[str, ...]) -> int:
     return hold
 
 
+def _complete(matcher: AnyMatcher | None) -> bool:
+    if matcher is None or not matcher.is_complete:
+        return False
+    return bool(getattr(matcher, "is_active", True))
+
+
 def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outcome:
     """Generate ``job`` on ``runner``; ``emit`` gets the text as it is decided.
 
@@ -79,7 +88,7 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outco
         room = min(room, runner.context_size - len(job.prompt_ids))
     started = time.perf_counter()
     logits = runner.start(job.prompt_ids)
-    text, sent, count = "", 0, 0
+    text, sent, count, cut = "", 0, 0, False
     finish = Finish.LENGTH
     while count < room:
         if job.cancel.is_set():
@@ -91,17 +100,19 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outco
             finish = Finish.STOP
             break
         count += 1
+        if job.end_when_complete and _complete(job.matcher):
+            finish = Finish.STOP
+            room = count  # the token is kept, the loop ends after it
         data = vocabulary.token_bytes(token)
         if data and token not in special:
             text += utf8.decode(data)
         if job.stop:
-            cut = min(
+            at = min(
                 (i for i in (text.find(s, max(sent - len(s), 0)) for s in job.stop) if i >= 0),
                 default=-1,
             )
-            if cut >= 0:
-                text = text[:cut]
-                finish = Finish.STOP
+            if at >= 0:
+                text, cut, finish = text[:at], True, Finish.STOP
                 break
         ready = len(text) - _held_back(text, job.stop)
         if ready > sent:
@@ -110,7 +121,7 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outco
         if count >= room:
             break
         logits = runner.step(token)
-    if finish is not Finish.STOP or not job.stop:
+    if not cut:
         text += utf8.decode(b"", final=True)
     if len(text) > sent and finish is not Finish.CANCELLED:
         emit(text[sent:])

@@ -52,12 +52,18 @@ class Engine:
         self._formatter = self._runners[0]._formatter
         self._executor = ThreadPoolExecutor(config.parallel, thread_name_prefix="gbnfkit-slot")
         self._free: asyncio.Queue[LlamaRunner] | None = None
+        self._free_loop: asyncio.AbstractEventLoop | None = None
         self.waiting = 0
         self.busy = 0
 
     def _slots(self) -> asyncio.Queue[LlamaRunner]:
-        if self._free is None:
-            self._free = asyncio.Queue()
+        """The free slots, a queue of the running event loop (made for each new loop: an
+        engine outlives the loop of one test client or one ``uvicorn.run``)."""
+        loop = asyncio.get_running_loop()
+        if self._free is None or self._free_loop is not loop:
+            if self.busy:
+                raise RuntimeError("an engine serves one event loop at a time")
+            self._free, self._free_loop = asyncio.Queue(), loop
             for runner in self._runners:
                 self._free.put_nowait(runner)
         return self._free
