@@ -136,19 +136,20 @@ class Engine:
         def emit(piece: str) -> None:
             loop.call_soon_threadsafe(pieces.put_nowait, piece)
 
+        def release() -> None:
+            self.busy -= 1
+            free.put_nowait(runner)
+
         def work() -> None:
             try:
                 outcome: Outcome | BaseException = run_job(runner, job, emit)
             except BaseException as exc:  # handed to the request, which reports it
                 outcome = exc
+            # the slot is free before the outcome is seen (callbacks run in order)
+            loop.call_soon_threadsafe(release)
             loop.call_soon_threadsafe(pieces.put_nowait, outcome)
 
-        def release(_: object) -> None:
-            self.busy -= 1
-            free.put_nowait(runner)
-
-        future = loop.run_in_executor(self._executor, work)
-        future.add_done_callback(release)
+        loop.run_in_executor(self._executor, work)
         try:
             while True:
                 item = await pieces.get()
