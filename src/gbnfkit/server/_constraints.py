@@ -54,12 +54,14 @@ def _grammar_error(param: str, exc: GrammarError) -> ApiError:
 
 
 def _schema_grammar(param: str, schema: object) -> Grammar:
+    """The grammar of ``schema`` in compact JSON: with whitespace allowed, small models
+    write runs of blanks until ``max_tokens`` (measured on SmolLM2-135M)."""
     if isinstance(schema, bool):
         schema = {} if schema else {"not": {}}
     if not isinstance(schema, dict):
         raise reject_unknown_type(param, schema, "a JSON Schema (an object)")
     try:
-        return Grammar.from_json_schema(schema, whitespace="llama")
+        return Grammar.from_json_schema(schema, whitespace="compact")
     except SchemaError as exc:
         pointer = exc.pointer or "/"
         raise ApiError(
