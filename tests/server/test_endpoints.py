@@ -43,6 +43,7 @@ def test_plain_chat_counts_usage(client: TestClient, engine: Engine) -> None:
     choice = result["choices"][0]
     assert choice["message"]["role"] == "assistant" and choice["message"]["content"]
     assert choice["finish_reason"] == "length"
+    assert result["timings"]["predicted_n"] == 5 and result["timings"]["grammar_ms"] == 0
     prompt = engine.chat_prompt([{"role": "user", "content": "Say hello."}])
     assert result["usage"] == {
         "prompt_tokens": len(prompt),

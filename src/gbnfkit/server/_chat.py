@@ -27,6 +27,7 @@ from gbnfkit.server._http import (
     read_body,
     sse,
     stream_job,
+    timings,
     usage,
 )
 from gbnfkit.server._prompt import normalize_messages, tools_instruction
@@ -108,7 +109,7 @@ def _message_dict(message: Message) -> dict[str, Any]:
 
 
 async def _whole(plan: _Plan, engine: Engine, request: Request) -> Response:
-    choices, completion = [], 0
+    choices, completion, outcomes = [], 0, []
     for index in range(plan.sampling.n):
         job = _job(plan, engine, index)
         outcome = await collect(engine, job, request)
@@ -116,6 +117,7 @@ async def _whole(plan: _Plan, engine: Engine, request: Request) -> Response:
             return Response(status_code=499)
         message = _message(outcome.text, plan.constraint)
         completion += outcome.completion_tokens
+        outcomes.append(outcome)
         choices.append(
             {
                 "index": index,
@@ -132,6 +134,7 @@ async def _whole(plan: _Plan, engine: Engine, request: Request) -> Response:
             "model": engine.model_id,
             "choices": choices,
             "usage": usage(len(plan.prompt_ids), completion),
+            "timings": timings(outcomes),
         }
     )
 

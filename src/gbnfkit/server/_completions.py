@@ -22,6 +22,7 @@ from gbnfkit.server._http import (
     read_body,
     sse,
     stream_job,
+    timings,
     usage,
 )
 from gbnfkit.server._sampling import sampling_of
@@ -90,12 +91,13 @@ async def completions(request: Request) -> Response:
             _events(engine, job, sampling.n, len(prompt_ids), sampling.include_usage),
             media_type="text/event-stream",
         )
-    choices, completion = [], 0
+    choices, completion, outcomes = [], 0, []
     for index in range(sampling.n):
         outcome = await collect(engine, job(index), request)
         if outcome is None:
             return Response(status_code=499)
         completion += outcome.completion_tokens
+        outcomes.append(outcome)
         choices.append(
             {
                 "index": index,
@@ -112,6 +114,7 @@ async def completions(request: Request) -> Response:
             "model": engine.model_id,
             "choices": choices,
             "usage": usage(len(prompt_ids), completion),
+            "timings": timings(outcomes),
         }
     )
 

@@ -47,7 +47,7 @@ class Job:
 class Outcome:
     """The end of a generation: the text (stop string cut off), the tokens sampled (an
     end-of-sequence token not counted), why it ended, and the time spent decoding and in
-    the grammar (seconds)."""
+    the grammar (seconds; the prompt's evaluation not counted)."""
 
     text: str
     completion_tokens: int
@@ -86,8 +86,8 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outco
     room = job.max_tokens
     if runner.context_size is not None:
         room = min(room, runner.context_size - len(job.prompt_ids))
-    started = time.perf_counter()
     logits = runner.start(job.prompt_ids)
+    started = time.perf_counter()
     text, sent, count, cut = "", 0, 0, False
     finish = Finish.LENGTH
     while count < room:

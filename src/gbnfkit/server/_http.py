@@ -26,6 +26,7 @@ __all__ = [
     "read_body",
     "sse",
     "stream_job",
+    "timings",
     "usage",
 ]
 
@@ -85,6 +86,19 @@ def sse(data: object) -> str:
     """One server-sent event carrying ``data`` as JSON (or ``[DONE]``)."""
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     return f"data: {text}\n\n"
+
+
+def timings(outcomes: list[Outcome]) -> dict[str, float]:
+    """llama-server's ``timings`` extension: tokens decoded, decode time, tokens/s, and
+    the part of decode time spent in the grammar (ms)."""
+    tokens = sum(o.completion_tokens for o in outcomes)
+    seconds = sum(o.decode_seconds for o in outcomes)
+    return {
+        "predicted_n": tokens,
+        "predicted_ms": 1000 * seconds,
+        "predicted_per_second": tokens / seconds if seconds > 0 else 0.0,
+        "grammar_ms": 1000 * sum(o.grammar_seconds for o in outcomes),
+    }
 
 
 def usage(prompt: int, completion: int) -> dict[str, int]:
