@@ -10,9 +10,12 @@ Not imported by ``import gbnfkit``; needs starlette (and uvicorn for ``gbnfkit s
 
 from __future__ import annotations
 
+from gbnfkit._public import publish as _publish
 from gbnfkit.server._app import create_app
 from gbnfkit.server._config import ServerConfig
 from gbnfkit.server._engine import Engine
 from gbnfkit.server._errors import ApiError, ErrorType
 
 __all__ = ["ApiError", "Engine", "ErrorType", "ServerConfig", "create_app"]
+
+_publish(__name__, globals(), __all__)
