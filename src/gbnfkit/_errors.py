@@ -266,6 +266,8 @@ class TriggerRejected(InputRejected):
         self.trigger = trigger
         self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
         self.args = (self.message,)
+
+
 class ChatError(GbnfkitError, ValueError):
     """A chat format, tool definition or ``tool_choice`` that cannot be used
     (:mod:`gbnfkit.chat`)."""

@@ -75,8 +75,8 @@ class _Markers:
 def agreeing_parser(draw: st.DrawFn, depth: int = 3) -> Parser:
     """A parser whose PEG language equals its grammar's: every alternative, repeated or
     optional item starts with its own marker character, every character run and every
-    whitespace run is closed by a marker, and ``until(d)`` (d with distinct characters) is
-    followed by ``d``."""
+    whitespace run is closed by a marker, and ``until(d)`` (d without a border) comes after
+    a marker and before ``d``."""
     markers = _Markers()
 
     def build(d: int) -> Parser:
@@ -93,7 +93,8 @@ def agreeing_parser(draw: st.DrawFn, depth: int = 3) -> Parser:
             return peg.chars(cls, lo, hi) + markers.take()
         if kind == "until":
             delim = draw(st.sampled_from(["</x>", "yz", "z"]))
-            return peg.until(delim) + delim
+            # a marker first: the content may start with anything
+            return markers.take() + peg.until(delim) + delim
         if kind == "json":
             return peg.json() + peg.space() + markers.take()
         if kind == "string":

@@ -106,3 +106,21 @@ def test_on_agreeing_parsers_the_grammar_and_the_parser_accept_the_same_texts(
                 in_parser = whole.parse(mutated).status is ParseStatus.SUCCESS
                 in_grammar = grammar.match(mutated).status == "accept"
                 assert in_parser == in_grammar, (p, mutated)
+
+
+@SETTINGS
+@given(agreeing_parser(depth=2), agreeing_parser(depth=2), st.integers(0, 2**32))
+def test_a_lazy_grammar_accepts_what_its_trigger_rules_parse(
+    a: Parser, b: Parser, seed: int
+) -> None:
+    first = peg.trigger_rule("first", "<a>" + a + "</a>")
+    second = peg.trigger_rule("second", "<b>" + b + "</b>")
+    parser = peg.until_one_of(["<a>", "<b>"]) + peg.zero_or_more(first | second) + peg.end()
+    lazy = parser.to_grammar(lazy=True)
+    assert [t.value for t in lazy.triggers] == ["<a>", "<b>"]
+    rng = random.Random(seed)
+    for rule in (first, second):
+        for _ in range(3):
+            text = sample(rule.to_grammar().ir, rng)
+            assert (rule + peg.end()).parse(text).status is ParseStatus.SUCCESS, (rule, text)
+            assert lazy.grammar.match(text).status == "accept", (rule, text)

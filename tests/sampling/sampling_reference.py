@@ -157,10 +157,13 @@ def dry(
         if length >= allowed:
             follower = window[end + 1]
             longest[follower] = max(longest.get(follower, -1), length)
+    # llama.cpp caps the exponent so that base ** exponent stays below float32's maximum
+    cap = int(88.7228391 / math.log(base)) if base > 1.000001 else 0
     out = []
     for token, logit in pairs:
         if token in longest and token not in breakers:
-            logit -= multiplier * base ** (longest[token] - allowed)
+            exponent = longest[token] - allowed
+            logit -= multiplier * base ** (min(exponent, cap) if cap else exponent)
         out.append((token, logit))
     return out
 

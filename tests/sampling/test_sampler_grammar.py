@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gbnfkit import (
+    ArgumentError,
     Grammar,
     InputRejected,
     Sampler,
@@ -258,3 +259,24 @@ def test_a_grammar_whose_allowed_tokens_are_all_banned_is_a_clear_error() -> Non
         sampler = Sampler(params.replace(grammar_first=grammar_first), LIST.matcher())
         with pytest.raises(SamplingError, match="grammar allows"):
             sampler.sample(np.zeros(WIDTH, dtype=np.float32))
+
+
+def test_a_matcher_whose_vocabulary_cannot_be_told_needs_vocabulary() -> None:
+    class Bare:
+        def is_allowed(self, token_id: int) -> bool:
+            return True
+
+        def accept_token(self, token_id: int) -> bool:
+            return True
+
+        def fill_bitmask(self, bitmask: np.ndarray, row: int = 0) -> None:
+            bitmask[...] = -1
+
+        def reset(self) -> None:
+            pass
+
+    with pytest.raises(ArgumentError, match="vocabulary"):
+        Sampler(SamplingParams(), Bare())
+    sampler = Sampler(SamplingParams(seed=0), Bare(), vocabulary=VOCABULARY)
+    assert sampler.vocabulary is VOCABULARY
+    assert sampler.sample(np.zeros(WIDTH, dtype=np.float32)) < VOCABULARY.size

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from gbnfkit.sampling._candidates import Candidates, top_positions
 from gbnfkit.sampling._chain import _inverse_cdf_blocked, draw
-from gbnfkit.sampling._dry import DryPenalty, _z_function
+from gbnfkit.sampling._dry import DryPenalty, _repeat_lengths
 from gbnfkit.sampling._mirostat import MirostatState
 from gbnfkit.sampling._penalties import PenaltyHistory
 from gbnfkit.sampling._temperature import temperature
@@ -217,14 +217,14 @@ def test_dry_multi_token_breaker_limits_the_repeat() -> None:
     assert plain.penalties() == {3: 1.0 * 2.0 ** (7 - 2)}
 
 
-@given(st.lists(st.integers(0, 3), max_size=50))
-def test_z_function(values: list[int]) -> None:
-    z = _z_function(values)
+@given(st.lists(st.integers(0, 3), max_size=50), st.integers(0, 60))
+def test_repeat_lengths_are_a_capped_z_function(values: list[int], cap: int) -> None:
+    lengths = _repeat_lengths(np.array(values, dtype=np.int64), cap)
     for k in range(1, len(values)):
         length = 0
         while k + length < len(values) and values[length] == values[k + length]:
             length += 1
-        assert z[k] == length
+        assert lengths[k] == min(length, cap)
 
 
 @settings(max_examples=150, deadline=None)
@@ -320,3 +320,27 @@ def test_top_p_over_a_whole_vocabulary(values: np.ndarray, p: float, min_keep: i
     last = max(int(reached[0]) + 1 if reached.shape[0] else len(ordered), min_keep, 1)
     got = top_p(Candidates(values), p, min_keep)
     assert np.sort(got.logits)[::-1].tolist() == ordered[:last].tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 3), min_size=60, max_size=400),
+    st.sampled_from([-1, 1, 10, 63, 64, 65, 129, 500]),
+    st.integers(0, 3),
+    st.sampled_from([1.0, 1.75, 1e6]),
+    st.booleans(),
+)
+def test_dry_over_long_histories(
+    history: list[int], last_n: int, allowed: int, base: float, reset_midway: bool
+) -> None:
+    """The history buffer grows and slides; lengths stop at what changes the penalty."""
+    penalty = DryPenalty(0.5, base, allowed, last_n, {3: [()]})
+    if reset_midway:
+        for token in history:
+            penalty.push(token)
+        penalty.clear()
+    for token in history:
+        penalty.push(token)
+    pairs = [(t, float(t)) for t in range(5)]
+    got = penalty.apply(Candidates(np.arange(5, dtype=np.float64)))
+    same_logits(got, ref.dry(pairs, history, 0.5, base, allowed, last_n, {3}))

@@ -40,7 +40,8 @@ AnyMatcher = Matcher | LazyMatcher
 
 GrammarSpec = Grammar | CompiledGrammar | Matcher | LazyMatcher | None
 """What constrains a generation: a grammar (compiled for the model's vocabulary on the
-way), a grammar already compiled for it, a ready matcher, or nothing."""
+way), a grammar already compiled for it, a ready matcher (used as it is, so its state
+can be read afterwards; ``reset()`` it to start over), or nothing."""
 
 
 class ModelRunner(Protocol):
@@ -89,7 +90,8 @@ class DecodeStats:
         prompt_tokens: tokens of the prompt (after the chat template).
         first_token_seconds: from the start (prompt evaluation included) to the first
             sampled token: the latency a user sees.
-        decode_seconds: from the prompt's logits to the end: sampling and model steps.
+        decode_seconds: from the prompt's logits to the end: sampling and model steps
+            (and whatever the consumer of a streamed generation does between pieces).
         grammar_seconds: the part of ``decode_seconds`` spent in the grammar (masks,
             token checks, advancing the matcher).
     """

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
     from gbnfkit.peg._incremental import IncrementalParser
     from gbnfkit.peg._lazy import LazyGrammar
-    from gbnfkit.peg._program import Program
     from gbnfkit.peg._result import ParseResult
 
 __all__ = ["Kind", "Parser", "as_parser"]
@@ -179,3 +178,7 @@ def as_parser(value: Parser | str, where: str) -> Parser:
             return Parser(Kind.EPS)
         return Parser(Kind.LITERAL, (), value)
     raise PegError(f"{where} takes parsers or str, not {type(value).__name__}: {value!r}")
+
+
+# at the end: _program imports this module; the annotations above name Program at run time
+from gbnfkit.peg._program import Program  # noqa: E402

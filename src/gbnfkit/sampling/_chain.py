@@ -10,13 +10,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gbnfkit._errors import SamplingError
 from gbnfkit.sampling._candidates import BLOCK, Candidates, block_sums
-from gbnfkit.sampling._dry import DryPenalty
+from gbnfkit.sampling._dry import DryPenalty, breaker_sequences
 from gbnfkit.sampling._mirostat import MirostatState
 from gbnfkit.sampling._params import Mirostat, SamplerType, SamplingParams
 from gbnfkit.sampling._penalties import PenaltyHistory, apply_logit_bias
 from gbnfkit.sampling._temperature import temperature
 from gbnfkit.sampling._truncate import min_p, top_k, top_n_sigma, top_p, typical_p, xtc
+from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = ["ChainState", "draw", "probabilities", "run_chain"]
 
@@ -39,6 +41,41 @@ class ChainState:
         self.mirostat = mirostat
         self.rng = rng
         self.vocab_size = vocab_size
+
+    @classmethod
+    def create(cls, p: SamplingParams, vocabulary: Vocabulary | None) -> ChainState:
+        """A fresh state for ``p``; checks what needs the vocabulary.
+
+        Raises:
+            SamplingError: a ``logit_bias`` id outside the vocabulary, or DRY sequence
+                breakers without a vocabulary to find them in.
+        """
+        size = vocabulary.size if vocabulary is not None else None
+        if size is not None and p.logit_bias and max(p.logit_bias) >= size:
+            raise SamplingError(
+                f"token id {max(p.logit_bias)} is outside the vocabulary of {size} tokens",
+                field="logit_bias",
+            )
+        dry_on = p.dry_multiplier != 0.0 and p.dry_base >= 1.0 and p.dry_penalty_last_n != 0
+        breakers: dict[int, list[tuple[int, ...]]] = {}
+        if dry_on and p.dry_sequence_breakers:
+            if vocabulary is None:
+                raise SamplingError(
+                    "DRY's sequence breakers need the vocabulary: give a matcher or "
+                    "Sampler(..., vocabulary=...), or set dry_sequence_breakers=()",
+                    field="dry_sequence_breakers",
+                )
+            breakers = breaker_sequences(p.dry_sequence_breakers, vocabulary)
+        dry = DryPenalty(
+            p.dry_multiplier, p.dry_base, p.dry_allowed_length, p.dry_penalty_last_n, breakers
+        )
+        return cls(
+            PenaltyHistory(p.repeat_last_n),
+            dry,
+            MirostatState(p.mirostat_tau, p.mirostat_eta),
+            np.random.default_rng(p.seed),
+            size,
+        )
 
 
 def _stage(

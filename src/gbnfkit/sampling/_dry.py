@@ -2,8 +2,9 @@
 
 The algorithm is llama.cpp's (after koboldcpp): find how far back the text may be
 compared (up to the most recent sequence breaker), compute for every earlier position
-how long a suffix of the history ends there (a Z-function over the reversed history),
-and penalise each token that would extend such a repeat of at least
+how long a copy of the end of the history ends there (llama.cpp's Z-function over the
+reversed history; here vectorised, and stopped at the length beyond which the penalty
+no longer grows), and penalise each token that would extend such a repeat of at least
 ``allowed_length`` tokens by ``multiplier * base ** (length - allowed_length)``.
 
 Sequence breakers are strings.  A token whose text contains a breaker is a breaker on
@@ -16,8 +17,10 @@ longest tokens (the same result for the single-character default breakers).
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
 
 from gbnfkit.sampling._candidates import Candidates
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -27,6 +30,8 @@ __all__ = ["DryPenalty", "breaker_sequences"]
 _MAX_BREAKER_BYTES = 40  # llama.cpp truncates longer breakers
 _MAX_TAIL_TOKENS = 20  # and the token sequences that finish them
 _FLOAT_MAX_LOG = 88.7228391  # log of the largest float32: caps base ** exponent
+_VECTOR_STEPS = 4  # repeat lengths: vectorised steps over every position, then
+_FEW_REPEATS = 64  # one by one when at most this many positions still repeat
 
 Breakers = dict[int, list[tuple[int, ...]]]
 
@@ -85,6 +90,38 @@ def breaker_sequences(breakers: Sequence[str], vocabulary: Vocabulary) -> Breake
     return result
 
 
+def _repeat_lengths(recent: npt.NDArray[np.int64], longest: int) -> npt.NDArray[np.int64]:
+    """``z[k]`` (capped at ``longest``): how many tokens the suffix ending ``k`` tokens back
+    shares with the end of the history; ``recent[j]`` is the token ``j`` steps back.
+
+    The first steps are vectorised over every position; usually only the positions where
+    the history really repeats survive them, and those are extended one by one.  A history
+    that repeats everywhere (a loop of a few tokens) gets a Z-function, linear whatever
+    the repeats.
+    """
+    n = recent.shape[0]
+    lengths = np.zeros(n, dtype=np.int64)
+    alive = np.arange(1, n, dtype=np.int64)
+    steps = min(longest, n - 1)
+    for j in range(min(steps, _VECTOR_STEPS)):
+        alive = alive[alive + j < n]
+        alive = alive[recent[alive + j] == recent[j]]
+        if alive.shape[0] == 0:
+            return lengths
+        lengths[alive] = j + 1
+    if steps <= _VECTOR_STEPS:
+        return lengths
+    values = recent.tolist()
+    if alive.shape[0] > _FEW_REPEATS:
+        return np.minimum(np.array(_z_function(values), dtype=np.int64), longest)
+    for k in alive.tolist():
+        length = _VECTOR_STEPS
+        while length < longest and k + length < n and values[length] == values[k + length]:
+            length += 1
+        lengths[k] = length
+    return lengths
+
+
 def _z_function(values: list[int]) -> list[int]:
     """``z[k]``: the length of the longest common prefix of ``values`` and ``values[k:]``."""
     n = len(values)
@@ -103,7 +140,17 @@ def _z_function(values: list[int]) -> list[int]:
 class DryPenalty:
     """DRY's history (the last ``last_n`` tokens; ``-1``: all) and its penalty."""
 
-    __slots__ = ("_multiplier", "_base", "_allowed", "_breakers", "_tokens", "_enabled")
+    __slots__ = (
+        "_multiplier",
+        "_base",
+        "_allowed",
+        "_breakers",
+        "_heads",
+        "_last_n",
+        "_tokens",
+        "_size",
+        "_enabled",
+    )
 
     def __init__(
         self,
@@ -117,55 +164,80 @@ class DryPenalty:
         self._base = base
         self._allowed = allowed_length
         self._breakers = breakers
+        self._heads = np.array(sorted(breakers), dtype=np.int64)
         self._enabled = multiplier != 0.0 and base >= 1.0 and last_n != 0
-        self._tokens: deque[int] = deque(maxlen=None if last_n < 0 else max(last_n, 0))
+        self._last_n = last_n
+        self._tokens = np.empty(64, dtype=np.int64)  # the history, oldest first
+        self._size = 0
 
     @property
     def enabled(self) -> bool:
         return self._enabled
 
     def push(self, token_id: int) -> None:
-        if self._enabled:
-            self._tokens.append(token_id)
+        if not self._enabled:
+            return
+        if self._size == self._tokens.shape[0]:
+            keep = self._size if self._last_n < 0 else min(self._size, self._last_n)
+            if keep * 2 <= self._tokens.shape[0]:  # a bounded history: slide it back
+                self._tokens[:keep] = self._tokens[self._size - keep : self._size]
+            else:
+                grown = np.empty(self._tokens.shape[0] * 2, dtype=np.int64)
+                grown[:keep] = self._tokens[self._size - keep : self._size]
+                self._tokens = grown
+            self._size = keep
+        self._tokens[self._size] = token_id
+        self._size += 1
 
     def clear(self) -> None:
-        self._tokens.clear()
+        self._size = 0
 
-    def _repeat_limit(self, recent: list[int]) -> int:
+    def _recent(self) -> npt.NDArray[np.int64]:
+        """The window of the history, most recent first (a view)."""
+        start = 0 if self._last_n < 0 else max(0, self._size - self._last_n)
+        return self._tokens[start : self._size][::-1]
+
+    def _repeat_limit(self, recent: npt.NDArray[np.int64]) -> int:
         """How many of the most recent tokens may count as a repeat (stops at a breaker)."""
-        n = len(recent)
-        for i in range(n):
-            tails = self._breakers.get(recent[i])
-            if tails is None:
-                continue
+        n = int(recent.shape[0])
+        if self._heads.shape[0] == 0:
+            return n
+        for i in np.flatnonzero(np.isin(recent, self._heads)).tolist():
             longest = -1
-            for tail in tails:
+            for tail in self._breakers[int(recent[i])]:
                 size = len(tail)
                 if longest < size <= i and all(tail[j] == recent[i - j - 1] for j in range(size)):
                     longest = size
             if longest >= 0:
-                return i - longest
-        return n
+                return int(i) - longest
+        return int(n)
 
     def penalties(self) -> dict[int, float]:
         """``{token: amount to subtract from its logit}`` for the next token."""
-        if not self._enabled or len(self._tokens) <= self._allowed:
+        n = self._size if self._last_n < 0 else min(self._size, self._last_n)
+        if not self._enabled or n <= self._allowed:
             return {}
-        recent = list(reversed(self._tokens))  # recent[i]: the token i steps back
+        recent = self._recent()
         limit = self._repeat_limit(recent)
         if limit < self._allowed:
             return {}
-        z = _z_function(recent)
-        n = len(recent)
-        longest: dict[int, int] = {}
-        for k in range(1, n):
-            length = min(z[k], limit)
-            if length >= self._allowed:
-                # the suffix ending k tokens back repeats the end; the token after it extends it
-                token = recent[k - 1]
-                if longest.get(token, -1) < length:
-                    longest[token] = length
         cap = int(_FLOAT_MAX_LOG / math.log(self._base)) if self._base > 1.000001 else 0
+        # longer repeats than allowed + cap get the same (capped) penalty; with base 1 every
+        # repeat of allowed_length or more gets the same one
+        longest_useful = limit
+        if cap > 0:
+            longest_useful = min(limit, self._allowed + cap)
+        elif self._base == 1.0:
+            longest_useful = min(limit, self._allowed)
+        lengths = _repeat_lengths(recent, longest_useful)
+        # the suffix ending k tokens back repeats the end: the token after it (k - 1 back)
+        # would extend the repeat
+        ks = np.flatnonzero(lengths >= self._allowed)
+        ks = ks[ks >= 1]
+        longest: dict[int, int] = {}
+        for token, length in zip(recent[ks - 1].tolist(), lengths[ks].tolist(), strict=True):
+            if longest.get(token, -1) < length:
+                longest[token] = length
         out: dict[int, float] = {}
         for token, length in longest.items():
             if () in self._breakers.get(token, ()):

@@ -28,6 +28,8 @@ def _torch_to_numpy(tensor: Any) -> npt.NDArray[Any]:
     if tensor.device.type != "cpu":
         tensor = tensor.to("cpu")
     name = str(tensor.dtype)
+    if "complex" in name or name == "torch.bool":
+        raise ArgumentError(f"logits must be real numbers, not {name}")
     if name not in ("torch.float32", "torch.float64"):
         tensor = tensor.float()
     return np.asarray(tensor.numpy())
@@ -54,7 +56,9 @@ def to_rows(logits: Any) -> npt.NDArray[np.floating[Any]]:
     if array.ndim != 2 or array.shape[1] == 0:
         raise ArgumentError(f"logits must have shape (V,) or (batch, V), not {array.shape}")
     if array.dtype not in (np.float32, np.float64):
-        if not np.issubdtype(array.dtype, np.number):
-            raise ArgumentError(f"logits must be numbers, not {array.dtype}")
+        if not (
+            np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
+        ):
+            raise ArgumentError(f"logits must be real numbers, not {array.dtype}")
         array = array.astype(np.float32)
     return array

@@ -7,10 +7,13 @@ Field names follow llama.cpp's command line and server (``temperature``, ``top_k
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import Enum, IntEnum
 from typing import Any
+
+import numpy as np
 
 from gbnfkit._errors import SamplingError
 
@@ -52,6 +55,8 @@ DEFAULT_SAMPLERS: tuple[SamplerType, ...] = (
 )
 
 _DRY_BREAKERS = ("\n", ":", '"', "*")
+
+MAX_INT = 2**31 - 1  # integer fields and token ids are int32 in llama.cpp
 
 
 @dataclass(frozen=True)
@@ -142,23 +147,30 @@ class LogitBias(Mapping[int, float]):
 # -- checks -------------------------------------------------------------------
 
 
+def _is_bool(value: object) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
 def _float(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if _is_bool(value) or not isinstance(value, numbers.Real):
         raise SamplingError(f"must be a number, not {value!r}", field=name)
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:
+        result = math.inf
     if not math.isfinite(result):
         raise SamplingError(f"must be finite, not {value!r}", field=name)
     return result
 
 
-def _int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        # numpy integers are accepted through __index__
-        index = getattr(value, "__index__", None)
-        if index is None or isinstance(value, bool):
-            raise SamplingError(f"must be an integer, not {value!r}", field=name)
-        return int(index())
-    return int(value)
+def _int(name: str, value: object, limit: int = MAX_INT) -> int:
+    """An integer (numpy's too) of at most ``limit`` in magnitude (llama.cpp's are int32)."""
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise SamplingError(f"must be an integer, not {value!r}", field=name)
+    result = int(value)
+    if abs(result) > limit:
+        raise SamplingError(f"must be at most {limit} in magnitude, not {value!r}", field=name)
+    return result
 
 
 def _between(low: float, high: float = math.inf) -> Any:
@@ -202,7 +214,7 @@ def _bool(name: str, value: object) -> bool:
 def _seed(name: str, value: object) -> int | None:
     if value is None:
         return None
-    result = _int(name, value)
+    result = _int(name, value, 2**64 - 1)
     if result < 0:
         raise SamplingError(f"must be a non-negative integer or None, not {value!r}", field=name)
     return result
@@ -226,6 +238,10 @@ def _breakers(name: str, value: object) -> tuple[str, ...]:
             raise SamplingError(
                 f"every breaker must be a non-empty string, not {item!r}", field=name
             )
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SamplingError(f"breaker {item!r} is not valid Unicode text", field=name) from None
         out.append(item)
     return tuple(out)
 
@@ -246,9 +262,12 @@ def _logit_bias(name: str, value: object) -> LogitBias:
         token_id = _int(name, token)
         if token_id < 0:
             raise SamplingError(f"token id {token_id} is negative", field=name)
-        if isinstance(bias, bool) or not isinstance(bias, (int, float)):
+        if _is_bool(bias) or not isinstance(bias, numbers.Real):
             raise SamplingError(f"bias of token {token_id} must be a number", field=name)
-        value_f = float(bias)
+        try:
+            value_f = float(bias)
+        except OverflowError:
+            value_f = math.inf if bias > 0 else -math.inf  # type: ignore[operator]
         if math.isnan(value_f) or value_f == math.inf:
             raise SamplingError(
                 f"bias of token {token_id} must be finite or -inf (a ban), not {bias!r}",

@@ -11,11 +11,8 @@ import numpy.typing as npt
 from gbnfkit._errors import ArgumentError, SamplingError, VocabularyError
 from gbnfkit.sampling._candidates import Candidates
 from gbnfkit.sampling._chain import ChainState, draw, probabilities, run_chain
-from gbnfkit.sampling._dry import DryPenalty, breaker_sequences
 from gbnfkit.sampling._logits import to_rows
-from gbnfkit.sampling._mirostat import MirostatState
-from gbnfkit.sampling._params import Mirostat, SamplingParams
-from gbnfkit.sampling._penalties import PenaltyHistory
+from gbnfkit.sampling._params import MAX_INT, Mirostat, SamplingParams
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = ["Sampler", "TokenMatcher", "sample_batch"]
@@ -37,10 +34,27 @@ class TokenMatcher(Protocol):
     def reset(self) -> None: ...
 
 
+_MATCHER_METHODS = ("is_allowed", "accept_token", "fill_bitmask", "reset")
+
+
+def _token_id(value: object, size: int | None) -> int:
+    """``value`` as a token id, checked against the vocabulary's size when known."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ArgumentError(f"a token id must be an integer, not {value!r}")
+    token_id = int(value)
+    limit = size if size is not None else MAX_INT + 1
+    if not 0 <= token_id < limit:
+        raise VocabularyError(
+            f"token id {token_id} is outside the vocabulary"
+            + (f" of {size} tokens" if size is not None else "")
+        )
+    return token_id
+
+
 def _vocabulary_of(matcher: TokenMatcher) -> Vocabulary:
     found = getattr(matcher, "vocabulary", None)
     if found is None:
-        found = getattr(matcher, "_vocab", None)  # gbnfkit.Matcher before it exposed it
+        found = getattr(matcher, "_vocab", None)  # gbnfkit's matchers keep it private
     if not isinstance(found, Vocabulary):
         raise ArgumentError(
             "cannot tell the matcher's vocabulary; pass it as Sampler(..., vocabulary=...)"
@@ -92,6 +106,17 @@ class Sampler:
         *,
         vocabulary: Vocabulary | None = None,
     ) -> None:
+        if params is not None and not isinstance(params, SamplingParams):
+            raise ArgumentError(f"params must be SamplingParams, not {type(params).__name__}")
+        if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
+            raise ArgumentError(f"vocabulary must be a Vocabulary, not {type(vocabulary).__name__}")
+        if matcher is not None:
+            missing = [m for m in _MATCHER_METHODS if not callable(getattr(matcher, m, None))]
+            if missing:
+                raise ArgumentError(
+                    f"matcher must be a gbnfkit matcher; {type(matcher).__name__} has no "
+                    + ", ".join(missing)
+                )
         self._params = params if params is not None else SamplingParams()
         self._matcher = matcher
         if vocabulary is None and matcher is not None:
@@ -99,33 +124,7 @@ class Sampler:
         self._vocabulary = vocabulary
         self._size = vocabulary.size if vocabulary is not None else None
         self._bitmask: npt.NDArray[np.int32] | None = None  # the grammar's mask, reused
-        p = self._params
-        if self._size is not None and p.logit_bias:
-            bad = max(p.logit_bias)
-            if bad >= self._size:
-                raise SamplingError(
-                    f"token id {bad} is outside the vocabulary of {self._size} tokens",
-                    field="logit_bias",
-                )
-        dry_on = p.dry_multiplier != 0.0 and p.dry_base >= 1.0 and p.dry_penalty_last_n != 0
-        breakers: dict[int, list[tuple[int, ...]]] = {}
-        if dry_on and p.dry_sequence_breakers:
-            if vocabulary is None:
-                raise SamplingError(
-                    "DRY's sequence breakers need the vocabulary: give a matcher or "
-                    "Sampler(..., vocabulary=...), or set dry_sequence_breakers=()",
-                    field="dry_sequence_breakers",
-                )
-            breakers = breaker_sequences(p.dry_sequence_breakers, vocabulary)
-        self._state = ChainState(
-            PenaltyHistory(p.repeat_last_n),
-            DryPenalty(
-                p.dry_multiplier, p.dry_base, p.dry_allowed_length, p.dry_penalty_last_n, breakers
-            ),
-            MirostatState(p.mirostat_tau, p.mirostat_eta),
-            np.random.default_rng(p.seed),
-            self._size,
-        )
+        self._state = ChainState.create(self._params, vocabulary)
 
     # -- properties ------------------------------------------------------------
     @property
@@ -252,12 +251,7 @@ class Sampler:
             InputRejected: the grammar does not allow ``token_id`` (nothing changes).
             VocabularyError: ``token_id`` is not an id of the vocabulary.
         """
-        token_id = int(token_id)
-        if token_id < 0 or (self._size is not None and token_id >= self._size):
-            raise VocabularyError(
-                f"token id {token_id} is outside the vocabulary"
-                + (f" of {self._size} tokens" if self._size is not None else "")
-            )
+        token_id = _token_id(token_id, self._size)
         if self._matcher is not None:
             self._matcher.accept_token(token_id)
         self._state.penalties.push(token_id)
@@ -265,9 +259,10 @@ class Sampler:
 
     def extend_history(self, token_ids: Iterable[int]) -> None:
         """Add tokens (a prompt, say) to the penalty and DRY histories; the matcher is not moved."""
-        for token_id in token_ids:
-            self._state.penalties.push(int(token_id))
-            self._state.dry.push(int(token_id))
+        ids = [_token_id(token_id, self._size) for token_id in token_ids]
+        for token_id in ids:
+            self._state.penalties.push(token_id)
+            self._state.dry.push(token_id)
 
     def reset(self) -> None:
         """Start over: histories emptied, ``mu`` reset, generator re-seeded, matcher reset.
@@ -293,6 +288,8 @@ def sample_batch(samplers: Sequence[Sampler], logits: Any) -> list[int]:
 
     Torch logits are copied to the CPU once for the whole batch.
     """
+    if not all(isinstance(s, Sampler) for s in samplers):
+        raise ArgumentError("samplers must be a sequence of Sampler, one per row")
     rows = to_rows(logits)
     if rows.shape[0] != len(samplers):
         raise ArgumentError(f"{len(samplers)} samplers for {rows.shape[0]} rows of logits")

@@ -22,7 +22,10 @@ def exclusive_required_branches(branches: list[Any]) -> list[Any] | None:
     for b in branches:
         if not isinstance(b, dict) or set(b) - ANNOTATIONS != {"required"}:
             return None
-        sets.append(list(dict.fromkeys(b["required"])))
+        names = b["required"]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            return None  # malformed: the branch's own visit raises the SchemaError
+        sets.append(list(dict.fromkeys(names)))
     out: list[Any] = []
     for i, mine in enumerate(sets):
         choices = []

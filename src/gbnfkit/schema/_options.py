@@ -92,11 +92,17 @@ class SchemaOptions:
         return make_options(base, changes)
 
 
+_MAX_OPTION_COUNT = 1_000
+"""The largest digit or whitespace cap (a larger one would only build huge grammars)."""
+
+
 def _check(opts: SchemaOptions) -> SchemaOptions:
     for name in ("max_whitespace", "max_integer_digits", "max_fraction_digits"):
         v = getattr(opts, name)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-            raise SchemaError(f"option {name} must be a positive int or None, not {v!r}")
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool)
+                              or not 1 <= v <= _MAX_OPTION_COUNT):
+            raise SchemaError(f"option {name} must be an int in 1..{_MAX_OPTION_COUNT} or "
+                              f"None, not {v!r:.40}")
     m = opts.max_required_any_order
     if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= 16:
         raise SchemaError(f"option max_required_any_order must be an int in 0..16, not {m!r}")
