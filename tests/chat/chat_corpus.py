@@ -151,7 +151,26 @@ def constrained_part(text: str, triggers: tuple[Trigger, ...]) -> str | None:
 _TEXT_ALPHABET = st.sampled_from(
     list('ab c\n\t<>[]{}"\\/_=|:,`') + ["é", "ß", "日", "🙂", "\u2028"] + list("xyz.")
 )
-_plain = st.text(_TEXT_ALPHABET, max_size=30)
+# pieces of the formats' tags, so that texts often hold what looks like the start of one
+_TAG_PIECES = st.sampled_from(
+    [
+        "<tool_",
+        "<tool_call",
+        "</tool_call>",
+        "[TOOL_",
+        "[TOOL_CALLS",
+        "<think",
+        "</think",
+        "<think>",
+        "</parameter",
+        "<function=",
+        "<|python_tag|",
+        "<｜tool▁calls",
+        "<｜tool▁call▁begin｜>",
+        '{"name"',
+    ]
+)
+_plain = st.lists(st.one_of(_TEXT_ALPHABET, _TAG_PIECES), max_size=20).map("".join)
 
 
 def _free_text(fmt: ChatFormat, forbidden: tuple[str, ...]) -> st.SearchStrategy[str]:
@@ -159,7 +178,8 @@ def _free_text(fmt: ChatFormat, forbidden: tuple[str, ...]) -> st.SearchStrategy
 
 
 def _string_value() -> st.SearchStrategy[str]:
-    return st.text(_TEXT_ALPHABET, max_size=15).filter(lambda s: "</parameter>" not in s)
+    pieces = st.lists(st.one_of(_TEXT_ALPHABET, _TAG_PIECES), max_size=12).map("".join)
+    return pieces.filter(lambda s: "</parameter>" not in s)
 
 
 def _weather_args() -> st.SearchStrategy[dict[str, Any]]:

@@ -121,3 +121,15 @@ def test_bad_tool_choices_are_refused() -> None:
         grammar_for("content", TOOLS, "required")
     with pytest.raises(ChatError, match="at least one tool"):
         grammar_for("hermes", [])
+
+
+def test_reasoning_open_keeps_positions_in_the_output() -> None:
+    text = 'plan</think>\n<tool_call>{"name": "nope", "arguments": {}}</tool_call>'
+    with pytest.raises(ChatParseError) as caught:
+        parse_message(text, "hermes", TOOLS, reasoning_open=True)
+    assert caught.value.position == text.index("nope")
+    assert caught.value.text == text
+    message = parse_message("still planning", "deepseek-r1", TOOLS, reasoning_open=True)
+    assert message == Message("", "still planning")
+    with pytest.raises(ChatError, match="no reasoning to start in"):
+        parse_message("x", "mistral", reasoning_open=True)

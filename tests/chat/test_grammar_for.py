@@ -107,3 +107,11 @@ def test_arguments_follow_the_schemas_property_order() -> None:
     grammar = grammar_for("hermes", [tool], "required").grammar
     call = '<tool_call>{"name": "move", "arguments": {"to": "x", "at": 1}}</tool_call>'
     assert grammar.match(call).accepted
+
+
+def test_no_grammar_for_outputs_that_start_inside_the_reasoning() -> None:
+    from gbnfkit.chat import ChatError, ChatParser
+
+    with pytest.raises(ChatError, match="reasoning_open"):
+        ChatParser("hermes", TOOLS, reasoning_open=True).grammar()
+    assert ChatParser("hermes", TOOLS).grammar().lazy

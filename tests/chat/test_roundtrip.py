@@ -3,12 +3,14 @@ and grammar_for's grammars accept what the formats write."""
 
 from __future__ import annotations
 
+import pytest
 from chat_corpus import FORMATS, TOOL_FORMATS, TOOLS, constrained_part, messages, render
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gbnfkit.chat import (
     ChatFormat,
+    ChatParseError,
     ChatParser,
     Message,
     MessageStream,
@@ -117,3 +119,52 @@ def test_grammars_accept_what_the_formats_write(fmt: ChatFormat, data: st.DataOb
     else:
         assert part is None
     assert parse_message(text, fmt, TOOLS) == message
+
+
+@SETTINGS
+@given(formatted(), st.lists(st.integers(0, 10_000), max_size=20))
+def test_output_that_starts_inside_the_reasoning(
+    case: tuple[ChatFormat, Message, str], cuts: list[int]
+) -> None:
+    fmt, message, text = case
+    if not message.reasoning_content:
+        return
+    assert text.startswith("<think>")
+    rest = text[len("<think>") :]  # the prompt ended with <think>
+    assert parse_message(rest, fmt, TOOLS, reasoning_open=True) == message
+    stream = MessageStream(fmt, TOOLS, reasoning_open=True)
+    deltas = [d for chunk in _chunks(rest, cuts) for d in stream.feed(chunk)] + stream.close()
+    assert stream.text == rest
+    assert _concat(deltas, len(message.tool_calls)) == stream.finish() == message
+
+
+@SETTINGS
+@given(
+    formatted(),
+    st.integers(0, 10_000),
+    st.sampled_from(
+        ['"', "}", "<", "x", "\n", "[", "\\", "{", "</think>", "<tool_call>", "[TOOL_CALLS]"]
+    ),
+    st.lists(st.integers(0, 10_000), max_size=20),
+)
+def test_a_stream_of_broken_output_never_takes_text_back(
+    case: tuple[ChatFormat, Message, str], at: int, inserted: str, cuts: list[int]
+) -> None:
+    fmt, _, text = case
+    at %= len(text) + 1
+    broken = text[:at] + inserted + text[at:]
+    stream = MessageStream(fmt, TOOLS)
+    deltas = [d for chunk in _chunks(broken, cuts) for d in stream.feed(chunk)]
+    try:
+        expected = parse_message(broken, fmt, TOOLS)
+    except ChatParseError as error:
+        with pytest.raises(ChatParseError) as caught:
+            stream.close()
+        assert (caught.value.position, caught.value.message) == (error.position, error.message)
+        # what was given stays what the partial reading of the whole output holds
+        partial = parse_message(broken, fmt, TOOLS, partial=True)
+        assert _concat(deltas, 0) == partial
+        return
+    deltas += stream.close()
+    assert stream.finish() == expected
+    assert _concat(deltas, len(expected.tool_calls)) == expected

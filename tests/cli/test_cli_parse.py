@@ -79,3 +79,18 @@ def test_an_unknown_format_is_a_usage_error(cli: Callable[..., Any]) -> None:
     missing = cli("parse", "--format", "hermes", "--tools", "/nonexistent/tools.json", "x")
     assert missing.status == 4
     assert "cannot read tools file" in missing.err
+
+
+def test_reasoning_open_reads_output_that_starts_in_the_reasoning(
+    cli: Callable[..., Any],
+) -> None:
+    run = cli("parse", "--format", "deepseek-r1", "--reasoning-open", "Hmm.\n</think>\n\nHi")
+    assert run.status == 0
+    assert json.loads(run.out) == {
+        "role": "assistant",
+        "content": "Hi",
+        "reasoning_content": "Hmm.",
+    }
+    refused = cli("parse", "--format", "mistral", "--reasoning-open", "x")
+    assert refused.status == 3
+    assert "no reasoning to start in" in refused.err

@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gbnfkit._errors import ChatError, ChatParseError
+from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
 from gbnfkit._grammar import Grammar
 from gbnfkit.chat._formats import syntax_of
-from gbnfkit.chat._formats._base import Syntax
+from gbnfkit.chat._formats._base import THINK_OPEN, Syntax
 from gbnfkit.chat._mapping import Region, failure, to_message
 from gbnfkit.chat._tools import Toolset, tools_from
 from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
@@ -38,13 +38,29 @@ class ChatParser:
     'Hi'
     """
 
-    __slots__ = ("_format", "_parser", "_syntax", "_tools")
+    __slots__ = ("_format", "_parser", "_prefix", "_syntax", "_tools")
 
-    def __init__(self, format: str | ChatFormat, tools: Tools | Toolset = None) -> None:
+    def __init__(
+        self,
+        format: str | ChatFormat,
+        tools: Tools | Toolset = None,
+        *,
+        reasoning_open: bool = False,
+    ) -> None:
+        """``reasoning_open``: the prompt ended with ``<think>`` (as DeepSeek-R1's and some
+        Qwen3 templates do), so the output starts inside the reasoning."""
         self._format = ChatFormat.parse(format)
         self._syntax: Syntax = syntax_of(self._format)
         self._tools = tools_from(tools)
         self._parser: Parser = self._syntax.parser(self._tools)
+        if reasoning_open and not self._syntax.has_reasoning:
+            raise ChatError(f"the {self._syntax.name!r} format has no reasoning to start in")
+        self._prefix = THINK_OPEN if reasoning_open else ""
+
+    @property
+    def reasoning_open(self) -> bool:
+        """Whether outputs start inside the reasoning (the prompt opened it)."""
+        return bool(self._prefix)
 
     @property
     def format(self) -> ChatFormat:
@@ -63,7 +79,8 @@ class ChatParser:
     def parse(self, text: str, partial: bool = False) -> Message:
         """The message of output ``text`` (see :func:`parse_message`)."""
         if not isinstance(text, str):
-            raise TypeError(f"parse takes a str, not {type(text).__name__}")
+            raise ArgumentError(f"parse takes a str, not {type(text).__name__}")
+        text = self._prefix + text
         return self._read(self._parser.parse(text, partial=partial), text, partial)[0]
 
     def stream(self) -> MessageStream:
@@ -74,31 +91,49 @@ class ChatParser:
 
     def grammar(self, tool_choice: str | ToolChoice | Mapping[str, object] = "auto") -> ChatGrammar:
         """The grammar for these tools (see :func:`grammar_for`)."""
+        if self._prefix:
+            raise ChatError(
+                "no grammar for outputs that start inside the reasoning; build it with a "
+                "ChatParser without reasoning_open"
+            )
         return _grammar(self._syntax, self._tools, tool_choice)
 
     def _read(self, result: ParseResult, text: str, partial: bool) -> tuple[Message, Region | None]:
-        """The message (and open region) of ``result``, a parse of ``text``.
+        """The message (and open region) of ``result``, a parse of ``text`` (which starts
+        with the ``<think>`` of ``reasoning_open``).
 
-        A failure raises :class:`ChatParseError` unless ``partial``: then the message is
-        that of the longest prefix of ``text`` that does not fail.
+        A failure raises :class:`ChatParseError` (positions in the output, without that
+        ``<think>``) unless ``partial``: then the message is that of the longest prefix of
+        ``text`` that does not fail.
         """
+        offset = len(self._prefix)
         while result.status is ParseStatus.FAIL:
             if not partial:
-                raise failure(result, text, self._syntax, self._tools)
+                error = failure(result, text, self._syntax, self._tools)
+                raise _shifted(error, offset) if offset else error
             position = result.position if result.position is not None else result.end
-            if position >= len(text):
-                position = len(text) - 1
-            if position <= 0:
+            position = min(position, len(text) - 1)
+            if position <= offset:
                 return Message(), None
             text = text[:position]
             result = self._parser.parse(text, partial=True)
         if not partial and (result.status is not ParseStatus.SUCCESS or result.end != len(text)):
             raise ChatParseError(
                 "the output ends before the chat format allows it to",
-                position=result.end,
-                text=text,
+                position=result.end - offset,
+                text=text[offset:],
             )
         return to_message(result, text, self._syntax, self._tools, partial)
+
+
+def _shifted(error: ChatParseError, offset: int) -> ChatParseError:
+    """``error`` with its position in the output that follows ``offset`` characters."""
+    return ChatParseError(
+        error.message,
+        position=max(0, error.position - offset),
+        text=error.text[offset:],
+        expected=error.expected,
+    )
 
 
 def parse_message(
@@ -106,6 +141,8 @@ def parse_message(
     format: str | ChatFormat,
     tools: Tools = None,
     partial: bool = False,
+    *,
+    reasoning_open: bool = False,
 ) -> Message:
     """Read a model's output ``text`` written in chat ``format`` (see :func:`formats`).
 
@@ -116,8 +153,11 @@ def parse_message(
     Raises :class:`gbnfkit.ChatParseError` (with ``position``) for output that does not
     follow the format (an unknown tool, arguments that are not JSON...), unless
     ``partial``: then the message stops before the fault.
+
+    ``reasoning_open``: the prompt ended with ``<think>``, so ``text`` starts inside the
+    reasoning (formats with reasoning only).
     """
-    return ChatParser(format, tools).parse(text, partial)
+    return ChatParser(format, tools, reasoning_open=reasoning_open).parse(text, partial)
 
 
 @dataclass(frozen=True)

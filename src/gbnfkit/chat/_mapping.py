@@ -13,6 +13,7 @@ parsing while a chunk holds none of the region's stop characters.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import re
@@ -70,7 +71,8 @@ class Region:
     (nothing of the region has been kept yet); ``hold``: trailing whitespace that stays
     held back; ``pending``: the raw text held back now; ``escape``: the region's text is
     written into a JSON string; ``json_string``: the region is the inside of a JSON string
-    in the output (escapes are checked as they come, a quote ends it).
+    in the output (escapes are checked as they come, a quote ends it). ``slow``: the
+    characters that, fed alone, need more than appending (derived from the others).
     """
 
     field: Field
@@ -81,6 +83,17 @@ class Region:
     pending: str
     escape: bool = False
     json_string: bool = False
+    slow: str = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        slow = self.stops
+        if self.hold is Trim.WHITESPACE:
+            slow += _WS
+        elif self.hold is Trim.NEWLINE:
+            slow += "\n"
+        if self.escape or self.json_string:
+            slow += '"\\' + _CONTROL
+        self.slow = slow
 
 
 def lead_strip(raw: str, trim: Trim) -> str:
@@ -137,8 +150,6 @@ def _in_json_string(raw: str) -> bool:
 class _Built:
     calls: list[ToolCall]
     region: Region | None
-    complete: bool
-    """Every tool node was read whole (nothing was left out)."""
 
 
 def _json_arguments(
@@ -207,7 +218,7 @@ def _tool_calls(
     for index, tool in enumerate(nodes):
         name_node = _first(tool, TAG_NAME)
         if not _settled(name_node, text, partial):
-            return _Built(calls, None, False)
+            return _Built(calls, None)
         assert name_node is not None
         name = name_node.text
         if not syntax.parameters:
@@ -220,13 +231,13 @@ def _tool_calls(
             arguments, region, whole = _parameter_arguments(tool, name, index, tools, text, partial)
             calls.append(ToolCall(call_id, name, arguments))
             if not whole:
-                return _Built(calls, region, False)
+                return _Built(calls, region)
         else:
             arguments, region = _json_arguments(tool, index, text, partial)
             calls.append(ToolCall(call_id, name, arguments))
         if partial and tool.is_partial:
-            return _Built(calls, region, False)
-    return _Built(calls, None, True)
+            return _Built(calls, region)
+    return _Built(calls, None)
 
 
 def _content(
@@ -292,11 +303,8 @@ def to_message(
         syntax, content_node, reasoning_node is not None, tools_follow, text, partial
     )
     built = _tool_calls(syntax, tool_nodes, tools, text, partial)
-    region = built.region or content_region or reasoning_region
-    if not partial:
-        region = None
-    elif result.status is ParseStatus.SUCCESS and built.complete and region is None:
-        region = None
+    # at most one part is open at the end of the text: the last one
+    region = (built.region or content_region or reasoning_region) if partial else None
     message = Message(content, reasoning, tuple(built.calls))
     return message, region
 

@@ -6,17 +6,19 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-from gbnfkit._errors import ChatError, ChatParseError
+from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
 from gbnfkit.chat._api import ChatParser
+from gbnfkit.chat._formats._base import THINK_OPEN
 from gbnfkit.chat._mapping import Field, Region, Trim, held_suffix, lead_strip
 from gbnfkit.chat._types import ChatFormat, Message, MessageDelta, ToolCall, ToolCallDelta
 from gbnfkit.peg import ParseStatus
 
 __all__ = ["MessageStream"]
 
-# characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
 _WS = " \t\r\n"
-_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\u2028\u2029\ud800-\udfff]')
+# characters that json.dumps may escape (a text value written into a JSON string)
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+# characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
 _JSON_STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
 
 
@@ -50,17 +52,21 @@ class MessageStream:
         self,
         format: str | ChatFormat | ChatParser,
         tools: Iterable[Mapping[str, object]] | None = None,
+        *,
+        reasoning_open: bool = False,
     ) -> None:
-        """A stream of one output in ``format`` with ``tools``, or of a :class:`ChatParser`
-        (whose parser it shares; then give no ``tools``)."""
+        """A stream of one output in ``format`` with ``tools`` (``reasoning_open``: the
+        prompt ended with ``<think>``), or of a :class:`ChatParser` (whose parser and
+        settings it shares; then give nothing else)."""
         if isinstance(format, ChatParser):
-            if tools is not None:
-                raise ChatError("give the tools to the ChatParser, not to its stream")
+            if tools is not None or reasoning_open:
+                raise ChatError("give the tools and settings to the ChatParser, not its stream")
             self._reader = format
         else:
-            self._reader = ChatParser(format, tools)
+            self._reader = ChatParser(format, tools, reasoning_open=reasoning_open)
         self._parser = self._reader.parser.incremental()
-        self._text = ""
+        self._skip = THINK_OPEN if self._reader.reasoning_open else ""
+        self._text = self._skip
         self._unparsed: list[str] = []
         self._closed = False
         self._region: Region | None = None
@@ -74,6 +80,10 @@ class MessageStream:
     @property
     def text(self) -> str:
         """The output fed so far."""
+        return self._whole()[len(self._skip) :]
+
+    def _whole(self) -> str:
+        """What is parsed: the output, after the ``<think>`` of ``reasoning_open``."""
         if self._unparsed:
             self._text += "".join(self._unparsed)
             self._unparsed = []
@@ -88,8 +98,24 @@ class MessageStream:
         """Append ``chunk`` to the output; the deltas it decides (often none or one)."""
         region = self._region
         if region is not None and type(chunk) is str and chunk:
-            # the fast path: text that only extends the open region, no parsing
-            # (a closed or broken stream has no region)
+            # the fast paths: text that only extends the open region, no parsing
+            # (a closed or broken stream has no region); first one plain character
+            if (
+                len(chunk) == 1
+                and chunk not in region.slow
+                and not region.pending
+                and region.lead is Trim.NONE
+            ):
+                self._unparsed.append(chunk)
+                kind = region.field
+                if kind is Field.CONTENT:
+                    self._content.append(chunk)
+                    return [_text_delta("content", chunk)]
+                if kind is Field.REASONING:
+                    self._reasoning.append(chunk)
+                    return [_text_delta("reasoning_content", chunk)]
+                self._calls[region.tool_index].arguments.append(chunk)
+                return [_arguments_delta(region.tool_index, chunk)]
             if region.json_string:
                 deltas = self._extend_json(region, chunk)
                 if deltas is not None:
@@ -109,7 +135,7 @@ class MessageStream:
         if self._closed or self._stuck or not chunk or type(chunk) is not str:
             return self._feed_rarely(chunk)
         self._unparsed.append(chunk)
-        text = self.text
+        text = self._whole()
         result = self._parser.parse(text, partial=True)
         message, region = self._reader._read(result, text, True)
         if result.status is ParseStatus.FAIL:
@@ -120,7 +146,7 @@ class MessageStream:
 
     def _feed_rarely(self, chunk: object) -> list[MessageDelta]:
         if not isinstance(chunk, str):
-            raise TypeError(f"feed takes a str, not {type(chunk).__name__}")
+            raise ArgumentError(f"feed takes a str, not {type(chunk).__name__}")
         if self._closed:
             raise ChatError("the stream is closed; start a new MessageStream")
         self._unparsed.append(chunk)  # stuck (or empty): kept for close() to report
@@ -137,7 +163,7 @@ class MessageStream:
             return []
         self._closed = True
         self._region = None
-        text = self.text
+        text = self._whole()
         result = self._parser.parse(text, partial=False)
         try:
             message, _ = self._reader._read(result, text, False)

@@ -24,7 +24,8 @@ exit status:
   0  the message was printed
   1  the output does not follow the format (an unknown tool, arguments that are not
      JSON...): the position, what was expected and the line are printed
-  3  the tools file is not valid JSON or holds an unusable tool definition
+  3  the tools file is not valid JSON or holds an unusable tool definition, or
+     --reasoning-open is given for a format without reasoning
   4  usage error, or an input that cannot be read
 """
 
@@ -53,6 +54,11 @@ def register(commands: Any) -> None:
         "--partial",
         action="store_true",
         help="TEXT is the start of an output still being written: print what is decided",
+    )
+    parser.add_argument(
+        "--reasoning-open",
+        action="store_true",
+        help="the prompt ended with <think>: TEXT starts inside the reasoning",
     )
     parser.add_argument(
         "--deltas",
@@ -94,18 +100,26 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     text = text_from_args(args.text, args.text_file, args.strip_newline, default=None)
     try:
         if args.deltas:
-            stream = MessageStream(args.format, tools)
+            stream = MessageStream(args.format, tools, reasoning_open=args.reasoning_open)
             for ch in text:
                 for delta in stream.feed(ch):
                     print(_dump(delta.to_dict()), file=out)
             if args.partial:
-                message = parse_message(text, args.format, tools, partial=True)
+                message = parse_message(
+                    text, args.format, tools, partial=True, reasoning_open=args.reasoning_open
+                )
             else:
                 for delta in stream.close():
                     print(_dump(delta.to_dict()), file=out)
                 message = stream.finish()
         else:
-            message = parse_message(text, args.format, tools, partial=args.partial)
+            message = parse_message(
+                text,
+                args.format,
+                tools,
+                partial=args.partial,
+                reasoning_open=args.reasoning_open,
+            )
     except ChatParseError as exc:
         print(f"gbnfkit parse: {exc}", file=err)
         return ExitCode.REJECTED

@@ -26,7 +26,6 @@ from gbnfkit.peg import Parser
 from gbnfkit.tokens._trigger import Trigger
 
 __all__ = [
-    "ArgumentStyle",
     "Syntax",
     "TAG_ARGS",
     "TAG_CONTENT",
@@ -40,7 +39,9 @@ __all__ = [
     "THINK_CLOSE",
     "THINK_OPEN",
     "json_call",
+    "ordered_tools",
     "rule_name",
+    "string_typed",
     "think_block",
     "tool_arguments",
 ]
@@ -57,13 +58,6 @@ TAG_PARAM_VALUE = "param-value"
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
-
-
-class ArgumentStyle:
-    """How a format writes arguments: JSON text, or XML-like parameters."""
-
-    JSON = "json"
-    PARAMETERS = "parameters"
 
 
 class Syntax(ABC):
@@ -134,10 +128,6 @@ def quoted_name(tool: Tool | None) -> Parser:
     return '"' + peg.tag(TAG_NAME, peg.literal(quoted[1:-1])) + '"'
 
 
-def member(key: str, value: Parser | str) -> Parser:
-    return peg.json_member(key, value)
-
-
 def json_call(
     tools: Toolset,
     arguments_key: str,
@@ -147,38 +137,35 @@ def json_call(
     """``{"name": NAME, "<arguments_key>": {…}}`` (plus an optional ``"id"``) for each tool,
     the longest names first so that no name stops the choice at a shorter one."""
     alternatives: list[Parser] = []
-    for index, tool in _ordered(tools):
+    for index, tool in ordered_tools(tools):
         body = (
             peg.literal("{")
             + peg.space()
-            + member("name", quoted_name(tool))
+            + peg.json_member("name", quoted_name(tool))
             + peg.space()
             + ","
             + peg.space()
-            + member(arguments_key, tool_arguments(tool, index))
+            + peg.json_member(arguments_key, tool_arguments(tool, index))
         )
         if with_id:
             body = body + peg.optional(
                 peg.space()
                 + ","
                 + peg.space()
-                + member("id", '"' + peg.tag(TAG_ID, peg.json_string_content()) + '"')
+                + peg.json_member("id", '"' + peg.tag(TAG_ID, peg.json_string_content()) + '"')
             )
         alternatives.append(peg.tag(TAG_TOOL, body + peg.space() + "}"))
     return peg.choice(*alternatives)
 
 
-def _ordered(tools: Toolset) -> Sequence[tuple[int, Tool | None]]:
+def ordered_tools(tools: Toolset) -> Sequence[tuple[int, Tool | None]]:
+    """``(index, tool)`` longest name first, so that an ordered choice of names never stops
+    at a shorter one that starts a longer one; ``[(0, None)]`` for an open tool set."""
     if tools.open:
         return [(0, None)]
     indexed = list(enumerate(tools.tools))
     indexed.sort(key=lambda item: -len(item[1].name))
     return [(i, t) for i, t in indexed]
-
-
-def ordered_tools(tools: Toolset) -> Sequence[tuple[int, Tool | None]]:
-    """``(index, tool)`` longest name first; ``[(0, None)]`` for an open tool set."""
-    return _ordered(tools)
 
 
 def string_typed(schema: Mapping[str, Any] | None) -> bool:
