@@ -260,3 +260,19 @@ def test_completions(client: TestClient) -> None:
     ).json()
     assert streamed == whole["choices"][0]["text"]
     assert chunks[-1]["choices"][0]["finish_reason"] == whole["choices"][0]["finish_reason"]
+
+
+def test_auto_tool_choice_wakes_the_lazy_grammar(client: TestClient) -> None:
+    result = chat(
+        client,
+        messages=user("Write <tool_call> and then call get_weather for Paris."),
+        tools=[WEATHER_TOOL],
+        parallel_tool_calls=False,
+        seed=0,
+        temperature=0.2,
+    )
+    choice = result["choices"][0]
+    assert choice["finish_reason"] == "tool_calls", choice
+    (call,) = choice["message"]["tool_calls"]
+    assert call["function"]["name"] == "get_weather"
+    assert json.loads(call["function"]["arguments"]) == {"city": "Paris"}
