@@ -481,6 +481,7 @@ class Fuzzer:
             ("bitmasks", self.fuzz_bitmask),
             ("CompiledGrammar.load", self.fuzz_load),
             ("cli", self.fuzz_cli),
+            ("peg", self.fuzz_peg),
         ]
 
     # -- running ---------------------------------------------------------------------
@@ -789,9 +790,15 @@ class Fuzzer:
     def fuzz_matcher(self, rng: random.Random) -> None:
         k = rng.randrange(len(self.vocabularies))
         vocab = self.vocabularies[k]
-        matcher = self.compilers[k].compile(self.grammar(rng)).matcher()
+        compiled = self.compilers[k].compile(self.grammar(rng))
+        triggers: Any = None
+        if rng.random() < 0.3:
+            triggers = [self.trigger(rng, vocab) for _ in range(rng.randint(0, 3))]
+            if rng.random() < 0.05:
+                triggers = self.odd(rng)
         ops: list[str] = []
-        self.note(grammar=matcher._compiled.grammar.to_gbnf(), ops=ops)
+        self.note(grammar=compiled.grammar.to_gbnf(), triggers=triggers, ops=ops)
+        matcher: Any = compiled.matcher() if triggers is None else compiled.matcher(triggers)
         for _ in range(rng.randrange(1, 12)):
             op = rng.randrange(14)
             ops.append(str(op))
@@ -830,10 +837,58 @@ class Fuzzer:
                     matcher.fill_bitmask(self.odd(rng))
                 elif op == 12:
                     repr(matcher)
+                    getattr(matcher, "is_active", None)
                 else:
                     matcher.accept_token(self.odd(rng))
             except GbnfkitError:
                 continue
+
+    def trigger(self, rng: random.Random, vocab: Vocabulary) -> Any:
+        kind = rng.randrange(6)
+        if kind == 0:
+            return gbnfkit.Trigger.word(rng.choice(["<tool>", "{", "", "é", "\ud800", 5]))
+        if kind == 1:
+            return gbnfkit.Trigger.token(self._arg(rng, vocab))
+        if kind == 2:
+            return gbnfkit.Trigger.pattern(self.regex(rng))
+        if kind == 3:
+            return gbnfkit.Trigger.pattern_full(self.regex(rng))
+        if kind == 4:
+            return gbnfkit.Trigger.after(rng.choice(["<tool>", "", "x", None]))
+        return self.odd(rng)
+
+    def fuzz_peg(self, rng: random.Random) -> None:
+        from gbnfkit import peg
+
+        atoms: list[Callable[[], Any]] = [
+            lambda: peg.literal(rng.choice(["<a>", "", "é", "{", "\ud800"])),
+            lambda: peg.until(rng.choice(["</a>", "x", "é"])),
+            peg.json_object, peg.json_string, peg.json_number, peg.json, peg.space, peg.end,
+            lambda: peg.chars(rng.choice(["[a-z]", "[^x]", "[", "[z-a]", "a"])),
+        ]
+        parser: Any = _pick(rng, atoms)()
+        for _ in range(rng.randrange(4)):
+            other = _pick(rng, atoms)()
+            r = rng.randrange(5)
+            if r == 0:
+                parser = parser + other
+            elif r == 1:
+                parser = peg.choice(parser, other)
+            elif r == 2:
+                parser = peg.optional(parser)
+            elif r == 3:
+                parser = peg.tag(rng.choice(["t", ""]), parser)
+            else:
+                parser = peg.zero_or_more(parser) if rng.random() < 0.5 else peg.atomic(parser)
+        text: Any = random_text(rng, '<a>/{}"é x:1,[]\\', 30)
+        if rng.random() < 0.03:
+            text = self.odd(rng)
+        self.note(parser=parser, text=text)
+        result = parser.parse(text, partial=rng.random() < 0.5)
+        result.find("t")
+        if rng.random() < 0.2:
+            grammar = parser.to_grammar(lazy=rng.random() < 0.5)
+            repr(grammar)
 
     def fuzz_bitmask(self, rng: random.Random) -> None:
         vocab_size = rng.choice([1, 31, 32, 33, 100])

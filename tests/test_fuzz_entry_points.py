@@ -14,7 +14,7 @@ import pytest
 
 from fuzz_cases import Fuzzer
 
-INPUTS = 1_700  # every entry point 100 times
+INPUTS = 1_260  # every entry point 70 times
 
 
 @pytest.mark.parametrize("seed", [20261123])
@@ -29,7 +29,7 @@ def test_no_foreign_exception_from_any_entry_point(seed: int, tmp_path: Path) ->
     )
     # the inputs reach the errors they are meant to reach, not only the happy paths
     for error in ("GrammarError", "SchemaError", "VocabularyError", "InputRejected",
-                  "ArgumentError", "LoadError"):  # fmt: skip
+                  "ArgumentError", "LoadError", "PegError"):  # fmt: skip
         assert report.gbnfkit_errors[error] > 0, (error, report.gbnfkit_errors)
 
 

@@ -88,12 +88,6 @@ def test_tools_none_allows_any_tool_with_any_arguments() -> None:
     assert grammar.match('<tool_call>{"name": "x", "arguments": {"a": [1]}}</tool_call>').accepted
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gbnfkit.peg.schema() canonicalises the schema with sort_keys=True, so the "
-    "generated grammar asks for the properties in alphabetical order (peg branch, "
-    "src/gbnfkit/peg/_combinators.py); remove this mark when that is fixed",
-)
 def test_arguments_follow_the_schemas_property_order() -> None:
     # models write the properties in the order the tool lists them
     tool = {

@@ -118,6 +118,7 @@ def test_generate_lazy_grammar_after_its_trigger(cli: Cli) -> None:
     [
         (["--lazy", "<tool_call>"], ExitCode.USAGE, "need a grammar"),
         (["--regex", "(a"], ExitCode.BAD_GRAMMAR, "--regex"),
+        (["--grammar", "json", "--lazy-pattern", "(a"], ExitCode.BAD_GRAMMAR, "--lazy-pattern"),
         (["--grammar", "json", "--top-p", "2"], ExitCode.USAGE, "top_p"),
         (["--grammar", "json", "--max-tokens", "0"], ExitCode.USAGE, "positive integer"),
         (["--model", "/no/such/model.gguf"], ExitCode.USAGE, "/no/such/model.gguf"),

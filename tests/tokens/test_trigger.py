@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import gbnfkit
 from gbnfkit import Trigger, TriggerKind
 
 
@@ -31,10 +32,12 @@ def test_constructors_set_kind_and_value() -> None:
     ],
 )
 def test_bad_values_are_refused(make: object, error: type[Exception]) -> None:
-    with pytest.raises(error):
+    with pytest.raises(error) as info:
         make()  # type: ignore[operator]
+    assert isinstance(info.value, gbnfkit.GbnfkitError)  # and a gbnfkit exception
 
 
 def test_pattern_error_names_the_position() -> None:
-    with pytest.raises(ValueError, match="position 0"):
+    with pytest.raises(gbnfkit.GrammarError, match="column 1") as info:
         Trigger.pattern("*x")
+    assert info.value.column == 1

@@ -15,7 +15,8 @@ class ExitCode(IntEnum):
     REJECTED = 1
     """The text (or prefix) is not allowed by the grammar."""
     PREFIX = 2
-    """``check`` only: the text is a valid prefix, but not a complete match."""
+    """``check``: the text is a valid prefix, but not a complete match; ``generate``: the
+    output was cut (``--max-tokens``, the context) before the grammar was complete."""
     BAD_GRAMMAR = 3
     """The grammar or JSON Schema cannot be built."""
     USAGE = 4

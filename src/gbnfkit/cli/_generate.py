@@ -14,7 +14,7 @@ import io
 import re
 from typing import Any, TextIO
 
-from gbnfkit import GbnfkitError, Grammar, MissingDependencyError, Trigger
+from gbnfkit import GbnfkitError, Grammar, GrammarError, MissingDependencyError, Trigger
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._inputs import load_grammar, text_from_args
 from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_grammar
@@ -243,7 +243,9 @@ def _triggers(args: argparse.Namespace, grammar: Grammar | None) -> list[Trigger
         triggers = [Trigger.word(text) for text in args.lazy]
         triggers += [Trigger.pattern(regex) for regex in args.lazy_pattern]
         triggers += [Trigger.after(text) for text in args.after]
-    except ValueError as exc:
+    except GrammarError as exc:  # a --lazy-pattern that is not a regular expression
+        raise CliError(f"--lazy-pattern: {exc}", ExitCode.BAD_GRAMMAR) from None
+    except (TypeError, ValueError) as exc:
         raise CliError(f"gbnfkit generate: error: {exc}") from None
     if triggers and grammar is None:
         raise CliError(

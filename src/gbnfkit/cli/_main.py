@@ -50,7 +50,7 @@ def build_parser() -> CliArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gbnfkit {gbnfkit.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (_check, _next, _fmt, _schema, _builtins, _generate, _parse, _serve):
+    for module in (_check, _next, _fmt, _schema, _builtins, _parse, _generate, _serve):
         module.register(commands)
     return parser
 

@@ -17,7 +17,7 @@ longest tokens (the same result for the single-character default breakers).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,7 @@ _MAX_TAIL_TOKENS = 20  # and the token sequences that finish them
 _FLOAT_MAX_LOG = 88.7228391  # log of the largest float32: caps base ** exponent
 _VECTOR_STEPS = 4  # repeat lengths: vectorised steps over every position, then
 _FEW_REPEATS = 64  # one by one when at most this many positions still repeat
+_NEAR_BREAKERS = 32  # breakers are looked for one by one among the last tokens first
 
 Breakers = dict[int, list[tuple[int, ...]]]
 
@@ -101,21 +102,26 @@ def _repeat_lengths(recent: npt.NDArray[np.int64], longest: int) -> npt.NDArray[
     """
     n = recent.shape[0]
     lengths = np.zeros(n, dtype=np.int64)
-    alive = np.arange(1, n, dtype=np.int64)
     steps = min(longest, n - 1)
-    for j in range(min(steps, _VECTOR_STEPS)):
-        alive = alive[alive + j < n]
-        alive = alive[recent[alive + j] == recent[j]]
-        if alive.shape[0] == 0:
-            return lengths
-        lengths[alive] = j + 1
-    if steps <= _VECTOR_STEPS:
+    if steps <= 0:
+        return lengths
+    alive = np.flatnonzero(recent[1:] == recent[0]) + 1  # where the last token occurred
+    done = 1
+    while alive.shape[0] > _FEW_REPEATS and done < min(steps, _VECTOR_STEPS):
+        lengths[alive] = done
+        alive = alive[alive + done < n]
+        alive = alive[recent[alive + done] == recent[done]]
+        done += 1
+    if alive.shape[0] == 0:
+        return lengths
+    lengths[alive] = done
+    if done >= steps:
         return lengths
     values = recent.tolist()
     if alive.shape[0] > _FEW_REPEATS:
         return np.minimum(np.array(_z_function(values), dtype=np.int64), longest)
     for k in alive.tolist():
-        length = _VECTOR_STEPS
+        length = done
         while length < longest and k + length < n and values[length] == values[k + length]:
             length += 1
         lengths[k] = length
@@ -197,20 +203,32 @@ class DryPenalty:
         start = 0 if self._last_n < 0 else max(0, self._size - self._last_n)
         return self._tokens[start : self._size][::-1]
 
+    def _heads_from_the_end(self, recent: npt.NDArray[np.int64]) -> Iterator[int]:
+        """Where breaker heads are, counted back from the end, nearest first.
+
+        Breakers are usually near (punctuation, new lines): the last tokens are looked at
+        one by one, and the rest of the history searched in one pass only if needed.
+        """
+        for i, token in enumerate(recent[:_NEAR_BREAKERS].tolist()):
+            if token in self._breakers:
+                yield i
+        if recent.shape[0] > _NEAR_BREAKERS:
+            far = np.flatnonzero(np.isin(recent[_NEAR_BREAKERS:], self._heads))
+            yield from (far + _NEAR_BREAKERS).tolist()
+
     def _repeat_limit(self, recent: npt.NDArray[np.int64]) -> int:
         """How many of the most recent tokens may count as a repeat (stops at a breaker)."""
-        n = int(recent.shape[0])
-        if self._heads.shape[0] == 0:
-            return n
-        for i in np.flatnonzero(np.isin(recent, self._heads)).tolist():
+        if not self._breakers:
+            return int(recent.shape[0])
+        for i in self._heads_from_the_end(recent):
             longest = -1
             for tail in self._breakers[int(recent[i])]:
                 size = len(tail)
                 if longest < size <= i and all(tail[j] == recent[i - j - 1] for j in range(size)):
                     longest = size
             if longest >= 0:
-                return int(i) - longest
-        return int(n)
+                return i - longest
+        return int(recent.shape[0])
 
     def penalties(self) -> dict[int, float]:
         """``{token: amount to subtract from its logit}`` for the next token."""

@@ -150,7 +150,8 @@ def top_n_sigma(cands: Candidates, n: float) -> Candidates:
         return cands
     top = float(values.max())
     std = float(values.std())
-    kept = np.flatnonzero(logits >= top - n * std)
+    with np.errstate(over="ignore"):  # an enormous n: every finite token stays
+        kept = np.flatnonzero(logits >= top - n * std)
     return cands.take(kept.astype(np.int64), is_sorted=cands.is_sorted)
 
 

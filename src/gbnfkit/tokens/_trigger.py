@@ -6,6 +6,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from gbnfkit._errors import ArgumentError, GrammarError
+
 __all__ = ["Trigger", "TriggerKind"]
 
 
@@ -41,24 +43,26 @@ class Trigger:
     def __post_init__(self) -> None:
         kind, value = self.kind, self.value
         if not isinstance(kind, TriggerKind):
-            raise TypeError(f"kind must be a TriggerKind, not {type(kind).__name__}")
+            raise ArgumentError(f"kind must be a TriggerKind, not {type(kind).__name__}")
         if kind is TriggerKind.TOKEN:
             if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"a token trigger takes an int token id, not {value!r}")
+                raise ArgumentError(f"a token trigger takes an int token id, not {value!r}")
             if value < 0:
-                raise ValueError(f"a token id is never negative: {value}")
+                raise ArgumentError(f"a token id is never negative: {value}")
             return
         if not isinstance(value, str):
-            raise TypeError(f"a {kind.value} trigger takes a str, not {type(value).__name__}")
+            raise ArgumentError(f"a {kind.value} trigger takes a str, not {type(value).__name__}")
         if not value:
-            raise ValueError(f"a {kind.value} trigger needs a non-empty text")
+            raise ArgumentError(f"a {kind.value} trigger needs a non-empty text")
         if kind in (TriggerKind.PATTERN, TriggerKind.PATTERN_FULL):
             try:
                 re.compile(value)
             except re.error as error:
-                raise ValueError(
-                    f"invalid regular expression for a {kind.value} trigger at position "
-                    f"{error.pos}: {error.msg}: {value!r}"
+                raise GrammarError(
+                    f"invalid regular expression for a {kind.value} trigger: {error.msg}",
+                    line=1,
+                    column=(error.pos or 0) + 1,
+                    source=value,
                 ) from None
 
     @classmethod
