@@ -276,3 +276,8 @@ def test_auto_tool_choice_wakes_the_lazy_grammar(client: TestClient) -> None:
     (call,) = choice["message"]["tool_calls"]
     assert call["function"]["name"] == "get_weather"
     assert json.loads(call["function"]["arguments"]) == {"city": "Paris"}
+
+
+def test_seed_minus_one_is_random(client: TestClient) -> None:
+    result = chat(client, messages=user("Hi"), seed=-1, max_tokens=2)
+    assert result["usage"]["completion_tokens"] == 2

@@ -60,6 +60,8 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
         ({"temperature": "hot"}, "temperature", "a finite number"),
         ({"top_p": 1.5}, "top_p", "between 0 and 1"),
         ({"n": 100}, "n", "at most"),
+        ({"seed": -5}, "seed", "at least -1"),
+        ({"seed": 2**64}, "seed", "at most"),
         ({"stop": [1]}, "stop", "string"),
         ({"logit_bias": {"999999": 1}}, "logit_bias", "not in the vocabulary"),
         ({"logit_bias": {"abc": 1}}, "logit_bias", "token ids"),

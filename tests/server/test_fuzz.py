@@ -19,6 +19,7 @@ from gbnfkit.server import Engine, ServerConfig, create_app
 JSON = st.recursive(
     st.none()
     | st.booleans()
+    | st.integers(-3, 3)
     | st.integers(-(10**20), 10**20)
     | st.floats(allow_nan=False)
     | st.text(max_size=20),

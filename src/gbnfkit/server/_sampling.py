@@ -105,7 +105,9 @@ def sampling_of(body: Mapping[str, Any], *, cap: int, vocab_size: int) -> Sampli
     max_tokens = optional_int(body, "max_completion_tokens", low=1, high=cap)
     if max_tokens is None:
         max_tokens = optional_int(body, "max_tokens", low=1, high=cap)
-    seed = optional_int(body, "seed", low=-(2**63), high=2**63 - 1)
+    seed = optional_int(body, "seed", low=-1, high=2**63 - 1)
+    if seed == -1:  # llama.cpp's "random"
+        seed = None
     options = optional_object(body, "stream_options") or {}
     stream = bool(optional_bool(body, "stream"))
     include_usage = bool(optional_bool(options, "include_usage"))
