@@ -241,6 +241,33 @@ class MissingDependencyError(GbnfkitError, ImportError):
         super().__init__(f"{needed_for} needs {package}, which is not installed: {install}")
 
 
+class TriggerRejected(InputRejected):
+    """A lazy grammar's trigger fired, but the grammar rejects the text it starts.
+
+    An :class:`InputRejected` whose ``text`` is the text replayed into the grammar
+    (from where the trigger's constrained text starts) and whose ``position`` and
+    ``character`` point into it; ``token_id`` is the token that fired it, if a token did.
+
+    Attributes:
+        trigger: the :class:`gbnfkit.Trigger` that fired.
+    """
+
+    def __init__(
+        self,
+        trigger: Trigger,
+        position: int,
+        character: str | bytes,
+        expected: Sequence[str],
+        *,
+        text: str | None = None,
+        token_id: int | None = None,
+    ) -> None:
+        super().__init__(position, character, expected, text=text, token_id=token_id)
+        self.trigger = trigger
+        self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
+        self.args = (self.message,)
+
+
 class ChatError(GbnfkitError, ValueError):
     """A chat format, tool definition or ``tool_choice`` that cannot be used
     (:mod:`gbnfkit.chat`)."""
@@ -280,33 +307,6 @@ class ChatParseError(ChatError):
         line_no = self.text.count("\n", 0, self.position) + 1
         column = self.position - (self.text.rfind("\n", 0, self.position) + 1) + 1
         return _excerpt(self.text, line_no, column)
-
-
-class TriggerRejected(InputRejected):
-    """A lazy grammar's trigger fired, but the grammar rejects the text it starts.
-
-    An :class:`InputRejected` whose ``text`` is the text replayed into the grammar
-    (from where the trigger's constrained text starts) and whose ``position`` and
-    ``character`` point into it; ``token_id`` is the token that fired it, if a token did.
-
-    Attributes:
-        trigger: the :class:`gbnfkit.Trigger` that fired.
-    """
-
-    def __init__(
-        self,
-        trigger: Trigger,
-        position: int,
-        character: str | bytes,
-        expected: Sequence[str],
-        *,
-        text: str | None = None,
-        token_id: int | None = None,
-    ) -> None:
-        super().__init__(position, character, expected, text=text, token_id=token_id)
-        self.trigger = trigger
-        self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
-        self.args = (self.message,)
 
 
 class PegError(GbnfkitError, ValueError):

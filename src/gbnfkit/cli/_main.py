@@ -18,7 +18,7 @@ from gbnfkit import (
     MissingDependencyError,
     SchemaError,
 )
-from gbnfkit.cli import _builtins, _check, _fmt, _generate, _next, _parse, _schema
+from gbnfkit.cli import _builtins, _check, _fmt, _generate, _next, _parse, _schema, _serve
 from gbnfkit.cli._argparse import CliArgumentParser, ParserExit
 from gbnfkit.cli._exit import CliError, ExitCode
 
@@ -50,7 +50,7 @@ def build_parser() -> CliArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gbnfkit {gbnfkit.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (_check, _next, _fmt, _schema, _builtins, _parse, _generate):
+    for module in (_check, _next, _fmt, _schema, _builtins, _parse, _generate, _serve):
         module.register(commands)
     return parser
 

