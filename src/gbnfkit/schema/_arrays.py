@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._gbnf import seq
+from gbnfkit.schema._gbnf import alt, seq
+from gbnfkit.schema._negate import Unnegatable, negate
 from gbnfkit.schema._shapes import count_keyword
 
 if TYPE_CHECKING:
@@ -77,17 +78,59 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
 
 def _contains(conv: Converter, schema: dict[str, Any], ptr: str, hint: str, items: Any,
               prefix: list[Any], lo: int, hi: int | None) -> str | None:
-    extra = [k for k in ("minContains", "maxContains") if k in schema]
-    if prefix or lo > 1 or hi is not None or (extra and schema.get("minContains") != 1):
-        conv.unsupported("contains is enforced only on plain item lists", "contains", ptr)
-        return array_expr(conv, {k: v for k, v in schema.items() if k != "contains"}, ptr, hint)
-    match = conv.visit({"allOf": [items, schema["contains"]]}, conv.child_ptr(ptr, "contains"),
-                       conv.child_hint(hint, "contains"))
-    if match is None:
+    """``contains`` with ``minContains``/``maxContains`` (default 1..unbounded) on a
+    plain item list: the items that match are counted; with ``maxContains`` the others
+    are ``items`` and ``not contains`` (refused when that negation is not supported)."""
+    cmin = count_keyword(schema, "minContains", ptr)
+    cmin = 1 if cmin is None else cmin
+    cmax = count_keyword(schema, "maxContains", ptr)
+    without = {k: v for k, v in schema.items() if k not in ("contains", "minContains",
+                                                            "maxContains")}
+    if cmax is not None and cmin > cmax:
         return None
+    if cmin == 0 and cmax is None:
+        return array_expr(conv, without, ptr, hint)  # always holds
+    if prefix or lo > 1 or hi is not None:
+        conv.unsupported("contains is enforced only on plain item lists (no prefixItems, "
+                         "minItems above 1, maxItems)", "contains", ptr)
+        return array_expr(conv, without, ptr, hint)
+    cptr = conv.child_ptr(ptr, "contains")
+    match = conv.visit({"allOf": [items, schema["contains"]]}, cptr,
+                       conv.child_hint(hint, "contains"))
     any_item = conv.visit(items, conv.child_ptr(ptr, "items"), conv.child_hint(hint, "item"))
     comma = conv.comma()
-    before = f"({seq(any_item, comma)})*" if any_item else ""
-    after = f"({seq(comma, any_item)})*" if any_item else ""
-    return seq('"["', conv.ws("open"), conv.ws("first"), before, match, after, conv.ws("close"),
-               '"]"')
+    open_, close, first = conv.ws("open"), conv.ws("close"), conv.ws("first")
+    if cmax is None:
+        if match is None:
+            return None
+        # at least cmin matching items, anything around them
+        before = f"({seq(any_item, comma)})*" if any_item else ""
+        unit = seq(before, match)
+        body = seq(unit, f"({seq(comma, unit)}){{{cmin - 1}}}" if cmin > 1 else "",
+                   f"({seq(comma, any_item)})*" if any_item else "")
+        return seq('"["', open_, first, body, close, '"]"')
+    try:
+        negation = negate(schema["contains"], lambda r: conv.resolve(r, ptr))
+    except Unnegatable as e:
+        conv.unsupported(f"maxContains needs the items that do not match contains: {e}",
+                         "maxContains", ptr)
+        return array_expr(conv, without, ptr, hint)
+    other = conv.visit({"allOf": [items, negation]}, cptr, conv.child_hint(hint, "other"))
+    others = f"({seq(other, comma)})*" if other else ""
+    tail = f"({seq(comma, other)})*" if other else ""
+    options = []
+    if cmin == 0:
+        options.append('""')
+        if other:
+            options.append(seq(first, other, tail))
+    if match is not None and cmax > 0:
+        unit = seq(others, match)
+        reps = f"({seq(comma, unit)}){{{max(cmin - 1, 0)},{cmax - 1}}}" if cmax > 1 else ""
+        options.append(seq(first, unit, reps, tail))
+    if not options:
+        return None
+    if lo > 0:
+        options = [o for o in options if o != '""']
+        if not options:
+            return None
+    return seq('"["', open_, f"({alt(options)})", close, '"]"')
