@@ -82,6 +82,22 @@ CASES: list[tuple[Any, list[Any]]] = [
     ({"not": {"allOf": [{"required": ["s"]}, {"required": ["t"]}]}, "type": "object"},
      [{"s": 1}, {"s": 1, "t": 1}, {}]),
     ({"type": "string", "not": {"pattern": "^a"}, "maxLength": 3}, ["b", "ab", "bbbb"]),
+    # uniqueItems over a finite item domain
+    ({"type": "array", "uniqueItems": True, "items": {"enum": ["a", "b", 1]}, "minItems": 1},
+     [[], ["a"], ["a", "a"], ["a", "b", 1], [1, 1.0], [1, "b"], ["b", "a", "a"]]),
+    ({"uniqueItems": True, "items": {"type": ["boolean", "null"]}, "maxItems": 2},
+     [[True, False], [True, True], [None, False, True], [None]]),
+    # overlapping patternProperties, and a pattern that matches a listed name
+    ({"patternProperties": {"^a": {"type": "integer"}, "b$": {"minimum": 3}},
+      "additionalProperties": {"type": "string"}},
+     [{"a": 1}, {"ab": 4}, {"ab": 2}, {"b": 1.5}, {"b": 2}, {"c": "s"}, {"c": 1}, {"a": "s"}]),
+    ({"properties": {"ax": {"type": "string"}}, "patternProperties": {"^a": {"maxLength": 2}},
+      "additionalProperties": False},
+     [{"ax": "s"}, {"ax": "long"}, {"ax": 1}, {"ay": 1}, {"b": 1}]),
+    # propertyNames as a finite set of names
+    ({"propertyNames": {"enum": ["a", "b"]}, "properties": {"c": True},
+      "patternProperties": {"^a": {"type": "integer"}}},
+     [{"a": 1}, {"a": "s"}, {"b": "s"}, {"c": 1}, {}, {"d": 1}]),
     # length with a pattern's automaton
     ({"type": "string", "pattern": "^(ab|c)+$", "minLength": 3, "maxLength": 4},
      ["ab", "abc", "cab", "abab", "ccccc", "c"]),

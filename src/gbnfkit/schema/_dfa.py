@@ -112,6 +112,13 @@ class Dfa:
     cuts: list[int]
     moves: list[list[int]]
     accepting: list[bool]
+    labels: list[tuple[bool, ...]] | None = None
+    """For a product: each state's tuple of component verdicts."""
+
+    def accepting_where(self, accept: Callable[[tuple[bool, ...]], bool]) -> Dfa:
+        """The same product automaton with ``accept`` of the verdicts as acceptance."""
+        assert self.labels is not None
+        return Dfa(self.cuts, self.moves, [accept(v) for v in self.labels], self.labels)
 
     def step(self, state: int, code: int) -> int:
         return self.moves[state][bisect.bisect_right(self.cuts, code) - 1]
@@ -215,9 +222,8 @@ def product(dfas: Sequence[Dfa], accept: Callable[[tuple[bool, ...]], bool],
                 order.append(target)
             row.append(index[target])
         moves.append(row)
-    verdicts = [accept(tuple(d.accepting[s] for d, s in zip(dfas, st, strict=True)))
-                for st in order]
-    return Dfa(cuts, moves, verdicts)
+    labels = [tuple(d.accepting[s] for d, s in zip(dfas, st, strict=True)) for st in order]
+    return Dfa(cuts, moves, [accept(v) for v in labels], labels)
 
 
 def emit_dfa(dfa: Dfa, table: RuleTable, emit: Callable[[Ranges], str],

@@ -12,9 +12,17 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._dfa import complement_grammar
+from gbnfkit.schema._dfa import (
+    MAX_DFA,
+    MAX_PRODUCT,
+    TooBig,
+    complement_grammar,
+    dfa_of,
+    emit_dfa,
+    product,
+)
 from gbnfkit.schema._gbnf import alt, seq
-from gbnfkit.schema._instance import py_search
+from gbnfkit.schema._instance import check_value, py_search
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
@@ -24,7 +32,10 @@ from gbnfkit.schema._values import strings_not_in
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
-__all__ = ["object_expr"]
+__all__ = ["object_expr", "MAX_PATTERN_PROPERTIES"]
+
+MAX_PATTERN_PROPERTIES = 6
+"""Most patternProperties combined by the product of their automata (2**n key kinds)."""
 
 
 class _Members:
@@ -144,11 +155,17 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise SchemaError("required must be an array of strings", keyword="required",
                           pointer=ptr)
+    if schema.get("propertyNames", True) not in ({}, True):
+        named = _property_names(conv, schema, ptr)
+        if named is None:
+            conv.unsupported("propertyNames is enforced only as a finite set of names (enum, "
+                             "const)", "propertyNames", ptr)
+        else:
+            schema = named
+            props = schema.get("properties", {})
+            required = schema.get("required", [])
     patterns = schema.get("patternProperties", {})
     additional = _closed(conv, schema)
-    for kw in ("propertyNames",):
-        if kw in schema and schema[kw] not in ({}, True):
-            conv.unsupported(f"{kw} is not supported", kw, ptr)
     if "unevaluatedProperties" in schema and "additionalProperties" in schema:
         conv.unsupported("unevaluatedProperties is not supported", "unevaluatedProperties", ptr)
     lo = count_keyword(schema, "minProperties", ptr) or 0
@@ -202,10 +219,9 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
                    names: list[str], patterns: dict[str, Any], additional: Any) -> list[str]:
     if not patterns:
         return _additional_member(conv, ptr, hint, names, additional, None)
-    if len(patterns) > 1 and len({repr(s) for s in patterns.values()}) > 1:
-        conv.unsupported("several patternProperties with different schemas are not "
-                         "supported", "patternProperties", ptr)
-        return _additional_member(conv, ptr, hint, names, True, None)
+    if (len(patterns) > 1 and len({repr(s) for s in patterns.values()}) > 1) or any(
+            _overlaps(p, names) for p in patterns):
+        return _pattern_product(conv, ptr, hint, names, patterns, additional)
     all_branches: list[Branch] = []
     options = []
     for p in patterns:
@@ -216,10 +232,6 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
             return _additional_member(conv, ptr, hint, names, True, None)
         all_branches += branches
         options.append(regex_expr(branches, conv.chars.of))
-    if any(_overlaps(p, names) for p in patterns):
-        conv.unsupported("a patternProperties pattern also matches a listed property; "
-                         "the grammar may let that name through with the pattern schema "
-                         "only", "patternProperties", ptr)
     out: list[str] = []
     value = conv.visit(next(iter(patterns.values())), conv.child_ptr(ptr, "patternProperties"),
                        conv.child_hint(hint, "pattern-value"))
@@ -261,3 +273,95 @@ def _additional_member(conv: Converter, ptr: str, hint: str, names: list[str],
         key = conv.string_rule()
     return [conv.table.add(conv.child_hint(hint, "additional-kv"),
                            seq(key, conv.colon(), value))]
+
+
+def _pattern_product(conv: Converter, ptr: str, hint: str, names: list[str],
+                     patterns: dict[str, Any], additional: Any) -> list[str]:
+    """Keys partitioned by the set of patterns they match (and not a listed name): one
+    member kind per non-empty set, its value the ``allOf`` of those pattern schemas, and
+    the keys matching none for ``additionalProperties``: the product of the automata."""
+    if len(patterns) > MAX_PATTERN_PROPERTIES:
+        conv.unsupported(f"more than {MAX_PATTERN_PROPERTIES} patternProperties with "
+                         "different schemas (or overlapping listed names) are not supported",
+                         "patternProperties", ptr)
+        return _additional_member(conv, ptr, hint, names, True, None)
+    k = len(patterns)
+    try:
+        dfas = [dfa_of(parse_regex(p)) for p in patterns]
+        if names:
+            dfas.append(dfa_of([Branch(Cat(tuple(Chars(((ord(c), ord(c)),)) for c in n)),
+                                       True, True) for n in names]))
+        prod = product(dfas, lambda v: False)
+    except RegexUnsupported as e:
+        conv.unsupported(f"patternProperties: {e}", "patternProperties", ptr)
+        return _additional_member(conv, ptr, hint, names, True, None)
+    except TooBig:
+        conv.unsupported(f"patternProperties need more than {MAX_DFA} automaton states per "
+                         f"pattern or {MAX_PRODUCT} in their product", "patternProperties", ptr)
+        return _additional_member(conv, ptr, hint, names, True, None)
+    assert prod.labels is not None
+    keys = list(patterns)
+    masks = sorted({v[:k] for v in prod.labels if not (names and v[k])}, reverse=True)
+    out: list[str] = []
+    for mask in masks:
+        chosen = [patterns[p] for p, hit in zip(keys, mask, strict=True) if hit]
+        if chosen:
+            sub: Any = chosen[0] if len(chosen) == 1 else {"allOf": chosen}
+            vptr = conv.child_ptr(ptr, "patternProperties", keys[mask.index(True)])
+        elif additional is False:
+            continue
+        else:
+            sub, vptr = additional, conv.child_ptr(ptr, "additionalProperties")
+        value = conv.visit(sub, vptr, conv.child_hint(hint, "pattern-value"))
+        if value is None:
+            continue
+
+        def accept(v: tuple[bool, ...], m: tuple[bool, ...] = mask) -> bool:
+            return v[:k] == m and not (names and v[k])
+
+        key = emit_dfa(prod.accepting_where(accept), conv.table, conv.chars.of,
+                       conv.child_hint(hint, "pattern-key"))
+        if key is None:
+            continue
+        out.append(conv.table.add(conv.child_hint(hint, "pattern-kv"),
+                                  seq('"\\""', key, '"\\""', conv.colon(), value)))
+    return out
+
+
+def _property_names(conv: Converter, schema: dict[str, Any], ptr: str) -> dict[str, Any] | None:
+    """``propertyNames`` with finitely many allowed names, as those names listed under
+    ``properties`` (each with the schema that applies to it) and nothing else allowed."""
+    try:
+        flat = conv.merge([schema["propertyNames"]], ptr)
+    except SchemaError:
+        return None
+    if flat is False:
+        flat = {"enum": []}
+    if not isinstance(flat, dict) or not ("enum" in flat or "const" in flat):
+        return None
+    values = [flat["const"]] if "const" in flat else list(flat["enum"])
+    rest = {k: v for k, v in flat.items() if k not in ("enum", "const")}
+    names: list[str] = []
+    for v in values:
+        ok = check_value(v, rest, lambda r: conv.resolve(r, ptr), conv.legacy_ref)
+        if ok is None:
+            return None
+        if ok and isinstance(v, str) and v not in names:
+            names.append(v)
+    props = dict(schema.get("properties", {}))
+    patterns = schema.get("patternProperties", {})
+    extra = _closed(conv, schema)
+    out_props: dict[str, Any] = {}
+    for name in names:
+        if name in props:
+            out_props[name] = props[name]
+        else:
+            hits = [s for p, s in patterns.items() if _search(conv, p, name, ptr)]
+            out_props[name] = {"allOf": hits} if hits else extra
+    for name in props:
+        if name not in out_props:
+            out_props[name] = False
+    out = {k: v for k, v in schema.items() if k not in ("propertyNames", "patternProperties")}
+    out["properties"] = out_props
+    out["additionalProperties"] = False
+    return out
