@@ -4,7 +4,8 @@ For every schema of ``shared/maskbench/dev.jsonl``: convert it, then match every
 instance (``json.dumps(data, ensure_ascii=False)``, default separators) code point by
 code point.  A schema *passes* when it converts and every instance is judged right
 (valid: accepted; invalid: rejected or left incomplete).  Prints pass share, refusals
-(by keyword), false accepts, false rejects and conversion time percentiles.
+(by keyword), false accepts, false rejects, convert+compile time percentiles and the
+largest grammars (characters of GBNF, rules).
 
     python bench/maskbench_coverage.py [--limit N] [--lenient] [--verbose]
 
@@ -61,6 +62,8 @@ def judge(record: dict[str, Any], options: SchemaOptions) -> dict[str, Any]:
         out["reason"] = str(e)
         return out
     out["convert_s"] = time.perf_counter() - t0
+    out["gbnf_chars"] = len(text)
+    out["gbnf_rules"] = text.count("::=")
     for test in record["tests"]:
         instance = json.dumps(test["data"], ensure_ascii=False)
         try:
@@ -94,6 +97,12 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         "schemas_with_false_rejects": sum(1 for r in results if r["false_rejects"]),
         "convert_ms_p50": 1000 * statistics.median(times) if times else 0.0,
         "convert_ms_p90": 1000 * times[int(0.9 * (len(times) - 1))] if times else 0.0,
+        "convert_ms_p99": 1000 * times[int(0.99 * (len(times) - 1))] if times else 0.0,
+        "convert_ms_max": 1000 * times[-1] if times else 0.0,
+        "slowest": [(r["id"], round(1000 * r["convert_s"])) for r in sorted(
+            (r for r in results if "convert_s" in r), key=lambda r: -r["convert_s"])[:5]],
+        "largest_grammars": [(r["id"], r["gbnf_chars"], r["gbnf_rules"]) for r in sorted(
+            (r for r in results if "gbnf_chars" in r), key=lambda r: -r["gbnf_chars"])[:5]],
     }
 
 

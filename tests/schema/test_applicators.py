@@ -82,6 +82,20 @@ CASES: list[tuple[Any, list[Any]]] = [
     ({"not": {"allOf": [{"required": ["s"]}, {"required": ["t"]}]}, "type": "object"},
      [{"s": 1}, {"s": 1, "t": 1}, {}]),
     ({"type": "string", "not": {"pattern": "^a"}, "maxLength": 3}, ["b", "ab", "bbbb"]),
+    # oneOf of closed objects: "not closed" is a listed property failing or another key
+    ({"oneOf": [{"type": "object", "additionalProperties": False,
+                 "properties": {"key": {"type": "string"}}},
+                {"type": "object", "additionalProperties": False,
+                 "properties": {"keys": {"type": "array"}}}]},
+     [{}, {"key": "a"}, {"keys": []}, {"key": "a", "keys": []}, {"key": 1}, {"z": 1}]),
+    ({"not": {"properties": {"a": {"type": "string"}}, "additionalProperties": False},
+      "minProperties": 1}, [{"a": "s"}, {"a": 1}, {"b": 1}, {"a": "s", "b": 1}, {}, 3]),
+    # overlapping oneOf branches: the overlap is excluded
+    ({"oneOf": [{"type": "string", "pattern": "^[a-f0-9]+$"},
+                {"type": "string", "pattern": "^[A-F0-9]+$"}]},
+     ["ab", "AB", "12", "aB", ""]),
+    ({"oneOf": [{"type": "string"}, {"minLength": 3}]}, ["ab", "abc", 1, None, ""]),
+    ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, [1, 1.5, 2.0, "x"]),
     # uniqueItems over a finite item domain
     ({"type": "array", "uniqueItems": True, "items": {"enum": ["a", "b", 1]}, "minItems": 1},
      [[], ["a"], ["a", "a"], ["a", "b", 1], [1, 1.0], [1, "b"], ["b", "a", "a"]]),

@@ -39,6 +39,12 @@ _STRING_KEYS = ("minLength", "maxLength", "pattern", "format", PATTERNS_KEY)
 _NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _ALWAYS_UNSUPPORTED = ("$dynamicRef", "$recursiveRef")
 _TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+MAX_GRAMMAR_SIZE = 2_000_000
+"""Largest grammar (characters of rule bodies) built before the schema is refused: the
+rewrites (oneOf overlaps, dependencies and if as anyOf, negations) distribute sibling
+keywords into branches, and nested ones multiply."""
+_COMPOSITIONS = ("oneOf", "anyOf", "allOf", "if", "not", "dependentSchemas", "dependencies",
+                 "dependentRequired", "uniqueItems", "patternProperties")
 MAX_ONEOF_SIZE = 200_000
 """Largest rewritten ``oneOf`` (characters of JSON schema) when overlaps are excluded."""
 
@@ -204,6 +210,12 @@ class Converter:
             result = self._visit(schema, ptr, hint)
         finally:
             self.active.discard(key)
+        if self.table.size > MAX_GRAMMAR_SIZE:
+            keyword = next((k for k in _COMPOSITIONS if k in schema), None) or next(
+                (t for t in reversed(ptr.split("/")) if t in _COMPOSITIONS), "anyOf")
+            raise SchemaError(f"the grammar would exceed {MAX_GRAMMAR_SIZE:,} characters "
+                              "(sibling keywords distributed into many branches?)",
+                              keyword=keyword, pointer=ptr)
         if key in self.pending:
             name = self.pending.pop(key)
             self.table.define(name, result if result is not None else "[^\\x00-\\U0010FFFF]")
@@ -215,6 +227,13 @@ class Converter:
 
     def ref(self, ref: Any, ptr: str) -> str | None:
         target, tptr = self.resolver.resolve(ref, ptr)
+        chain = {tptr}
+        while isinstance(target, dict) and set(target) - ANNOTATIONS == {"$ref"}:
+            target, tptr = self.resolver.resolve(target["$ref"], tptr)
+            if tptr in chain:
+                raise SchemaError("$ref cycle that never reaches a schema", keyword="$ref",
+                                  pointer=ptr)
+            chain.add(tptr)
         if tptr in self.ref_rules:
             return self.ref_rules[tptr]
         last = tptr.rsplit("/", 1)[-1] or "root-schema"

@@ -145,6 +145,8 @@ class _Checker:
             return t != "string" or value not in arg
         if key == "$gbnfkit-from-not":
             return True
+        if key == "$gbnfkit-need-other-key":
+            return t != "object" or any(k not in arg for k in value)
         if key == "$gbnfkit-fraction":
             return not number or t == "number"
         if key == "$gbnfkit-patterns":

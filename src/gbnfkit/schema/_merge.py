@@ -147,6 +147,8 @@ def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
             out.setdefault(PATTERNS_KEY, []).append({key: bv})
         elif key == "not":
             out[key] = {"anyOf": [av, bv]}
+        elif key.startswith("$gbnfkit-"):  # internal keywords that cannot be combined
+            out.setdefault(UNSUPPORTED_MERGE, []).append("not")
         elif key in ("$defs", "definitions") or key not in VALIDATION_KEYWORDS:
             continue  # an unknown keyword is an annotation
         else:

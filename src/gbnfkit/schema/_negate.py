@@ -22,7 +22,7 @@ from gbnfkit.schema._instance import ANNOTATIONS, VALIDATION_KEYWORDS, json_type
 from gbnfkit.schema._shapes import check_shapes
 
 __all__ = ["Unnegatable", "negate", "NOT_STRINGS", "NOT_PATTERNS", "MAX_NEGATION_SIZE",
-           "FROM_NOT", "FRACTION"]
+           "FROM_NOT", "FRACTION", "NEED_OTHER_KEY"]
 
 NOT_STRINGS = "$gbnfkit-not-strings"
 """Internal keyword: a string must be none of these values."""
@@ -31,6 +31,8 @@ NOT_PATTERNS = "$gbnfkit-not-patterns"
 FROM_NOT = "$gbnfkit-from-not"
 """Internal marker: this part's ``properties``/``items`` come from a negation, so they
 evaluate nothing (``unevaluated*`` beside them is refused)."""
+NEED_OTHER_KEY = "$gbnfkit-need-other-key"
+"""Internal keyword: an object must have a member whose key is none of these names."""
 FRACTION = "$gbnfkit-fraction"
 """Internal keyword: a number that is not an integer (written without exponent)."""
 MAX_NEGATION_SIZE = 50_000
@@ -154,12 +156,18 @@ class _Negator:
 
     def object_members(self, part: dict[str, Any]) -> Any:
         extra = part.get("additionalProperties", True)
-        if part.get("patternProperties") or (extra is not True and extra != {}):
-            raise Unnegatable("additionalProperties", "not of additionalProperties or "
-                              "patternProperties is not supported")
+        closed = extra is False and not part.get("patternProperties")
+        if part.get("patternProperties") or (extra is not True and extra != {} and
+                                             not closed):
+            raise Unnegatable("additionalProperties", "not of patternProperties or of an "
+                              "additionalProperties schema is not supported (only false)")
         props = part.get("properties", {})
-        return _any([{"type": "object", "required": [k], "properties": {k: self.neg(s)},
-                      FROM_NOT: True} for k, s in props.items()])
+        options = [{"type": "object", "required": [k], "properties": {k: self.neg(s)},
+                    FROM_NOT: True} for k, s in props.items()]
+        if closed:  # or a member outside the listed names
+            options.append({"type": "object", "properties": {k: True for k in props},
+                            NEED_OTHER_KEY: sorted(props), FROM_NOT: True})
+        return _any(options)
 
     # -------------------------------------------------------------- single keywords
     def keyword(self, key: str, value: Any, schema: dict[str, Any]) -> Any:
@@ -199,6 +207,8 @@ class _Negator:
             return _any([{"type": "string", "pattern": p} for p in value])
         if key == FROM_NOT:
             return False
+        if key == NEED_OTHER_KEY:
+            return {"properties": {k: True for k in value}, "additionalProperties": False}
         if key == FRACTION:
             return {"type": ["null", "boolean", "object", "array", "string", "integer"]}
         if key == NOT_STRINGS:

@@ -23,6 +23,7 @@ from gbnfkit.schema._dfa import (
 )
 from gbnfkit.schema._gbnf import alt, seq
 from gbnfkit.schema._instance import check_value, py_search
+from gbnfkit.schema._negate import NEED_OTHER_KEY
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
@@ -40,14 +41,17 @@ MAX_PATTERN_PROPERTIES = 6
 
 class _Members:
     def __init__(self, conv: Converter, hint: str, known: list[tuple[str, str, bool]],
-                 extra: list[str], lo: int, hi: int | None) -> None:
+                 extra: list[str], lo: int, hi: int | None,
+                 outside: list[str] | None = None) -> None:
         self.conv = conv
         self.hint = hint
         self.known = known  # (name, member expression, required)
         self.extra = extra  # member expressions of additional/pattern properties
         self.lo, self.hi = lo, hi
         self.cap = hi if hi is not None else max(lo, 1)
-        self.rules: dict[tuple[int, int], str | None] = {}
+        self.rules: dict[tuple[int, int, bool], str | None] = {}
+        # with ``outside``: some member's key must not be one of these names
+        self.outside = outside
 
     def inc(self, c: int) -> int:
         return min(c + 1, self.cap)
@@ -55,9 +59,16 @@ class _Members:
     def sep(self, c: int) -> str:
         return self.conv.comma() if c else self.conv.ws("first")
 
+    def counts(self, name: str | None) -> bool:
+        """Whether a member (``None``: an extra one) is outside the needed names."""
+        return self.outside is not None and (name is None or name not in self.outside)
+
+    def start(self) -> bool:
+        return self.outside is None
+
     # schema order ------------------------------------------------------------------
-    def ordered(self, i: int, c: int) -> str | None:
-        key = (i, c)
+    def ordered(self, i: int, c: int, e: bool) -> str | None:
+        key = (i, c, e)
         if key in self.rules:
             return self.rules[key]
         n = len(self.known)
@@ -65,28 +76,30 @@ class _Members:
         if i < n:
             name, member, required = self.known[i]
             if self.hi is None or c < self.hi:
-                nxt = self.ordered(i + 1, self.inc(c))
+                nxt = self.ordered(i + 1, self.inc(c), e or self.counts(name))
                 if nxt is not None:
                     options.append(seq(self.sep(c), member, nxt))
             if not required:
-                nxt = self.ordered(i + 1, c)
+                nxt = self.ordered(i + 1, c, e)
                 if nxt is not None:
                     options.append(nxt)
         elif self.extra and (self.hi is None or c < self.hi):
-            if self.hi is None and c >= max(self.lo, 1):
+            if self.hi is None and c >= max(self.lo, 1) and e:
                 options.append(f"({seq(self.conv.comma(), alt(self.extra))})*")
             else:
-                nxt = self.ordered(i, c + 1)
+                nxt = self.ordered(i, c + 1 if self.hi is not None or c < max(self.lo, 1)
+                                   else c, e or self.counts(None))
                 if nxt is not None:
                     options.append(seq(self.sep(c), f"({alt(self.extra)})", nxt))
-                if c >= self.lo:
+                if c >= self.lo and e:
                     options.append('""')
-        elif c >= self.lo:
+        elif c >= self.lo and e:
             options.append('""')
-        result = self._finish(key, options, f"{self.hint}-m{i}" + (f"-c{c}" if c else ""))
-        return result
+        hint = f"{self.hint}-m{i}" + (f"-c{c}" if c else "") + ("" if e else "-x")
+        return self._finish(key, options, hint)
 
-    def _finish(self, key: tuple[int, int], options: list[str], hint: str) -> str | None:
+    def _finish(self, key: tuple[int, int, bool], options: list[str],
+                hint: str) -> str | None:
         if not options:
             self.rules[key] = None
             return None
@@ -102,38 +115,43 @@ class _Members:
         return name
 
     # any order ---------------------------------------------------------------------
-    def any_order(self, seen: int, c: int, memo: dict[tuple[int, int], str | None],
+    def any_order(self, seen: int, c: int, e: bool,
+                  memo: dict[tuple[int, int, bool], str | None],
                   sequential: bool) -> str | None:
         """State ``seen``: bit set of required members present, or with ``sequential``
-        the number of required members present (they then come in schema order)."""
-        key = (seen, c)
+        the number of required members present (they then come in schema order);
+        ``e``: a member outside the needed names was seen (or none is needed)."""
+        key = (seen, c, e)
         if key in memo:
             return memo[key]
-        name = self.conv.table.fresh(f"{self.hint}-s{seen}" + (f"-c{c}" if c else ""))
+        name = self.conv.table.fresh(f"{self.hint}-s{seen}" + (f"-c{c}" if c else "") +
+                                     ("" if e else "-x"))
         memo[key] = name
         required = [n for n, _, r in self.known if r]
         done = len(required) if sequential else (1 << len(required)) - 1
         options: list[str] = []
         if self.hi is None or c < self.hi:
             for nm, member, is_required in self.known:
+                e2 = e or self.counts(nm)
                 if not is_required:
-                    nxt = self.any_order(seen, self.inc(c), memo, sequential)
+                    nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
                 elif sequential:
                     if seen >= len(required) or required[seen] != nm:
                         continue
-                    nxt = self.any_order(seen + 1, self.inc(c), memo, sequential)
+                    nxt = self.any_order(seen + 1, self.inc(c), e2, memo, sequential)
                 else:
                     bit = 1 << required.index(nm)
                     if seen & bit:
                         continue
-                    nxt = self.any_order(seen | bit, self.inc(c), memo, sequential)
+                    nxt = self.any_order(seen | bit, self.inc(c), e2, memo, sequential)
                 if nxt is not None:
                     options.append(seq(self.sep(c), member, nxt))
             if self.extra:
-                nxt = self.any_order(seen, self.inc(c), memo, sequential)
+                nxt = self.any_order(seen, self.inc(c), e or self.counts(None), memo,
+                                     sequential)
                 if nxt is not None:
                     options.append(seq(self.sep(c), f"({alt(self.extra)})", nxt))
-        if seen == done and c >= self.lo:
+        if seen == done and c >= self.lo and e:
             options.append('""')
         self.conv.table.define(name, alt(options) if options else "[^\\x00-\\U0010FFFF]")
         return name
@@ -197,11 +215,13 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
         conv.restricted(f"{len(req)} required properties (more than max_required_any_order="
                         f"{conv.opts.max_required_any_order}) must come in schema order; the "
                         f"other properties may come anywhere", "required", ptr)
-    m = _Members(conv, hint, known, extra_members, lo, hi)
+    outside = schema.get(NEED_OTHER_KEY)
+    m = _Members(conv, hint, known, extra_members, lo, hi,
+                 list(outside) if outside is not None else None)
     if conv.opts.property_order is PropertyOrder.ANY:
-        body = m.any_order(0, 0, {}, sequential)
+        body = m.any_order(0, 0, m.start(), {}, sequential)
     else:
-        body = m.ordered(0, 0)
+        body = m.ordered(0, 0, m.start())
     if body is None:
         return None
     return seq('"{"', conv.ws("open"), body, conv.ws("close"), '"}"')
