@@ -96,6 +96,11 @@ CASES: list[tuple[Any, list[Any]]] = [
      ["ab", "AB", "12", "aB", ""]),
     ({"oneOf": [{"type": "string"}, {"minLength": 3}]}, ["ab", "abc", 1, None, ""]),
     ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, [1, 1.5, 2.0, "x"]),
+    # multipleOf between bounds: the multiples listed
+    ({"type": "integer", "multipleOf": 16, "minimum": -40, "maximum": 33},
+     [-32, -40, 0, 32, 33, 16, 15, 48]),
+    ({"type": "integer", "multipleOf": 1.5, "exclusiveMinimum": 0, "maximum": 9},
+     [3, 6, 9, 1.5, 0, 4]),
     # uniqueItems over a finite item domain
     ({"type": "array", "uniqueItems": True, "items": {"enum": ["a", "b", 1]}, "minItems": 1},
      [[], ["a"], ["a", "a"], ["a", "b", 1], [1, 1.0], [1, "b"], ["b", "a", "a"]]),
@@ -112,6 +117,8 @@ CASES: list[tuple[Any, list[Any]]] = [
     ({"propertyNames": {"enum": ["a", "b"]}, "properties": {"c": True},
       "patternProperties": {"^a": {"type": "integer"}}},
      [{"a": 1}, {"a": "s"}, {"b": "s"}, {"c": 1}, {}, {"d": 1}]),
+    ({"propertyNames": {"not": {"enum": ["x", "y"]}}, "additionalProperties": {"type": "integer"}},
+     [{"a": 1}, {"x": 1}, {"y": 2, "b": 3}, {"a": "s"}]),
     # length with a pattern's automaton
     ({"type": "string", "pattern": "^(ab|c)+$", "minLength": 3, "maxLength": 4},
      ["ab", "abc", "cab", "abab", "ccccc", "c"]),

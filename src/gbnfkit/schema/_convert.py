@@ -45,6 +45,8 @@ rewrites (oneOf overlaps, dependencies and if as anyOf, negations) distribute si
 keywords into branches, and nested ones multiply."""
 _COMPOSITIONS = ("oneOf", "anyOf", "allOf", "if", "not", "dependentSchemas", "dependencies",
                  "dependentRequired", "uniqueItems", "patternProperties")
+MAX_LISTED_MULTIPLES = 1000
+"""Most integers listed for ``multipleOf`` between bounds."""
 MAX_ONEOF_SIZE = 200_000
 """Largest rewritten ``oneOf`` (characters of JSON schema) when overlaps are excluded."""
 
@@ -653,16 +655,25 @@ class Converter:
     def integer(self, schema: dict[str, Any], ptr: str) -> str | None:
         m = self.multiple(schema, ptr)
         lo, lo_s, hi, hi_s = self.bounds(schema, ptr)
+        ilo = None if lo is None else (math.floor(lo) + 1 if lo_s else math.ceil(lo))
+        ihi = None if hi is None else (math.ceil(hi) - 1 if hi_s else math.floor(hi))
         if m is not None and Decimal(1) % m != 0:
+            if ilo is not None and ihi is not None:
+                # few multiples between the bounds: listed (a multipleOf m, lcm with 1)
+                first = math.ceil(Decimal(ilo) / m) * m
+                count = 0 if first > ihi else int((Decimal(ihi) - first) // m) + 1
+                if count <= MAX_LISTED_MULTIPLES:
+                    values = [first + k * m for k in range(count)]
+                    ints = [int(v) for v in values if v == v.to_integral_value()]
+                    return alt(literal(str(v)) for v in ints) if ints else None
             if m != m.to_integral_value() or lo is not None or hi is not None or m > 1000:
                 self.unsupported(f"multipleOf {m} is enforced only on unbounded integers "
-                                 "(and multiples up to 1000)", "multipleOf", ptr)
+                                 f"(multiples up to 1000) or between bounds with at most "
+                                 f"{MAX_LISTED_MULTIPLES} multiples", "multipleOf", ptr)
             else:
                 return self.integer_multiple(int(m))
         if lo is None and hi is None:
             return self.integer_rule()
-        ilo = None if lo is None else (math.floor(lo) + 1 if lo_s else math.ceil(lo))
-        ihi = None if hi is None else (math.ceil(hi) - 1 if hi_s else math.floor(hi))
         return int_range(ilo, ihi, self.opts.max_integer_digits)
 
     def integer_multiple(self, m: int) -> str:

@@ -22,7 +22,7 @@ from gbnfkit.schema._dfa import (
     product,
 )
 from gbnfkit.schema._gbnf import alt, seq
-from gbnfkit.schema._instance import check_value, py_search
+from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
 from gbnfkit.schema._negate import NEED_OTHER_KEY
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
@@ -357,7 +357,23 @@ def _property_names(conv: Converter, schema: dict[str, Any], ptr: str) -> dict[s
         return None
     if flat is False:
         flat = {"enum": []}
-    if not isinstance(flat, dict) or not ("enum" in flat or "const" in flat):
+    if not isinstance(flat, dict):
+        return None
+    neg = flat.get("not")
+    if isinstance(neg, dict) and set(flat) - ANNOTATIONS <= {"not", "type"} and flat.get(
+            "type", "string") == "string" and set(neg) - ANNOTATIONS in ({"enum"}, {"const"}):
+        # names outside a finite set: those names are forbidden
+        banned = [neg["const"]] if "const" in neg else list(neg["enum"])
+        props = dict(schema.get("properties", {}))
+        for name in banned:
+            if isinstance(name, str):
+                props[name] = False
+        out = {k: v for k, v in schema.items() if k != "propertyNames"}
+        if "properties" not in schema and "additionalProperties" not in schema:
+            out["additionalProperties"] = True  # stays open under closed_objects
+        out["properties"] = props
+        return out
+    if not ("enum" in flat or "const" in flat):
         return None
     values = [flat["const"]] if "const" in flat else list(flat["enum"])
     rest = {k: v for k, v in flat.items() if k not in ("enum", "const")}
