@@ -101,6 +101,14 @@ CASES: list[tuple[Any, list[Any]]] = [
      [-32, -40, 0, 32, 33, 16, 15, 48]),
     ({"type": "integer", "multipleOf": 1.5, "exclusiveMinimum": 0, "maximum": 9},
      [3, 6, 9, 1.5, 0, 4]),
+    ({"not": {"oneOf": [{"type": "string"}, {"maxLength": 2}]}},
+     ["a", "abc", 1, None, [1]]),
+    ({"oneOf": [{"oneOf": [{"const": 1}, {"const": 2}]}, {"type": "string"}, {"minimum": 2}]},
+     [1, 2, 3, "s", None]),
+    # two anyOf of 9 branches each in one allOf (81 combinations): distributed lazily
+    ({"allOf": [{"anyOf": [{"const": i} for i in range(9)]},
+                {"anyOf": [{"minimum": i, "maximum": i} for i in range(4, 13)]}]},
+     [0, 3, 4, 8, 9, 12]),
     # uniqueItems over a finite item domain
     ({"type": "array", "uniqueItems": True, "items": {"enum": ["a", "b", 1]}, "minItems": 1},
      [[], ["a"], ["a", "a"], ["a", "b", 1], [1, 1.0], [1, "b"], ["b", "a", "a"]]),

@@ -137,8 +137,8 @@ def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
         elif key in ("additionalProperties", "items", "contains", "propertyNames"):
             out[key] = _both(av, bv)
         elif key in ("anyOf", "oneOf"):
-            if len(av) * len(bv) > 64:
-                out.setdefault(UNSUPPORTED_MERGE, []).append(key)
+            if len(av) * len(bv) > 64:  # distributed later, branch by branch
+                out[key] = [{"allOf": [x, {key: bv}]} for x in av]
                 continue
             out[key] = [{"allOf": [x, y]} for x in av for y in bv]
         elif key == "uniqueItems":

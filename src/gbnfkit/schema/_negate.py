@@ -8,13 +8,14 @@ its conjuncts.  Each conjunct's negation is again a schema: ``not {minLength: 3}
 ``a`` or without ``b``", ``not {const: 5}`` is "anything but a number equal to 5"
 (numbers below or above it), ``not {pattern: p}`` a string in the complement automaton
 of ``p``, and so on.  What has no such negation (``multipleOf``, ``format``,
-``uniqueItems``, ``propertyNames``, ``oneOf``, open ``additionalProperties`` beside
+``uniqueItems``, ``propertyNames``, an ``additionalProperties`` schema beside
 ``properties``...) raises :class:`Unnegatable` naming the keyword.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -87,6 +88,11 @@ def _all(parts: list[Any]) -> Any:
     return kept[0] if len(kept) == 1 else {"allOf": kept}
 
 
+def _mark(schema: Any) -> Any:
+    """A positive part of a negation: its properties/items evaluate nothing."""
+    return {**schema, FROM_NOT: True} if isinstance(schema, dict) and schema else schema
+
+
 def _types_except(banned: set[str]) -> list[str]:
     return [t for t in _TYPES if t not in banned]
 
@@ -136,7 +142,7 @@ class _Negator:
             if "if" not in part:
                 return False
             # not (if I then T else E) = (I and not T) or (not I and not E)
-            return _any([_all([i, self.neg(t)]), _all([self.neg(i), self.neg(e)])])
+            return _any([_all([_mark(i), self.neg(t)]), _all([self.neg(i), self.neg(e)])])
         if "properties" in part or "patternProperties" in part or \
                 "additionalProperties" in part:
             return self.object_members(part)
@@ -173,6 +179,8 @@ class _Negator:
     def keyword(self, key: str, value: Any, schema: dict[str, Any]) -> Any:
         if key == "type":
             types = {value} if isinstance(value, str) else set(value)
+            if not types <= {*_TYPES, "integer"}:
+                raise Unnegatable("type", f"unknown type in {value!r}")
             if "integer" in types and "number" not in types:
                 # the numbers with a fraction (written without exponent: a restriction)
                 types.add("number")
@@ -188,7 +196,7 @@ class _Negator:
             return _any([{"type": "object", "properties": {k: False}} for k in value])
         if key in _OPPOSITE:
             other, t, step = _OPPOSITE[key]
-            bound = int(value) + step
+            bound = math.ceil(value) - 1 if step < 0 else math.floor(value) + 1
             if bound < 0:
                 return False
             return {"type": t, other: bound}
@@ -220,7 +228,12 @@ class _Negator:
         if key == "anyOf":
             return _all([self.neg(s) for s in value])
         if key == "not":
-            return value
+            return _mark(value)
+        if key == "oneOf":
+            # none of the branches holds, or two of them do
+            pairs = [_mark({"allOf": [a, b]}) for n, a in enumerate(value)
+                     for b in value[n + 1:]]
+            return _any([_all([self.neg(s) for s in value]), *pairs])
         if key == "uniqueItems":
             if value is False:
                 return False
