@@ -216,7 +216,8 @@ class _Negator:
         if key == FROM_NOT:
             return False
         if key == NEED_OTHER_KEY:
-            return {"properties": {k: True for k in value}, "additionalProperties": False}
+            return {"properties": {k: True for k in value}, "additionalProperties": False,
+                    FROM_NOT: True}
         if key == FRACTION:
             return {"type": ["null", "boolean", "object", "array", "string", "integer"]}
         if key == NOT_STRINGS:

@@ -66,9 +66,9 @@ def lower_unevaluated(conv: Converter, schema: Any, ptr: str) -> Any:
             "properties", "patternProperties", "additionalProperties", "prefixItems", "items",
             "contains")):
         kw = next(iter(keep))
-        raise SchemaError(f"{kw} beside a not (or the else of an if) that constrains members "
-                          "is not supported (a negation evaluates nothing)", keyword=kw,
-                          pointer=ptr)
+        conv.unsupported(f"{kw} beside a not (or the else of an if) that constrains members "
+                         "is not supported (a negation evaluates nothing)", kw, ptr)
+        return merged
     out = dict(merged)
     if "unevaluatedProperties" in keep and "additionalProperties" not in out:
         out["additionalProperties"] = keep["unevaluatedProperties"]
@@ -79,10 +79,11 @@ def lower_unevaluated(conv: Converter, schema: Any, ptr: str) -> Any:
             out.setdefault("additionalItems", u)
         elif "items" not in out:
             if "contains" in out:
-                raise SchemaError("unevaluatedItems beside contains is not supported (the "
-                                  "items contains evaluates depend on the instance)",
-                                  keyword="unevaluatedItems", pointer=ptr)
-            out["items"] = u
+                conv.unsupported("unevaluatedItems beside contains is not supported (the "
+                                 "items contains evaluates depend on the instance)",
+                                 "unevaluatedItems", ptr)
+            else:
+                out["items"] = u
     return out
 
 
@@ -107,8 +108,9 @@ def _distribute(conv: Converter, merged: dict[str, Any], comb: str, keep: dict[s
         groups = [g for n in range(1, len(branches) + 1)
                   for g in itertools.combinations(branches, n)]
     else:
-        raise SchemaError(f"{next(iter(keep))} beside an anyOf of more than "
-                          f"{MAX_SUBSET_BRANCHES} overlapping branches is not supported",
-                          keyword=next(iter(keep)), pointer=ptr)
+        conv.unsupported(f"{next(iter(keep))} beside an anyOf of more than "
+                         f"{MAX_SUBSET_BRANCHES} overlapping branches is not supported",
+                         next(iter(keep)), ptr)
+        return merged
     return {"anyOf": [lower_unevaluated(conv, {"allOf": [rest, *g], **keep}, ptr)
                       for g in groups]}
