@@ -310,7 +310,7 @@ def _pattern_product(conv: Converter, ptr: str, hint: str, names: list[str],
         dfas = [dfa_of(parse_regex(p)) for p in patterns]
         if names:
             dfas.append(dfa_of([Branch(Cat(tuple(Chars(((ord(c), ord(c)),)) for c in n)),
-                                       True, True) for n in names]))
+                                       True, True) for n in names], MAX_PRODUCT))
         prod = product(dfas, lambda v: False)
     except RegexUnsupported as e:
         conv.unsupported(f"patternProperties: {e}", "patternProperties", ptr)
