@@ -11,8 +11,9 @@ class emitter, so JSON escapes stay exact.  Past the state limits the functions 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from gbnfkit.schema._gbnf import RuleTable, alt, seq
 from gbnfkit.schema._regex_parse import ANY_CHAR, Branch, Cat, Chars, Node, Or, Rep
@@ -141,6 +142,33 @@ def _search_nfa(branches: Sequence[Branch]) -> tuple[_Nfa, int, int]:
     return nfa, start, final
 
 
+State = TypeVar("State", bound=Hashable)
+
+
+def _explore(first: State, width: int, step: Callable[[State, int], State],
+             limit: int) -> tuple[list[State], list[list[int]]]:
+    """The states reachable from ``first`` (breadth first) and their moves on each of
+    ``width`` intervals; raises TooBig past ``limit`` states."""
+    index = {first: 0}
+    order = [first]
+    moves: list[list[int]] = []
+    i = 0
+    while i < len(order):
+        current = order[i]
+        i += 1
+        row = []
+        for k in range(width):
+            target = step(current, k)
+            if target not in index:
+                if len(order) >= limit:
+                    raise TooBig
+                index[target] = len(order)
+                order.append(target)
+            row.append(index[target])
+        moves.append(row)
+    return order, moves
+
+
 def dfa_of(branches: Sequence[Branch], limit: int = MAX_DFA) -> Dfa:
     """The strings in which ``re.search`` finds one of ``branches``.
 
@@ -160,29 +188,16 @@ def dfa_of(branches: Sequence[Branch], limit: int = MAX_DFA) -> Dfa:
                     todo.append(n)
         return frozenset(seen)
 
-    first = closure({start})
-    index = {first: 0}
-    order = [first]
-    moves: list[list[int]] = []
-    i = 0
-    while i < len(order):
-        current = order[i]
-        i += 1
-        row = []
-        for lo, hi in intervals:
-            nxt = set()
-            for s in current:
-                for ranges, t in nfa.edges[s]:
-                    if any(a <= lo and hi <= b for a, b in ranges):
-                        nxt.add(t)
-            target = closure(nxt)
-            if target not in index:
-                if len(order) >= limit:
-                    raise TooBig
-                index[target] = len(order)
-                order.append(target)
-            row.append(index[target])
-        moves.append(row)
+    def step(current: frozenset[int], k: int) -> frozenset[int]:
+        lo, hi = intervals[k]
+        nxt = set()
+        for s in current:
+            for ranges, t in nfa.edges[s]:
+                if any(a <= lo and hi <= b for a, b in ranges):
+                    nxt.add(t)
+        return closure(nxt)
+
+    order, moves = _explore(closure({start}), len(intervals), step, limit)
     return Dfa([lo for lo, _ in intervals], moves, [final in st for st in order])
 
 
@@ -203,25 +218,12 @@ def product(dfas: Sequence[Dfa], accept: Callable[[tuple[bool, ...]], bool],
     """
     cuts = sorted({c for d in dfas for c in d.cuts})
     column = [[bisect.bisect_right(d.cuts, c) - 1 for c in cuts] for d in dfas]
-    first = tuple(0 for _ in dfas)
-    index = {first: 0}
-    order = [first]
-    moves: list[list[int]] = []
-    i = 0
-    while i < len(order):
-        current = order[i]
-        i += 1
-        row = []
-        for k in range(len(cuts)):
-            target = tuple(d.moves[s][column[j][k]] for j, (d, s) in
-                           enumerate(zip(dfas, current, strict=True)))
-            if target not in index:
-                if len(order) >= limit:
-                    raise TooBig
-                index[target] = len(order)
-                order.append(target)
-            row.append(index[target])
-        moves.append(row)
+
+    def step(current: tuple[int, ...], k: int) -> tuple[int, ...]:
+        return tuple(d.moves[s][column[j][k]] for j, (d, s) in
+                     enumerate(zip(dfas, current, strict=True)))
+
+    order, moves = _explore(tuple(0 for _ in dfas), len(cuts), step, limit)
     labels = [tuple(d.accepting[s] for d, s in zip(dfas, st, strict=True)) for st in order]
     return Dfa(cuts, moves, [accept(v) for v in labels], labels)
 
