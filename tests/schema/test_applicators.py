@@ -90,6 +90,16 @@ CASES: list[tuple[Any, list[Any]]] = [
      [{}, {"key": "a"}, {"keys": []}, {"key": "a", "keys": []}, {"key": 1}, {"z": 1}]),
     ({"not": {"properties": {"a": {"type": "string"}}, "additionalProperties": False},
       "minProperties": 1}, [{"a": "s"}, {"a": 1}, {"b": 1}, {"a": "s", "b": 1}, {}, 3]),
+    # not of an additionalProperties schema: a member outside the names fails it
+    ({"not": {"properties": {"a": True}, "additionalProperties": {"type": "string"}}},
+     [{}, {"a": 1}, {"b": "s"}, {"b": 1}, {"a": 1, "b": 2, "c": "s"}, 4]),
+    ({"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}},
+                 "additionalProperties": {"type": "string"}},
+                {"type": "object", "additionalProperties": {"type": "integer"}}]},
+     [{}, {"a": 1}, {"a": 1, "b": "s"}, {"b": 2}, {"b": "s"}, {"a": "x"}, {"a": 1, "b": 2}]),
+    ({"properties": {"x": {"minimum": 0}}, "maxProperties": 2,
+      "not": {"additionalProperties": {"type": "boolean"}}},
+     [{"x": 1}, {"x": 1, "y": 2}, {"y": True}, {"y": True, "z": 0}, {"x": -1, "z": 0}]),
     # overlapping oneOf branches: the overlap is excluded
     ({"oneOf": [{"type": "string", "pattern": "^[a-f0-9]+$"},
                 {"type": "string", "pattern": "^[A-F0-9]+$"}]},

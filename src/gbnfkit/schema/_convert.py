@@ -258,6 +258,7 @@ class Converter:
         (``if``/``then``/``else``, dependencies, ``unevaluated*``) into plain ones."""
         if not isinstance(schema, dict):
             return schema
+        check_shapes(schema, ptr)
         if self.legacy_ref and "$ref" in schema:
             return schema  # before 2019-09, $ref hides its siblings
         marks = {k: schema[k] for k in UNEVALUATED if k in schema}

@@ -146,7 +146,11 @@ class _Checker:
         if key == "$gbnfkit-from-not":
             return True
         if key == "$gbnfkit-need-other-key":
-            return t != "object" or any(k not in arg for k in value)
+            if t != "object":
+                return True
+            found = [self.check(v, arg["value"]) for k, v in value.items()
+                     if k not in arg["names"]]
+            return True if True in found else (None if None in found else False)
         if key == "$gbnfkit-fraction":
             return not number or t == "number"
         if key == "$gbnfkit-patterns":

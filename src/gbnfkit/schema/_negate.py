@@ -33,7 +33,8 @@ FROM_NOT = "$gbnfkit-from-not"
 """Internal marker: this part's ``properties``/``items`` come from a negation, so they
 evaluate nothing (``unevaluated*`` beside them is refused)."""
 NEED_OTHER_KEY = "$gbnfkit-need-other-key"
-"""Internal keyword: an object must have a member whose key is none of these names."""
+"""Internal keyword ``{"names": [...], "value": schema}``: an object must have a member
+whose key is none of the names and whose value matches the schema."""
 FRACTION = "$gbnfkit-fraction"
 """Internal keyword: a number that is not an integer (written without exponent)."""
 MAX_NEGATION_SIZE = 50_000
@@ -162,17 +163,17 @@ class _Negator:
 
     def object_members(self, part: dict[str, Any]) -> Any:
         extra = part.get("additionalProperties", True)
-        closed = extra is False and not part.get("patternProperties")
-        if part.get("patternProperties") or (extra is not True and extra != {} and
-                                             not closed):
-            raise Unnegatable("additionalProperties", "not of patternProperties or of an "
-                              "additionalProperties schema is not supported (only false)")
+        if part.get("patternProperties"):
+            raise Unnegatable("patternProperties", "not of patternProperties is not "
+                              "supported")
         props = part.get("properties", {})
         options = [{"type": "object", "required": [k], "properties": {k: self.neg(s)},
                     FROM_NOT: True} for k, s in props.items()]
-        if closed:  # or a member outside the listed names
+        if extra is not True and extra != {}:
+            # or a member outside the listed names whose value fails additionalProperties
             options.append({"type": "object", "properties": {k: True for k in props},
-                            NEED_OTHER_KEY: sorted(props), FROM_NOT: True})
+                            NEED_OTHER_KEY: {"names": sorted(props), "value": self.neg(extra)},
+                            FROM_NOT: True})
         return _any(options)
 
     # -------------------------------------------------------------- single keywords
@@ -216,8 +217,8 @@ class _Negator:
         if key == FROM_NOT:
             return False
         if key == NEED_OTHER_KEY:
-            return {"properties": {k: True for k in value}, "additionalProperties": False,
-                    FROM_NOT: True}
+            return {"properties": {k: True for k in value["names"]},
+                    "additionalProperties": self.neg(value["value"]), FROM_NOT: True}
         if key == FRACTION:
             return {"type": ["null", "boolean", "object", "array", "string", "integer"]}
         if key == NOT_STRINGS:

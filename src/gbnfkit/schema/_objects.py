@@ -42,7 +42,9 @@ MAX_PATTERN_PROPERTIES = 6
 class _Members:
     def __init__(self, conv: Converter, hint: str, known: list[tuple[str, str, bool]],
                  extra: list[str], lo: int, hi: int | None,
-                 outside: list[str] | None = None) -> None:
+                 outside: list[str] | None = None,
+                 counting: dict[str, str] | None = None,
+                 extra_counting: list[str] | None = None) -> None:
         self.conv = conv
         self.hint = hint
         self.known = known  # (name, member expression, required)
@@ -50,8 +52,12 @@ class _Members:
         self.lo, self.hi = lo, hi
         self.cap = hi if hi is not None else max(lo, 1)
         self.rules: dict[tuple[int, int, bool], str | None] = {}
-        # with ``outside``: some member's key must not be one of these names
+        # with ``outside``: some member's key must not be one of these names; with
+        # ``counting``/``extra_counting`` its value must also match a schema, and those
+        # are the members (listed by name, extra) whose value does
         self.outside = outside
+        self.counting = counting
+        self.extra_counting = extra_counting or []
 
     def inc(self, c: int) -> int:
         return min(c + 1, self.cap)
@@ -59,9 +65,17 @@ class _Members:
     def sep(self, c: int) -> str:
         return self.conv.comma() if c else self.conv.ws("first")
 
-    def counts(self, name: str | None) -> bool:
-        """Whether a member (``None``: an extra one) is outside the needed names."""
-        return self.outside is not None and (name is None or name not in self.outside)
+    def variants(self, name: str | None, member: str, e: bool) -> list[tuple[str, bool]]:
+        """A member (``name`` None: an extra one) as (expression, needed member seen)."""
+        if self.outside is None:
+            return [(member, e)]
+        if self.counting is None:  # any value counts
+            return [(member, e or name is None or name not in self.outside)]
+        found = self.extra_counting if name is None else (
+            [self.counting[name]] if name in self.counting else [])
+        if e or not found:
+            return [(member, e)]
+        return [(member, e), (f"({alt(found)})", True)]
 
     def start(self) -> bool:
         return self.outside is None
@@ -76,21 +90,28 @@ class _Members:
         if i < n:
             name, member, required = self.known[i]
             if self.hi is None or c < self.hi:
-                nxt = self.ordered(i + 1, self.inc(c), e or self.counts(name))
-                if nxt is not None:
-                    options.append(seq(self.sep(c), member, nxt))
+                for expr, e2 in self.variants(name, member, e):
+                    nxt = self.ordered(i + 1, self.inc(c), e2)
+                    if nxt is not None:
+                        options.append(seq(self.sep(c), expr, nxt))
             if not required:
                 nxt = self.ordered(i + 1, c, e)
                 if nxt is not None:
                     options.append(nxt)
         elif self.extra and (self.hi is None or c < self.hi):
-            if self.hi is None and c >= max(self.lo, 1) and e:
-                options.append(f"({seq(self.conv.comma(), alt(self.extra))})*")
+            extra = f"({alt(self.extra)})"
+            if self.hi is None and c >= max(self.lo, 1):
+                star = f"({seq(self.conv.comma(), extra)})*"
+                if e:
+                    options.append(star)
+                else:  # extras until one counts, then any
+                    options += [seq(star, self.conv.comma(), expr, star)
+                                for expr, e2 in self.variants(None, extra, e) if e2]
             else:
-                nxt = self.ordered(i, c + 1 if self.hi is not None or c < max(self.lo, 1)
-                                   else c, e or self.counts(None))
-                if nxt is not None:
-                    options.append(seq(self.sep(c), f"({alt(self.extra)})", nxt))
+                for expr, e2 in self.variants(None, extra, e):
+                    nxt = self.ordered(i, c + 1, e2)
+                    if nxt is not None:
+                        options.append(seq(self.sep(c), expr, nxt))
                 if c >= self.lo and e:
                     options.append('""')
         elif c >= self.lo and e:
@@ -132,25 +153,26 @@ class _Members:
         options: list[str] = []
         if self.hi is None or c < self.hi:
             for nm, member, is_required in self.known:
-                e2 = e or self.counts(nm)
                 if not is_required:
-                    nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
+                    after = seen
                 elif sequential:
                     if seen >= len(required) or required[seen] != nm:
                         continue
-                    nxt = self.any_order(seen + 1, self.inc(c), e2, memo, sequential)
+                    after = seen + 1
                 else:
                     bit = 1 << required.index(nm)
                     if seen & bit:
                         continue
-                    nxt = self.any_order(seen | bit, self.inc(c), e2, memo, sequential)
-                if nxt is not None:
-                    options.append(seq(self.sep(c), member, nxt))
+                    after = seen | bit
+                for expr, e2 in self.variants(nm, member, e):
+                    nxt = self.any_order(after, self.inc(c), e2, memo, sequential)
+                    if nxt is not None:
+                        options.append(seq(self.sep(c), expr, nxt))
             if self.extra:
-                nxt = self.any_order(seen, self.inc(c), e or self.counts(None), memo,
-                                     sequential)
-                if nxt is not None:
-                    options.append(seq(self.sep(c), f"({alt(self.extra)})", nxt))
+                for expr, e2 in self.variants(None, f"({alt(self.extra)})", e):
+                    nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
+                    if nxt is not None:
+                        options.append(seq(self.sep(c), expr, nxt))
         if seen == done and c >= self.lo and e:
             options.append('""')
         self.conv.table.define(name, alt(options) if options else "[^\\x00-\\U0010FFFF]")
@@ -216,8 +238,27 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
                         f"{conv.opts.max_required_any_order}) must come in schema order; the "
                         f"other properties may come anywhere", "required", ptr)
     outside = schema.get(NEED_OTHER_KEY)
+    counting: dict[str, str] | None = None
+    extra_counting: list[str] = []
+    if outside is not None and outside["value"] is not True and outside["value"] != {}:
+        # the members whose key is outside the names and whose value matches
+        need = outside["value"]
+        if patterns:
+            conv.unsupported("not of additionalProperties beside patternProperties is not "
+                             "supported", "not", ptr)
+        counting = {}
+        for name, sub in schemas.items():
+            if name in outside["names"]:
+                continue
+            value = conv.visit({"allOf": [sub, need]}, conv.child_ptr(ptr, "properties", name),
+                               conv.child_hint(hint, name + "-other"))
+            if value is not None:
+                counting[name] = seq(conv.key_literal(name), conv.colon(), value)
+        extra_counting = _additional_member(conv, ptr, hint + "-other", list(schemas),
+                                            {"allOf": [additional, need]}, None)
     m = _Members(conv, hint, known, extra_members, lo, hi,
-                 list(outside) if outside is not None else None)
+                 list(outside["names"]) if outside is not None else None, counting,
+                 extra_counting)
     if conv.opts.property_order is PropertyOrder.ANY:
         body = m.any_order(0, 0, m.start(), {}, sequential)
     else:
