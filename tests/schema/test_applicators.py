@@ -38,6 +38,9 @@ CASES: list[tuple[Any, list[Any]]] = [
      [{"k": 1, "t": 0}, {"k": 1, "e": 0}, {"e": 0}, {"t": 2}, 5]),
     ({"dependentSchemas": {"a": {"properties": {"b": True}}}, "properties": {"a": True},
       "unevaluatedProperties": False}, [{"a": 1, "b": 2}, {"b": 2}, {"a": 1}]),
+    # a dependency applies to objects only: it evaluates no array item
+    ({"dependentSchemas": {"c": {"items": True}}, "unevaluatedItems": False},
+     [[1], [], {"c": 1}, {"d": [1]}]),
     ({"additionalProperties": {"type": "integer"}, "unevaluatedProperties": False},
      [{"x": 1}, {"x": "s"}]),
     ({"patternProperties": {"^p": True}, "unevaluatedProperties": {"type": "string"}},

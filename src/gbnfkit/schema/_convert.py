@@ -352,11 +352,13 @@ class Converter:
             if not isinstance(deps, dict):
                 raise SchemaError(f"{kw} must be an object", keyword=kw, pointer=ptr)
             for name, dep in deps.items():
+                # (only objects can have the name: the dependency never applies to others,
+                # nor gives them annotations)
                 absent = {"properties": {name: False}}
                 if isinstance(dep, list):
-                    present: Any = {"required": [name, *dep]}
+                    present: Any = {"type": "object", "required": [name, *dep]}
                 else:
-                    present = {"allOf": [{"required": [name]}, dep]}
+                    present = {"allOf": [{"type": "object", "required": [name]}, dep]}
                 parts.append({"anyOf": [absent, present]})
         return {"allOf": [rest, *parts]} if parts else rest
 
