@@ -189,7 +189,10 @@ class Gbnfkit(Engine):
         matcher.fill_bitmask(bitmask, 0)
 
     def accept(self, matcher: Any, token: int) -> bool:
-        return bool(matcher.accept_token(token))
+        try:
+            return bool(matcher.accept_token(token))
+        except self.gk.InputRejected:
+            return False
 
     def eos_ids(self) -> list[int]:
         return sorted(self.vocab.eos_token_ids)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import importlib
 import importlib.resources
+import inspect
 import json
+import pkgutil
 import subprocess
 import sys
+import types
+import typing
 from pathlib import Path
 
 import gbnfkit
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # mypy's own dependency on Python 3.10
+else:  # a declared dev dependency on Python 3.10 (pyproject.toml)
     import tomli as tomllib
 
 HEAVY = ("transformers", "torch", "pydantic", "tokenizers", "jsonschema")
@@ -34,12 +38,55 @@ def test_every_public_name_exists_and_is_importable() -> None:
         assert namespace[name] is getattr(module, name)
 
 
+def _public_packages() -> list[types.ModuleType]:
+    """gbnfkit and every public module below it that imports without optional extras."""
+    found = [gbnfkit]
+    for info in pkgutil.walk_packages(gbnfkit.__path__, "gbnfkit."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        try:
+            found.append(importlib.import_module(info.name))
+        except ImportError:  # an integration whose extra is not installed
+            continue
+    return found
+
+
 def test_public_names_are_not_private_modules() -> None:
-    for name in gbnfkit.__all__:
-        value = getattr(gbnfkit, name)
-        assert not name.startswith("_") or name == "__version__", name
-        qualname = getattr(value, "__module__", "gbnfkit")
-        assert qualname.startswith("gbnfkit"), (name, qualname)
+    """Every public class and function names the public module that exports it (the
+    shallowest one), never the private module that defines it: reprs, tracebacks, docs
+    and pickles then show what users import; and typing.get_type_hints still works."""
+    checked = 0
+    for package in _public_packages():
+        for name in getattr(package, "__all__", ()):
+            value = getattr(package, name)
+            assert not name.startswith("_") or name == "__version__", name
+            if not (isinstance(value, type) or inspect.isfunction(value)):
+                continue
+            module = value.__module__
+            assert not any(part.startswith("_") for part in module.split(".")), (name, module)
+            assert package.__name__.startswith(module), (name, module, package.__name__)
+            home = importlib.import_module(module)
+            assert getattr(home, value.__qualname__) is value, (name, module)
+            if isinstance(value, type):
+                typing.get_type_hints(value)
+            checked += 1
+    assert checked >= 40
+
+
+def test_public_classes_pickle_by_their_public_name() -> None:
+    import pickle
+
+    grammar = gbnfkit.Grammar.from_gbnf('root ::= "a"')
+    for value in (
+        gbnfkit.MatchStatus.ACCEPT,
+        gbnfkit.SchemaOptions(),
+        gbnfkit.GrammarError("bad", line=1, column=2, source="x"),
+        grammar.match("a"),
+    ):
+        data = pickle.dumps(value)
+        assert b"gbnfkit._" not in data and b"gbnfkit.engine._" not in data, data[:200]
+        again = pickle.loads(data)
+        assert type(again) is type(value)
 
 
 def test_exceptions_share_the_base_class() -> None:
@@ -72,3 +119,12 @@ def test_py_typed_marker_ships() -> None:
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     config = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     assert "py.typed" in config["tool"]["setuptools"]["package-data"]["gbnfkit"]
+
+
+def test_modules_the_tests_import_on_old_pythons_are_declared() -> None:
+    """tomllib is new in 3.11; on 3.10 these tests import tomli, so [dev] must install it."""
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    config = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    declared = config["project"]["optional-dependencies"]["dev"]
+    dev = [d.replace(" ", "").replace('"', "'") for d in declared]
+    assert any(d.startswith("tomli") and "python_version<'3.11'" in d for d in dev), dev

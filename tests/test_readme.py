@@ -1,5 +1,5 @@
-"""README.md examples are tests: every ```python block runs, every ```console block's
-``$ gbnfkit ...`` commands print what the README shows."""
+"""README.md and docs/*.md examples are tests: every ```python block runs, every
+```console block's ``$ gbnfkit ...`` commands print what the text shows."""
 
 from __future__ import annotations
 
@@ -11,17 +11,24 @@ import pytest
 
 from gbnfkit.cli import main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md")), *sorted(ROOT.glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
-def _blocks(language: str) -> list[tuple[int, str]]:
-    text = README.read_text(encoding="utf-8")
-    return [
-        (text.count("\n", 0, m.start()) + 1, m.group(2))
-        for m in FENCE.finditer(text)
-        if m.group(1) == language
-    ]
+def _blocks(language: str, documents: list[Path] = DOCUMENTS) -> list[tuple[str, str]]:
+    """(``file:line``, code) of every fenced block in ``language``."""
+    found: list[tuple[str, str]] = []
+    for path in dict.fromkeys(documents):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(ROOT).as_posix()
+        found += [
+            (f"{name}:{text.count(chr(10), 0, m.start()) + 1}", m.group(2))
+            for m in FENCE.finditer(text)
+            if m.group(1) == language
+        ]
+    return found
 
 
 PYTHON = _blocks("python")
@@ -29,13 +36,23 @@ CONSOLE = _blocks("console")
 
 
 def test_readme_has_examples_of_both_kinds() -> None:
-    assert len(PYTHON) >= 5
-    assert len(CONSOLE) >= 2
+    assert len(_blocks("python", [README])) >= 5
+    assert len(_blocks("console", [README])) >= 2
+    assert any(where.startswith("docs/") for where, _ in PYTHON)
 
 
-@pytest.mark.parametrize(("line", "code"), PYTHON, ids=[f"line{n}" for n, _ in PYTHON])
-def test_python_example_runs(line: int, code: str, capsys: pytest.CaptureFixture[str]) -> None:
-    exec(compile(code, f"README.md:{line}", "exec"), {"__name__": "readme_example"})  # noqa: S102
+def test_every_fenced_block_has_a_language() -> None:
+    """A block without a language (or a misspelt one) would silently not be run."""
+    known = {"python", "console", "sh", "text", "gbnf", "json", ""}
+    for path in DOCUMENTS:
+        text = path.read_text(encoding="utf-8")
+        for m in FENCE.finditer(text):
+            assert m.group(1) in known, (path.name, m.group(1))
+
+
+@pytest.mark.parametrize(("where", "code"), PYTHON, ids=[w for w, _ in PYTHON])
+def test_python_example_runs(where: str, code: str, capsys: pytest.CaptureFixture[str]) -> None:
+    exec(compile(code, where, "exec"), {"__name__": "readme_example"})  # noqa: S102
 
 
 def _sessions(block: str) -> list[tuple[list[str], str]]:
@@ -52,17 +69,17 @@ def _sessions(block: str) -> list[tuple[list[str], str]]:
 
 
 CONSOLE_SESSIONS = [
-    (line, argv, expected) for line, block in CONSOLE for argv, expected in _sessions(block)
+    (where, argv, expected) for where, block in CONSOLE for argv, expected in _sessions(block)
 ]
 
 
 @pytest.mark.parametrize(
-    ("line", "argv", "expected"),
+    ("where", "argv", "expected"),
     CONSOLE_SESSIONS,
-    ids=[f"line{n}-{argv[0]}" for n, argv, _ in CONSOLE_SESSIONS],
+    ids=[f"{w}-{argv[0]}" for w, argv, _ in CONSOLE_SESSIONS],
 )
 def test_console_example_prints_what_the_readme_shows(
-    line: int, argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+    where: str, argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     main(argv)
     captured = capsys.readouterr()

@@ -1,22 +1,34 @@
 """gbnfkit: grammar-constrained decoding for large language models.
 
 Import everything from here; modules whose names start with ``_`` are private.
-Integrations (transformers, llama-cpp-python, server) live in submodules that this
-package never imports.
+Integrations with other libraries, when they are added, live in submodules that this
+package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING.md.
 """
 
 from __future__ import annotations
 
+from gbnfkit import (
+    chat,  # the submodule gbnfkit.chat (pure Python)
+    peg,  # the submodule gbnfkit.peg (pure Python)
+)
 from gbnfkit._errors import (
+    ArgumentError,
+    ChatError,
+    ChatParseError,
     GbnfkitError,
     GrammarError,
     InputRejected,
     LimitError,
+    LoadError,
+    ParseError,
+    PegError,
     SchemaError,
+    TriggerRejected,
     VocabularyError,
 )
 from gbnfkit._grammar import Grammar
 from gbnfkit._limits import Limits
+from gbnfkit._public import publish_loaded as _publish_loaded
 from gbnfkit.engine import (
     CharExcludeRule,
     CharRule,
@@ -29,6 +41,7 @@ from gbnfkit.schema import SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler, compile
+from gbnfkit.tokens._lazy import LazyMatcher
 from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._trigger import Trigger, TriggerKind
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -36,8 +49,11 @@ from gbnfkit.tokens._vocabulary import Vocabulary
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError",
     "CharExcludeRule",
     "CharRule",
+    "ChatError",
+    "ChatParseError",
     "CompiledGrammar",
     "EndRule",
     "GbnfkitError",
@@ -45,22 +61,32 @@ __all__ = [
     "GrammarCompiler",
     "GrammarError",
     "InputRejected",
+    "LazyMatcher",
     "LimitError",
     "Limits",
+    "LoadError",
     "MatchResult",
     "MatchStatus",
     "Matcher",
+    "ParseError",
+    "PegError",
     "SchemaError",
     "SchemaOptions",
     "State",
     "Trigger",
     "TriggerKind",
+    "TriggerRejected",
     "Vocabulary",
     "VocabularyError",
     "__version__",
     "allocate_bitmask",
     "apply_bitmask",
+    "chat",
     "compile",
     "json_schema_to_gbnf",
+    "peg",
     "regex_to_gbnf",
 ]
+
+# classes and functions name the public module users import them from (see _public.py)
+_publish_loaded(__name__, globals(), __all__)

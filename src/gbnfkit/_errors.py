@@ -8,13 +8,24 @@ Positions are attributes, never only part of the message text.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gbnfkit.tokens._trigger import Trigger
 
 __all__ = [
+    "ArgumentError",
+    "ChatError",
+    "ChatParseError",
     "GbnfkitError",
     "GrammarError",
     "InputRejected",
     "LimitError",
+    "LoadError",
+    "ParseError",
+    "PegError",
     "SchemaError",
+    "TriggerRejected",
     "VocabularyError",
 ]
 
@@ -29,7 +40,7 @@ def _excerpt(source: str, line: int, column: int) -> str:
     if not 1 <= line <= len(lines):
         return ""
     text = lines[line - 1].rstrip("\r")
-    # keep long lines readable: a window of 60 characters around the column
+    # keep long lines readable: a window of 80 characters around the column
     start = 0
     if len(text) > 80:
         start = max(0, min(column - 1 - 40, len(text) - 80))
@@ -94,6 +105,10 @@ class InputRejected(GbnfkitError, ValueError):
             input that is not valid UTF-8 a ``bytes`` object with the offending byte.
         expected: readable descriptions of what was allowed instead.
         text: the text given to the call that raised, when known.
+        token_id: for :meth:`Matcher.accept_token`, the rejected token id (else ``None``);
+            ``position`` and ``character`` then point into that token's bytes.
+        reason: why a whole token was refused (an end-of-sequence token before the text
+            is complete, a special token, any token after end of sequence), else ``None``.
     """
 
     def __init__(
@@ -103,17 +118,26 @@ class InputRejected(GbnfkitError, ValueError):
         expected: Sequence[str],
         *,
         text: str | None = None,
+        token_id: int | None = None,
+        reason: str | None = None,
     ) -> None:
         self.position = position
         self.character = character
         self.expected = tuple(expected)
         self.text = text
-        shown = repr(character)
+        self.token_id = token_id
+        self.reason = reason
+        if reason is not None:
+            what = reason
+        else:
+            what = f"unexpected {character!r} at position {position}"
+        if token_id is not None:
+            what = f"token {token_id} rejected: {what}"
         if self.expected:
             exp = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
-            msg = f"unexpected {shown} at position {position}; expected {exp}"
+            msg = f"{what}; expected {exp}"
         else:
-            msg = f"unexpected {shown} at position {position}; nothing more is allowed"
+            msg = f"{what}; nothing more is allowed"
         if text is not None:
             line_start = text.rfind("\n", 0, position) + 1
             line_no = text.count("\n", 0, position) + 1
@@ -126,6 +150,32 @@ class InputRejected(GbnfkitError, ValueError):
 
 class VocabularyError(GbnfkitError, ValueError):
     """A vocabulary that cannot be read, or a token id outside it."""
+
+
+class ArgumentError(GbnfkitError, ValueError, TypeError):
+    """An argument of the wrong type or outside its range, in a call that takes no text.
+
+    For example a rollback longer than the history, a bitmask row outside the bitmask, a
+    bitmask or logits array of the wrong shape or type.  It is both a ``ValueError`` and a
+    ``TypeError``, so code written for either keeps working.
+    """
+
+
+class LoadError(GbnfkitError, ValueError):
+    """A file given to :meth:`CompiledGrammar.load` that cannot be used.
+
+    Unreadable, truncated or corrupted, not a gbnfkit compiled grammar, written by a
+    version with another file format or context depth, or saved for another grammar or
+    vocabulary; the message says which.  Compile the grammar again and save it anew.
+
+    Attributes:
+        path: the file, as given.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.message = message
+        self.path = path
+        super().__init__(f"cannot load {path!r}: {message}")
 
 
 class SchemaError(GbnfkitError, ValueError):
@@ -158,3 +208,106 @@ class LimitError(GbnfkitError, RuntimeError):
         self.limit = limit
         self.value = value
         super().__init__(f"{message} (limit {limit}={value}; raise it with gbnfkit.Limits)")
+
+
+class ChatError(GbnfkitError, ValueError):
+    """A chat format, tool definition or ``tool_choice`` that cannot be used
+    (:mod:`gbnfkit.chat`)."""
+
+
+class ChatParseError(ChatError):
+    """Model output that does not follow its chat format (see :mod:`gbnfkit.chat`).
+
+    Attributes:
+        message: what is wrong (an unknown tool, arguments that are not JSON...).
+        position: index (in code points) in the output where the problem is.
+        expected: readable descriptions of what was allowed there (may be empty).
+        text: the output that was parsed.
+    """
+
+    def __init__(
+        self, message: str, *, position: int, text: str, expected: Sequence[str] = ()
+    ) -> None:
+        self.message = message
+        self.position = position
+        self.expected = tuple(expected)
+        self.text = text
+        line_no = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        rendered = f"{message} at position {position} (line {line_no}, column {column})"
+        if self.expected:
+            shown = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            rendered += f"; expected {shown}"
+        excerpt = _excerpt(text, line_no, column)
+        if excerpt:
+            rendered += "\n" + excerpt
+        super().__init__(rendered)
+
+    @property
+    def excerpt(self) -> str:
+        """The offending line of the output with a caret under the position."""
+        line_no = self.text.count("\n", 0, self.position) + 1
+        column = self.position - (self.text.rfind("\n", 0, self.position) + 1) + 1
+        return _excerpt(self.text, line_no, column)
+
+
+class TriggerRejected(InputRejected):
+    """A lazy grammar's trigger fired, but the grammar rejects the text it starts.
+
+    An :class:`InputRejected` whose ``text`` is the text replayed into the grammar
+    (from where the trigger's constrained text starts) and whose ``position`` and
+    ``character`` point into it; ``token_id`` is the token that fired it, if a token did.
+
+    Attributes:
+        trigger: the :class:`gbnfkit.Trigger` that fired.
+    """
+
+    def __init__(
+        self,
+        trigger: Trigger,
+        position: int,
+        character: str | bytes,
+        expected: Sequence[str],
+        *,
+        text: str | None = None,
+        token_id: int | None = None,
+    ) -> None:
+        super().__init__(position, character, expected, text=text, token_id=token_id)
+        self.trigger = trigger
+        self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
+        self.args = (self.message,)
+
+
+class PegError(GbnfkitError, ValueError):
+    """A PEG parser that cannot be built, run or turned into a grammar (:mod:`gbnfkit.peg`):
+    a bad combinator argument, an undefined or twice-defined rule, left recursion, or a
+    ``negate`` where a grammar is asked for."""
+
+
+class ParseError(GbnfkitError, ValueError):
+    """Text that a PEG parser (:mod:`gbnfkit.peg`) does not accept.
+
+    Attributes:
+        position: index (in code points) where parsing could go no further.
+        expected: readable descriptions of what was allowed there.
+        excerpt: the line of the text at ``position`` with a caret under it.
+    """
+
+    def __init__(self, position: int, expected: Sequence[str], excerpt: str) -> None:
+        self.position = position
+        self.expected = tuple(expected)
+        self.excerpt = excerpt
+        if self.expected:
+            exp = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            msg = f"parse failed at position {position}; expected {exp}"
+        else:
+            msg = f"parse failed at position {position}"
+        self.message = msg + (f"\n{excerpt}" if excerpt else "")
+        super().__init__(self.message)
+
+
+def text_excerpt(text: str, position: int) -> str:
+    """The line of ``text`` holding code point ``position`` with a caret under it."""
+    line_start = text.rfind("\n", 0, position) + 1
+    line_no = text.count("\n", 0, position) + 1
+    return _excerpt(text, line_no, position - line_start + 1)

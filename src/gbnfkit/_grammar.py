@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from gbnfkit._arguments import expect
 from gbnfkit._errors import InputRejected
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.engine._engine import Engine
@@ -33,6 +34,8 @@ class Grammar:
 
     def __init__(self, ir: GrammarIR, *, limits: Limits | None = None) -> None:
         """Compile an already checked IR; use :meth:`from_ir` to check it first."""
+        expect(ir, GrammarIR, "ir")
+        expect(limits, (Limits, type(None)), "limits")
         lim = limits if limits is not None else DEFAULT_LIMITS
         program = compile_program(ir, lim)
         object.__setattr__(self, "_ir", ir)
@@ -50,6 +53,9 @@ class Grammar:
         """Parse and check GBNF ``text`` with start rule ``root``; raises GrammarError."""
         from gbnfkit.grammar._parser import parse_gbnf
 
+        expect(text, str, "text")
+        expect(root, str, "root")
+        expect(limits, (Limits, type(None)), "limits")
         lim = limits if limits is not None else DEFAULT_LIMITS
         return cls(parse_gbnf(text, root, limits=lim), limits=lim)
 

@@ -4,6 +4,8 @@ Every case of ``shared/conformance/schema.jsonl`` is matched against the GBNF te
 llama.cpp's converter produced; (status, fail_at) must agree exactly.
 """
 
+# shared data: conformance/schema.jsonl
+
 from __future__ import annotations
 
 import json

@@ -16,6 +16,8 @@ record hits one, the test asserts gbnfkit's own behaviour instead:
 6. (``_`` in a rule name is an error in both; only the message differs.)
 """
 
+# shared data: conformance/gbnf.jsonl
+
 from __future__ import annotations
 
 import json

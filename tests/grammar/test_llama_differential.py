@@ -5,9 +5,12 @@ llama.cpp builds a grammar -> gbnfkit builds it too, unless a documented diverge
 applies (see test_gbnf_conformance.py) or the left recursion is one llama.cpp misses.
 """
 
+# shared data: conformance/gbnf.jsonl
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -70,8 +73,8 @@ def test_same_verdicts_on_token_soup(text: str) -> None:
     _compare(text)
 
 
-def test_reference_port_reproduces_the_corpus() -> None:
-    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "gbnf.jsonl"
+def test_reference_port_reproduces_the_corpus(shared_file: Callable[[str], Path]) -> None:
+    path = shared_file("conformance/gbnf.jsonl")
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         if "repetition" in (record["grammar_error"] or ""):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -165,10 +166,10 @@ def test_print_then_parse_gives_the_same_ir(ir: GrammarIR) -> None:
     assert to_gbnf(parse_gbnf(text)) == text
 
 
-def test_conformance_grammars_round_trip() -> None:
+def test_conformance_grammars_round_trip(shared_file: Callable[[str], Path]) -> None:
     import json
 
-    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "gbnf.jsonl"
+    path = shared_file("conformance/gbnf.jsonl")
     checked = 0
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
@@ -190,3 +191,13 @@ def test_builtin_printout_matches_golden(name: str) -> None:
     text = to_gbnf(ir)
     assert text == (GOLDEN / f"{name}.gbnf").read_text(encoding="utf-8")
     assert parse_gbnf(text) == ir
+
+
+def test_an_option_repeated_zero_times_stays_a_group_llama_cpp_accepts() -> None:
+    """llama.cpp drops `x{0}`, so an alternative of only `(.){0}` would be literally empty
+    and a repetition of its group left-recursive (found by the round-trip property)."""
+    star = Repeat(Alt((Literal("0"), Repeat(CharClass((), negated=True), 0, 0))), 0, None)
+    ir = GrammarIR(rules={"root": star}, root="root")
+    text = to_gbnf(normalize_ir(ir))
+    assert llama_verdict(text) is None, text
+    assert normalize_ir(parse_gbnf(text)).rules == normalize_ir(ir).rules

@@ -14,6 +14,8 @@ may also differ on incomplete inputs (no verdict of the spec to compare with) an
 ``fail_at``; they are counted and listed, never silently passed.
 """
 
+# shared data: conformance/schema.jsonl
+
 from __future__ import annotations
 
 import json

@@ -2,6 +2,8 @@
 accepts, and most schemas convert and are judged right.  The full run is
 ``bench/maskbench_coverage.py``."""
 
+# shared data: maskbench/dev.jsonl
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,8 @@ and its left-recursion check (``Grammar.from_gbnf`` runs both)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -89,15 +91,16 @@ def test_mutated_invalid_instances_rejected(index: int) -> None:
     check()
 
 
-def test_every_conformance_schema_gives_a_checked_grammar() -> None:
+def test_every_conformance_schema_gives_a_checked_grammar(
+    shared_file: Callable[[str], Path],
+) -> None:
     """Grammar.from_gbnf parses the text and runs the left-recursion check."""
     import warnings
-    from pathlib import Path
 
     from gbnfkit import SchemaError, json_schema_to_gbnf
     from gbnfkit.schema import SchemaWarning
 
-    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "schema.jsonl"
+    path = shared_file("conformance/schema.jsonl")
     schemas = [json.loads(line)["schema"] for line in path.read_text("utf-8").splitlines()]
     built = 0
     for schema in schemas + SCHEMAS:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gbnfkit
-from gbnfkit import Grammar, Vocabulary, VocabularyError
+from gbnfkit import ArgumentError, Grammar, Vocabulary, VocabularyError
 
 
 def test_allocate_bitmask_shape_and_all_bits_set() -> None:
@@ -40,14 +40,20 @@ def test_apply_bitmask_numpy(batch: int, vocab: int, rng: object) -> None:
 
 
 def test_apply_bitmask_numpy_one_row_and_indices() -> None:
-    allowed = np.array([[True, False, True], [False, True, True]])
+    # XGrammar's semantics: for each listed i, bitmask[i] applies to logits[i]
+    allowed = np.array([[True, False, True], [False, True, True], [True, True, False]])
     logits = np.zeros((3, 3), dtype=np.float32)
     gbnfkit.apply_bitmask(logits, _pack(allowed), indices=[2, 0])
     assert np.isneginf(logits).tolist() == [
-        [True, False, False],
-        [False, False, False],
         [False, True, False],
+        [False, False, False],
+        [False, False, True],
     ]
+    for bad in ([3], [-1], ["x"], [0.5]):
+        with pytest.raises(ArgumentError):
+            gbnfkit.apply_bitmask(logits, _pack(allowed), indices=bad)
+    with pytest.raises(ArgumentError):  # the bitmask has no row 2
+        gbnfkit.apply_bitmask(logits, _pack(allowed[:2]), indices=[2])
     row = np.zeros(3, dtype=np.float64)
     gbnfkit.apply_bitmask(row, _pack(allowed[:1]))
     assert np.isneginf(row).tolist() == [False, True, False]
@@ -56,6 +62,20 @@ def test_apply_bitmask_numpy_one_row_and_indices() -> None:
 def test_apply_bitmask_too_narrow_mask_is_an_error() -> None:
     with pytest.raises(VocabularyError):
         gbnfkit.apply_bitmask(np.zeros((1, 40)), np.zeros((1, 1), dtype=np.int32))
+
+
+def test_apply_bitmask_bad_arguments_are_argument_errors() -> None:
+    mask = np.zeros((1, 1), dtype=np.int32)
+    for logits in ([0.0] * 8, np.zeros((1, 8), dtype=np.int64), np.zeros((1, 1, 8))):
+        with pytest.raises(ArgumentError):
+            gbnfkit.apply_bitmask(logits, mask)
+    for bitmask in ([[0]], np.zeros((1, 1)), np.zeros((1, 0), dtype=np.int32)):
+        with pytest.raises(ArgumentError):
+            gbnfkit.apply_bitmask(np.zeros((1, 8)), bitmask)
+    # a one-dimensional view that is not contiguous is still masked in place
+    base = np.zeros((8, 2))
+    gbnfkit.apply_bitmask(base[:, 0], np.array([0b1], dtype=np.int32))
+    assert np.isneginf(base[:, 0]).tolist() == [False] + [True] * 7
 
 
 def test_apply_bitmask_torch_matches_numpy() -> None:
@@ -67,10 +87,14 @@ def test_apply_bitmask_torch_matches_numpy() -> None:
     gbnfkit.apply_bitmask(logits, mask)
     assert np.array_equal(torch.isneginf(logits).numpy(), ~allowed)
     logits = torch.zeros((3, 70), dtype=torch.bfloat16)
-    gbnfkit.apply_bitmask(logits, torch.from_numpy(mask[:2]), indices=[2, 0])
+    gbnfkit.apply_bitmask(logits, torch.from_numpy(mask), indices=torch.tensor([2, 0]))
     got = torch.isneginf(logits).numpy()
-    assert np.array_equal(got[2], ~allowed[0]) and np.array_equal(got[0], ~allowed[1])
+    assert np.array_equal(got[2], ~allowed[2]) and np.array_equal(got[0], ~allowed[0])
     assert not got[1].any()
+    with pytest.raises(ArgumentError):
+        gbnfkit.apply_bitmask(logits, torch.from_numpy(mask[:2]), indices=[2])
+    with pytest.raises(ArgumentError):
+        gbnfkit.apply_bitmask(torch.zeros((3, 70), dtype=torch.int64), mask)
     one = torch.zeros(70)
     gbnfkit.apply_bitmask(one, mask[1])
     assert np.array_equal(torch.isneginf(one).numpy(), ~allowed[1])

@@ -1,5 +1,7 @@
 """Token masks are exact: fast masks equal the character engine's verdict, bit for bit."""
 
+# shared data: conformance/gbnf.jsonl
+
 from __future__ import annotations
 
 import json
@@ -168,14 +170,19 @@ def test_eos_only_when_complete_and_special_never() -> None:
     special = next(iter(vocabulary.special_token_ids - vocabulary.eos_token_ids))
     matcher = gbnfkit.compile(grammar, vocabulary).matcher()
     assert not matcher.is_allowed(eos)
-    assert matcher.accept_token(eos) is False
+    with pytest.raises(InputRejected) as early:
+        matcher.accept_token(eos)
+    assert early.value.token_id == eos and "before the text is complete" in str(early.value)
     assert not matcher.is_allowed(special)
-    assert not matcher.accept_token(special)
+    with pytest.raises(InputRejected) as refused:
+        matcher.accept_token(special)
+    assert refused.value.token_id == special and "special token" in str(refused.value)
+    assert matcher.steps == 0
     matcher.accept_text("ab")
     assert matcher.is_allowed(eos)
     assert eos in matcher.allowed_token_ids()
     assert matcher.accept_token(eos)
-    assert matcher.is_terminated()
+    assert matcher.is_terminated
     assert list(matcher.allowed_token_ids()) == [eos]
     padding = vocabulary.size - 1
     assert vocabulary.token_bytes(padding) is None

@@ -110,6 +110,6 @@ def test_real_vocabulary_masks_match_reference(
         rest = rest[len(data) :]
         steps += 1
     assert steps >= 5
-    assert matcher.is_complete()
+    assert matcher.is_complete
     eos = sorted(vocabulary.eos_token_ids)
     assert eos and all(matcher.is_allowed(e) for e in eos)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gbnfkit
-from gbnfkit import Grammar, InputRejected, Vocabulary, VocabularyError
+from gbnfkit import Grammar, InputRejected, LoadError, Vocabulary, VocabularyError
 
 
 def _vocabulary() -> Vocabulary:
@@ -51,8 +51,14 @@ def test_jump_forward_stops_before_an_open_choice_and_skips_a_started_character(
 def test_accept_token_rejects_without_changing_state() -> None:
     matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
     before = matcher.allowed_token_ids()
-    assert matcher.accept_token(tid(b"name")) is False
+    with pytest.raises(InputRejected) as info:
+        matcher.accept_token(tid(b"name"))
+    assert info.value.token_id == tid(b"name")
+    assert (info.value.position, info.value.character) == (0, "n")
+    assert "'{'" in info.value.expected
+    assert f"token {tid(b'name')} rejected" in str(info.value)
     assert np.array_equal(matcher.allowed_token_ids(), before)
+    assert matcher.steps == 0
     assert matcher.accept_token(tid(b'{"'))
     assert matcher.accept_token(tid(b"na"))
     assert matcher.accept_token(tid(b"me"))
@@ -103,17 +109,22 @@ def test_eos_termination_and_rollback_of_eos() -> None:
     matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
     matcher.accept_text('{"name":1')
     assert not matcher.is_allowed(EOS)
-    assert not matcher.accept_token(EOS)
+    with pytest.raises(InputRejected, match="before the text is complete"):
+        matcher.accept_token(EOS)
     matcher.accept_text("}")
-    assert matcher.is_complete()
+    assert matcher.is_complete
     assert matcher.is_allowed(EOS)
     assert not matcher.is_allowed(SPECIAL)
     assert matcher.accept_token(EOS)
-    assert matcher.is_terminated()
+    assert matcher.is_terminated
     assert matcher.allowed_token_ids().tolist() == [EOS]
-    assert not matcher.accept_token(tid(b"a"))
+    with pytest.raises(InputRejected, match="already ended") as info:
+        matcher.accept_token(tid(b"a"))
+    assert info.value.token_id == tid(b"a")
+    assert matcher.accept_token(EOS)  # again: nothing changes
+    assert matcher.steps == 3
     matcher.rollback(1)
-    assert not matcher.is_terminated()
+    assert not matcher.is_terminated
     assert EOS in matcher.allowed_token_ids().tolist()
 
 
@@ -141,7 +152,15 @@ def test_is_allowed_agrees_with_mask_and_accept(tokens: list[bytes]) -> None:
         token = tid(data)
         allowed = matcher.is_allowed(token)
         assert allowed == (token in matcher.allowed_token_ids().tolist())
-        assert matcher.accept_token(token) == allowed
+        steps = matcher.steps
+        if allowed:
+            assert matcher.accept_token(token) is True
+            assert matcher.steps == steps + 1
+        else:
+            with pytest.raises(InputRejected) as info:
+                matcher.accept_token(token)
+            assert info.value.token_id == token
+            assert matcher.steps == steps
 
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
@@ -156,15 +175,55 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     again.accept_text('{"na')
     assert np.array_equal(again.allowed_token_ids(), expected)
     other = Grammar.from_gbnf('root ::= "x"')
-    with pytest.raises(VocabularyError, match="another grammar"):
+    with pytest.raises(LoadError, match="another grammar"):
         gbnfkit.CompiledGrammar.load(path, other, VOCAB)
     smaller = Vocabulary([b"a", b"b"])
-    with pytest.raises(VocabularyError, match="another vocabulary"):
+    with pytest.raises(LoadError, match="another vocabulary"):
         gbnfkit.CompiledGrammar.load(path, OBJECT, smaller)
     junk = tmp_path / "junk.npz"
     junk.write_bytes(b"not a file")
-    with pytest.raises(VocabularyError):
+    with pytest.raises(LoadError):
         gbnfkit.CompiledGrammar.load(junk, OBJECT, VOCAB)
+
+
+def _resave(source: Path, target: Path, **changes: object) -> None:
+    with np.load(source) as data:
+        fields = {name: data[name] for name in data.files}
+    fields.update(changes)  # type: ignore[arg-type]
+    np.savez(target, **fields)  # type: ignore[arg-type]
+
+
+def test_load_refuses_another_context_depth_format_or_corrupted_contents(tmp_path: Path) -> None:
+    from gbnfkit.tokens._compiled import CONTEXT_DEPTH
+
+    compiled = gbnfkit.compile(OBJECT, VOCAB)
+    matcher = compiled.matcher()
+    matcher.accept_text('{"name": 1')
+    matcher.allowed_token_ids()
+    path = tmp_path / "object.npz"
+    compiled.save(path)
+    cases = {
+        "context depth": {"context_depth": np.array(CONTEXT_DEPTH + 1)},
+        "file format": {"format": np.array("gbnfkit-compiled-v1")},
+        "not a gbnfkit": {"format": np.array("something else")},
+        "corrupted": {"depths": np.load(path)["depths"] + 1},
+    }
+    for reason, change in cases.items():
+        bad = tmp_path / "bad.npz"
+        _resave(path, bad, **change)
+        with pytest.raises(LoadError, match=reason) as info:
+            gbnfkit.CompiledGrammar.load(bad, OBJECT, VOCAB)
+        assert info.value.path == str(bad)
+    data = path.read_bytes()
+    for cut in (10, len(data) // 2, len(data) - 3):
+        truncated = tmp_path / "truncated.npz"
+        truncated.write_bytes(data[:cut])
+        with pytest.raises(LoadError):
+            gbnfkit.CompiledGrammar.load(truncated, OBJECT, VOCAB)
+    single = tmp_path / "single.npy"
+    np.save(single, np.zeros(3))
+    with pytest.raises(LoadError, match="not a .npz"):
+        gbnfkit.CompiledGrammar.load(single, OBJECT, VOCAB)
 
 
 def test_compiler_cache_is_bounded_lru() -> None:
@@ -189,4 +248,41 @@ def test_tiny_state_cache_limit_keeps_masks_exact() -> None:
         assert np.array_equal(a.allowed_token_ids(), b.allowed_token_ids())
         a.accept_text(ch)
         b.accept_text(ch)
-    assert b.is_complete()
+    assert b.is_complete
+
+
+def test_rejected_token_names_the_refused_character_inside_the_token() -> None:
+    grammar = Grammar.from_gbnf('root ::= "ab" | "ê"')
+    matcher = gbnfkit.compile(grammar, VOCAB).matcher()
+    with pytest.raises(InputRejected) as info:
+        matcher.accept_token(tid(b"\xc3\xa9"))  # "é": its second byte is refused
+    assert info.value.token_id == tid(b"\xc3\xa9")
+    assert (info.value.position, info.value.character) == (0, "é")
+    assert info.value.expected == ("byte 0xAA",)
+    assert matcher.accept_token(tid(b"a"))
+    with pytest.raises(InputRejected) as info:
+        matcher.accept_token(tid(b"ab"))
+    assert (info.value.position, info.value.character) == (0, "a")
+    assert "'b'" in info.value.expected
+    assert matcher.steps == 1
+
+
+def test_is_complete_and_is_terminated_are_properties_with_a_deprecated_call() -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    assert not matcher.is_complete and not matcher.is_terminated
+    assert matcher.is_complete == False  # noqa: E712 - compares like a bool
+    assert hash(matcher.is_complete) == hash(False)
+    assert repr(matcher.is_complete) == "False"
+    assert {matcher.is_complete: 1} == {False: 1}
+    with pytest.warns(DeprecationWarning, match="property"):
+        assert matcher.is_complete() is False
+    matcher.accept_text('{"name":1}')
+    assert matcher.is_complete == True  # noqa: E712
+    assert (matcher.is_complete & True) is True and int(matcher.is_complete) == 1
+    assert matcher.is_complete > False and f"{matcher.is_complete}" == "True"
+    assert sorted([matcher.is_complete, False]) == [False, True]
+    with pytest.warns(DeprecationWarning):
+        assert matcher.is_complete() is True
+    matcher.accept_token(EOS)
+    with pytest.warns(DeprecationWarning, match="Matcher.is_terminated"):
+        assert matcher.is_terminated() is True

@@ -6,6 +6,9 @@ Subcommands live one per module: ``_check``, ``_next``, ``_fmt``, ``_schema``,
 
 from __future__ import annotations
 
+from gbnfkit._public import publish as _publish
 from gbnfkit.cli._main import main
 
 __all__ = ["main"]
+
+_publish(__name__, globals(), __all__)

@@ -39,8 +39,8 @@ def read_source(path: str, what: str) -> str:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL or a lone surrogate
+            reason = getattr(exc, "strerror", None) or str(exc)
             raise CliError(f"gbnfkit: cannot read {what} {path!r}: {reason}") from None
         shown = repr(path)
     if isinstance(data, str):

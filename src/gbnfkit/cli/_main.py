@@ -11,7 +11,7 @@ from typing import TextIO
 
 import gbnfkit
 from gbnfkit import GbnfkitError, GrammarError, InputRejected, LimitError, SchemaError
-from gbnfkit.cli import _builtins, _check, _fmt, _next, _schema
+from gbnfkit.cli import _builtins, _check, _fmt, _next, _parse, _schema
 from gbnfkit.cli._argparse import CliArgumentParser, ParserExit
 from gbnfkit.cli._exit import CliError, ExitCode
 
@@ -42,7 +42,7 @@ def build_parser() -> CliArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gbnfkit {gbnfkit.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (_check, _next, _fmt, _schema, _builtins):
+    for module in (_check, _next, _fmt, _schema, _builtins, _parse):
         module.register(commands)
     return parser
 

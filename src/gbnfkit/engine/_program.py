@@ -75,12 +75,6 @@ class Program:
         """Whether ``pos`` is a ``CHAR`` or ``CHAR_NOT`` element."""
         return self.kinds[pos] <= CHAR_NOT
 
-    def describe_position(self, pos: int) -> str:
-        """``rule-name[index]`` of a position, for debugging."""
-        rule = self.pos_rule[pos]
-        start = max(a for a in self.rule_alts[rule] if a <= pos)
-        return f"{self.rule_names[rule]}@{start}+{pos - start}"
-
 
 class _Builder:
     def __init__(self, ir: GrammarIR, limits: Limits) -> None:

@@ -100,6 +100,8 @@ class _Printer:
     def option(self, expr: Expr) -> str:
         if _is_empty(expr):
             return "()" if self.level >= 2 else '""'
+        if self.level >= 2 and isinstance(expr, Repeat) and expr.max == 0:
+            return self.grouped(expr)  # llama.cpp drops `x{0}`, leaving the option empty
         if isinstance(expr, Seq):
             return " ".join(self.item(item, True) for item in expr.items)
         if isinstance(expr, Alt):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from gbnfkit._errors import SchemaError
@@ -20,8 +21,59 @@ def load_schema(schema: Any) -> Any:
         except ValueError as e:
             raise SchemaError(f"the schema is not valid JSON: {e}") from None
     if isinstance(schema, (dict, bool)):
+        _check_json(schema)
         return schema
     raise SchemaError(f"a schema must be a dict, a bool or JSON text, not {type(schema).__name__}")
+
+
+def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
+    """SchemaError unless ``schema`` is a JSON value: dicts with string keys, lists,
+    strings, finite numbers, booleans and None, without cycles (what ``json.loads`` can
+    return; a tuple, bytes or NaN is refused).  Linear in the size of ``schema``, however
+    deep: a node's JSON pointer is only spelled out for the error."""
+    # (value, path, leaving); a path is (parent path, key) or None for the root
+    todo: list[tuple[Any, Any, bool]] = [(schema, None, False)]
+    on_path: set[int] = set()
+    seen = 0
+    while todo:
+        value, path, leaving = todo.pop()
+        if leaving:
+            on_path.discard(id(value))
+            continue
+        seen += 1
+        if seen > max_values:
+            raise SchemaError(f"the schema holds more than {max_values} values")
+        if value is None or isinstance(value, (str, bool, int)):
+            continue
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise SchemaError(f"{value} is not a JSON number", pointer=_pointer(path))
+            continue
+        if isinstance(value, dict):
+            for key in value:
+                if not isinstance(key, str):
+                    raise SchemaError(f"an object key must be a string, not {key!r:.40}",
+                                      pointer=_pointer(path))
+            items: list[tuple[str, Any]] = list(value.items())
+        elif isinstance(value, list):
+            items = [(str(i), sub) for i, sub in enumerate(value)]
+        else:
+            raise SchemaError(f"{type(value).__name__} {value!r:.40} is not a JSON value",
+                              pointer=_pointer(path))
+        if id(value) in on_path:
+            raise SchemaError("the schema contains itself (a cycle)", pointer=_pointer(path))
+        on_path.add(id(value))
+        todo.append((value, path, True))
+        todo.extend((sub, (path, key), False) for key, sub in reversed(items))
+
+
+def _pointer(path: Any) -> str:
+    """The JSON pointer of a path of :func:`_check_json` ("/" for the root)."""
+    keys: list[str] = []
+    while path is not None:
+        path, key = path
+        keys.append(key.replace("~", "~0").replace("/", "~1"))
+    return "/" + "/".join(reversed(keys)) if keys else "/"
 
 
 def json_schema_to_gbnf(schema: Any, *, options: SchemaOptions | None = None,

@@ -248,10 +248,10 @@ class Converter:
     def resolve(self, ref: Any, ptr: str) -> Any:
         return self.resolver.resolve(ref, ptr)[0]
 
-    def merge(self, parts: list[Any], ptr: str) -> dict[str, Any] | bool:
+    def merge(self, parts: list[Any], ptr: str,
+              pointers: list[str] | None = None) -> dict[str, Any] | bool:
         """``allOf: parts`` as one schema, each part's own keywords settled first."""
-        return merge_all(parts, lambda r: self.resolve(r, ptr), ptr,
-                         lambda part: self.prepare(part, ptr))
+        return merge_all(parts, lambda r: self.resolve(r, ptr), ptr, pointers, self.prepare)
 
     def prepare(self, schema: Any, ptr: str) -> Any:
         """Rewrite the keywords whose meaning depends on the schema object they sit in
@@ -309,7 +309,8 @@ class Converter:
             if not isinstance(schema["allOf"], list):
                 raise SchemaError("allOf must be an array", keyword="allOf", pointer=ptr)
             rest = {k: v for k, v in schema.items() if k != "allOf"}
-            merged = self.merge([*schema["allOf"], rest], ptr)
+            where = [f"{ptr}/allOf/{i}" for i in range(len(schema["allOf"]))] + [ptr]
+            merged = self.merge([*schema["allOf"], rest], ptr, where)
             return self.visit(merged, ptr, hint)
         for comb in ("anyOf", "oneOf"):
             if comb in schema:

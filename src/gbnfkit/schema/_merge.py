@@ -9,6 +9,7 @@ from typing import Any
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._instance import ANNOTATIONS, VALIDATION_KEYWORDS, json_equal, py_search
+from gbnfkit.schema._shapes import check_shapes
 
 __all__ = ["merge_all", "PATTERNS_KEY", "UNSUPPORTED_MERGE"]
 
@@ -172,37 +173,47 @@ def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
 
 
 def merge_all(parts: list[Any], resolve: Resolve, pointer: str,
-              prepare: Callable[[Any], Any] | None = None) -> dict[str, Any] | bool:
-    """One schema equivalent to ``allOf: parts``; ``resolve`` inlines a ``$ref``;
-    ``prepare`` rewrites each part first (keywords whose meaning depends on the
-    schema object they sit in, such as ``unevaluatedProperties``, must be settled
-    before the object is merged with others)."""
+              pointers: list[str] | None = None,
+              prepare: Callable[[Any, str], Any] | None = None) -> dict[str, Any] | bool:
+    """One schema equivalent to ``allOf: parts``; ``resolve`` inlines a ``$ref``.
+
+    ``pointers`` (default: ``pointer`` for every part) say where each part is written;
+    a part whose keyword values are malformed raises the SchemaError it would raise
+    outside ``allOf``, with that pointer.  ``prepare(part, pointer)`` rewrites each part
+    first (keywords whose meaning depends on the schema object they sit in, such as
+    ``unevaluatedProperties``, must be settled before the object is merged with others).
+    """
     result: dict[str, Any] | bool = {}
-    todo = list(parts)
+    todo = list(zip(parts, pointers or [pointer] * len(parts), strict=True))
     steps = 0
     while todo:
         steps += 1
         if steps > 1000:
             raise SchemaError("allOf nests too deeply (recursive $ref inside allOf?)",
                               keyword="allOf", pointer=pointer)
-        part = todo.pop(0)
+        part, where = todo.pop(0)
         if prepare is not None:
-            part = prepare(part)
+            part = prepare(part, where)
         if part is True:
             continue
         if part is False:
             return False
         if not isinstance(part, dict):
             raise SchemaError("a schema must be an object or a boolean", keyword="allOf",
-                              pointer=pointer)
+                              pointer=where)
         if "$ref" in part:
             rest = {k: v for k, v in part.items() if k != "$ref"}
-            todo[:0] = [resolve(part["$ref"]), rest]
+            todo[:0] = [(resolve(part["$ref"]), f"{where}/$ref"), (rest, where)]
             continue
         if "allOf" in part:
+            members = part["allOf"]
+            if not isinstance(members, list):
+                raise SchemaError("allOf must be an array", keyword="allOf", pointer=where)
             rest = {k: v for k, v in part.items() if k != "allOf"}
-            todo[:0] = [*part["allOf"], rest]
+            todo[:0] = [*((m, f"{where}/allOf/{i}") for i, m in enumerate(members)),
+                        (rest, where)]
             continue
+        check_shapes(part, where)
         if result is False:
             return False
         assert isinstance(result, dict)

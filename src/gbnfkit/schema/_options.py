@@ -121,6 +121,8 @@ def _coerce(name: str, value: Any) -> Any:
 
 def make_options(base: SchemaOptions | None, changes: dict[str, Any]) -> SchemaOptions:
     """``base`` (default options if ``None``) with keyword ``changes``, validated."""
+    if base is not None and not isinstance(base, SchemaOptions):
+        raise SchemaError(f"options must be a SchemaOptions, not {type(base).__name__}")
     base = base or SchemaOptions()
     names = {f.name for f in fields(SchemaOptions)}
     unknown = sorted(set(changes) - names)

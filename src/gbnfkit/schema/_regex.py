@@ -136,13 +136,16 @@ def regex_to_gbnf(pattern: str, *, search: bool = False) -> str:
         raise GrammarError("the pattern must be a str")
     try:
         branches = parse_regex(pattern)
+        if not search:
+            branches = [Branch(b.node, True, True) for b in branches]
+        table = RuleTable()
+        table.fresh("root")
+        table.define("root", regex_expr(branches, lambda r: char_class(r), literal_chars=True))
     except RegexUnsupported as e:
         raise GrammarError(
             f"regex: {e.message}", line=1, column=e.position + 1, source=pattern
         ) from None
-    if not search:
-        branches = [Branch(b.node, True, True) for b in branches]
-    table = RuleTable()
-    table.fresh("root")
-    table.define("root", regex_expr(branches, lambda r: char_class(r), literal_chars=True))
+    except RecursionError:
+        raise GrammarError("regex: the pattern nests too deeply", line=1, column=1,
+                           source=pattern) from None
     return table.text()

@@ -4,7 +4,10 @@ A decoded character may appear raw (unless it is ``"``, ``\\`` or a control
 character), as a short escape (``\\n``, ``\\/``...), as ``\\uXXXX`` (hex digits in
 either case) or, outside the BMP, as a surrogate pair ``\\uD8xx\\uDCxx``.  Every
 form is accepted, so a class matches exactly the JSON spellings of its characters.
-Lone surrogates are never accepted (they are not characters).
+A class that holds surrogate code points (any character, ``.``, a negated class) also
+accepts them as lone ``\\uD800``-``\\uDFFF`` escapes: JSON's grammar allows any four hex
+digits, and Python's ``json`` reads them into the string (never raw: UTF-8 cannot carry
+them).
 """
 
 from __future__ import annotations
@@ -82,7 +85,9 @@ class JsonChars:
         escapes = []
         if shorts:
             escapes.append(char_class([(ord(c), ord(c)) for c in shorts]))
-        bmp = _minus(tuple(_intersect(ranges, 0, 0xFFFF)), ((0xD800, 0xDFFF),))
+        # every BMP code point as \\uXXXX, lone surrogates included (JSON's grammar allows
+        # them and Python's json reads them); pairs of surrogates below
+        bmp = _intersect(ranges, 0, 0xFFFF)
         hexes = [_hex4(lo, hi) for lo, hi in bmp]
         if hexes:
             escapes.append(seq('"u"', f"({alt(hexes)})" if len(hexes) > 1 else hexes[0]))

@@ -5,18 +5,23 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from gbnfkit._errors import SchemaError
 from gbnfkit.schema._gbnf import alt, literal, seq
 from gbnfkit.schema._regex_parse import complement
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
-__all__ = ["render_value", "strings_not_in"]
+__all__ = ["render_value", "string_spellings", "strings_not_in"]
 
 
-def render_value(conv: Converter, value: Any) -> str:
-    """Exactly the JSON texts equal to ``value``, strings and keys spelled canonically,
-    keys in the given order; integral numbers may carry a ``.0...`` fraction."""
+def render_value(conv: Converter, value: Any, compact: bool | None = None) -> str:
+    """Exactly the JSON texts equal to ``value``, keys in the given order: a string (or a
+    key) in any JSON spelling of its characters (``"caf\\u00e9"`` for ``"café"``, ``\\/``),
+    integral numbers with or without a ``.0...`` fraction.  With ``compact_constants``
+    (and llama.cpp's flavour, which spells strings canonically) no whitespace."""
+    if compact is None:
+        compact = conv.opts.compact_constants
     if value is None:
         return '"null"'
     if value is True:
@@ -28,27 +33,42 @@ def render_value(conv: Converter, value: Any) -> str:
     if isinstance(value, float):
         return seq(literal(json.dumps(value)), '"0"*')
     if isinstance(value, str):
-        return literal(json.dumps(value, ensure_ascii=False))
-    if conv.opts.compact_constants:
+        return string_spellings(conv, value)
+    if conv.llama and compact:
         return literal(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
     if isinstance(value, list):
-        items = [render_value(conv, v) for v in value]
+        items = [render_value(conv, v, compact) for v in value]
+        if compact:
+            return seq('"["', ' "," '.join(f"({i})" for i in items), '"]"')
         body = f" {conv.comma()} ".join(f"({i})" for i in items)
         return seq('"["', conv.ws("open"), seq(conv.ws("first"), body) if items else "",
                    conv.ws("close"), '"]"')
     if isinstance(value, dict):
-        members = [seq(conv.key_literal(k), conv.colon(), f"({render_value(conv, v)})")
+        if compact:
+            members = [seq(string_spellings(conv, k), '":"', f"({render_value(conv, v, True)})")
+                       for k, v in value.items()]
+            return seq('"{"', ' "," '.join(members), '"}"')
+        members = [seq(string_spellings(conv, k), conv.colon(), f"({render_value(conv, v)})")
                    for k, v in value.items()]
         body = f" {conv.comma()} ".join(members)
         return seq('"{"', conv.ws("open"), seq(conv.ws("first"), body) if members else "",
                    conv.ws("close"), '"}"')
-    raise TypeError(f"not a JSON value: {value!r}")
+    raise SchemaError(f"{type(value).__name__} {value!r:.40} is not a JSON value")
+
+
+def string_spellings(conv: Converter, value: str) -> str:
+    """Every JSON spelling of the string ``value``: each character raw (where JSON allows)
+    or escaped (short escapes, ``\\u`` with hex digits in either case, surrogate pairs).
+    llama.cpp's flavour keeps its one canonical spelling."""
+    if conv.llama or not value:
+        return literal(json.dumps(value, ensure_ascii=False))
+    chars = [conv.chars.of(((ord(c), ord(c)),)) for c in value]
+    return seq('"\\""', *chars, '"\\""')
 
 
 def strings_not_in(conv: Converter, words: list[str]) -> str:
     """The inside of a JSON string whose decoded value is none of ``words``."""
     forbidden = set(words)
-    prefixes = {w[:i] for w in forbidden for i in range(len(w) + 1)}
     char = conv.chars.char()
     names: dict[str, str] = {}
 
@@ -70,5 +90,6 @@ def strings_not_in(conv: Converter, words: list[str]) -> str:
         names[prefix] = name
         return name
 
-    assert prefixes
+    if not forbidden:
+        return f"{char}*"
     return node("")

@@ -20,16 +20,20 @@ exact, including tokens that end inside a multi-byte character.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._errors import VocabularyError
+from gbnfkit._arguments import expect
+from gbnfkit._errors import LoadError, VocabularyError
 from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._trie import TokenTrie
@@ -39,7 +43,9 @@ from gbnfkit.tokens._walk import walk, walk_all, walk_sorted
 
 if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
+    from gbnfkit.tokens._lazy import LazyMatcher
     from gbnfkit.tokens._matcher import Matcher
+    from gbnfkit.tokens._trigger import Trigger
 
 __all__ = ["CONTEXT_DEPTH", "CompiledGrammar", "VocabularyIndex"]
 
@@ -54,7 +60,7 @@ _NARROW = -1  # trie nodes: a state whose walk visits fewer is walked directly (
 _MANY_FIRST_BYTES = 48  # a state allowing more first bytes than this is never walked directly
 _SHORT_WALK = 1_500  # trie nodes tried before looking for a shared split
 _WIDE = 4_000  # trie nodes: a context whose walk would visit more is split with numpy
-_FORMAT = "gbnfkit-compiled-v2"
+_FORMAT = "gbnfkit-compiled-v3"
 _MAX_TAIL_TOKENS = 16_384  # wide splits leaving more uncertain tokens are checked per token
 
 Words = npt.NDArray[np.uint32]
@@ -325,8 +331,21 @@ class CompiledGrammar:
         """The vocabulary."""
         return self._vocabulary
 
-    def matcher(self) -> Matcher:
-        """A new :class:`Matcher` at the start of the grammar (one per sequence)."""
+    @overload
+    def matcher(self, triggers: None = None) -> Matcher: ...
+    @overload
+    def matcher(self, triggers: Iterable[Trigger]) -> LazyMatcher: ...
+    def matcher(self, triggers: Iterable[Trigger] | None = None) -> Matcher | LazyMatcher:
+        """A new matcher at the start of the grammar (one per sequence).
+
+        Without ``triggers``, a :class:`Matcher` that constrains from the first token.
+        With a list of :class:`~gbnfkit.Trigger` values, a :class:`~gbnfkit.LazyMatcher`
+        that allows every token until one of them fires (``docs/lazy.md``).
+        """
+        if triggers is not None:
+            from gbnfkit.tokens._lazy import LazyMatcher
+
+            return LazyMatcher(self, triggers)
         from gbnfkit.tokens._matcher import Matcher
 
         return Matcher(self)
@@ -557,27 +576,32 @@ class CompiledGrammar:
         with self._lock:
             items = list(self._contexts.items())
         keys = [np.array(k, dtype=np.int64) for k, _ in items]
-        np.savez(
-            Path(path),
-            format=np.array(_FORMAT),
-            grammar=np.array(self._grammar.fingerprint),
-            vocabulary=np.array(self._vocabulary.fingerprint),
-            context_depth=np.array(CONTEXT_DEPTH),
-            key_lengths=np.array([len(k) for k in keys], dtype=np.int64),
-            keys=np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64),
-            accepted=(
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "key_lengths": np.array([len(k) for k in keys], dtype=np.int64),
+            "keys": np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64),
+            "accepted": (
                 np.stack([e.to_words(self._index.nwords) for _, e in items])
                 if items
                 else np.zeros((0, self._index.nwords), dtype=np.uint32)
             ),
-            uncertain_lengths=np.array([len(e.uncertain) for _, e in items], dtype=np.int64),
-            uncertain=np.array([n for _, e in items for n in e.uncertain], dtype=np.int64),
-            depths=np.array([e.depth for _, e in items], dtype=np.int64),
-            token_lengths=np.array([len(e.uncertain_tokens) for _, e in items], dtype=np.int64),
-            uncertain_tokens=np.array(
+            "uncertain_lengths": np.array([len(e.uncertain) for _, e in items], dtype=np.int64),
+            "uncertain": np.array([n for _, e in items for n in e.uncertain], dtype=np.int64),
+            "depths": np.array([e.depth for _, e in items], dtype=np.int64),
+            "token_lengths": np.array(
+                [len(e.uncertain_tokens) for _, e in items], dtype=np.int64
+            ),
+            "uncertain_tokens": np.array(
                 [n for _, e in items for n in e.uncertain_tokens], dtype=np.int64
             ),
-        )
+        }
+        header: dict[str, npt.NDArray[Any]] = {
+            "format": np.array(_FORMAT),
+            "grammar": np.array(self._grammar.fingerprint),
+            "vocabulary": np.array(self._vocabulary.fingerprint),
+            "context_depth": np.array(CONTEXT_DEPTH),
+            "digest": np.array(_digest(arrays)),
+        }
+        np.savez(Path(path), **header, **arrays)  # type: ignore[arg-type]
 
     @classmethod
     def load(
@@ -591,31 +615,63 @@ class CompiledGrammar:
         """Read a file written by :meth:`save` for this grammar and vocabulary.
 
         Raises:
-            VocabularyError: the file is not a saved compiled grammar, or was saved
-                for another grammar or vocabulary (fingerprints differ).
+            LoadError: the file cannot be read, is truncated or corrupted (its digest
+                does not match), is not a saved compiled grammar, was written with
+                another file format or context depth, or was saved for another
+                grammar or vocabulary (fingerprints differ).
         """
-        try:
-            with np.load(Path(path), allow_pickle=False) as data:
-                fields = {name: data[name] for name in data.files}
-        except (OSError, ValueError) as exc:
-            raise VocabularyError(f"cannot read compiled grammar {str(path)!r}: {exc}") from None
-        if str(fields.get("format", "")) != _FORMAT:
-            raise VocabularyError(f"{str(path)!r} is not a gbnfkit compiled grammar file")
+        from gbnfkit._grammar import Grammar as GrammarType
+
+        expect(path, (str, os.PathLike), "path")
+        expect(grammar, GrammarType, "grammar")
+        expect(vocabulary, Vocabulary, "vocabulary")
+        where = str(path)
+        fields = _read_npz(path, where)
+        version = str(fields.get("format", ""))
+        if not version.startswith("gbnfkit-compiled-"):
+            raise LoadError("not a gbnfkit compiled grammar file", path=where)
+        if version != _FORMAT:
+            raise LoadError(
+                f"file format {version!r}; this version of gbnfkit reads {_FORMAT!r} "
+                "(compile the grammar again)",
+                path=where,
+            )
+        missing = sorted(set(_SAVED_FIELDS) - set(fields))
+        if missing:
+            raise LoadError(f"fields missing: {', '.join(missing)}", path=where)
+        depth_saved = _scalar_int(fields["context_depth"], "context_depth", where)
+        if depth_saved != CONTEXT_DEPTH:
+            raise LoadError(
+                f"saved with context depth {depth_saved}; this version of gbnfkit uses "
+                f"{CONTEXT_DEPTH} (compile the grammar again)",
+                path=where,
+            )
         if str(fields["grammar"]) != grammar.fingerprint:
-            raise VocabularyError(f"{str(path)!r} was saved for another grammar")
+            raise LoadError("saved for another grammar", path=where)
         if str(fields["vocabulary"]) != vocabulary.fingerprint:
-            raise VocabularyError(f"{str(path)!r} was saved for another vocabulary")
+            raise LoadError("saved for another vocabulary", path=where)
+        arrays = {name: fields[name] for name in _ARRAY_FIELDS}
+        if str(fields["digest"]) != _digest(arrays):
+            raise LoadError("the file is corrupted (its digest does not match)", path=where)
         compiled = cls(grammar, vocabulary, index=index)
-        if int(fields["context_depth"]) != CONTEXT_DEPTH:
-            return compiled
+        _check_arrays(arrays, compiled, where)
+        try:
+            compiled._load_contexts(arrays)
+        except (IndexError, ValueError, KeyError, AssertionError, TypeError) as exc:
+            # a digest collision or a hand-made file: never a half-filled cache
+            compiled._contexts.clear()
+            raise LoadError(f"inconsistent contents ({exc})", path=where) from None
+        return compiled
+
+    def _load_contexts(self, fields: dict[str, npt.NDArray[Any]]) -> None:
         keys = fields["keys"].tolist()
         unc = fields["uncertain"].tolist()
         unc_tokens = fields["uncertain_tokens"].tolist()
         accepted = fields["accepted"].astype(np.uint32)
-        automaton = compiled._automaton
-        trie = compiled._index.trie
+        automaton = self._automaton
+        trie = self._index.trie
         k = u = t = 0
-        with compiled._lock:
+        with self._lock:
             for row, (klen, ulen, tlen, depth) in enumerate(
                 zip(
                     fields["key_lengths"].tolist(),
@@ -636,8 +692,96 @@ class CompiledGrammar:
                 entry = _Context.of(
                     accepted[row].copy(), tuple(unc[u : u + ulen]), positions, tails, depth
                 )
-                compiled._contexts[key] = entry
+                self._contexts[key] = entry
                 k += klen
                 u += ulen
                 t += tlen
-        return compiled
+
+
+# -- reading saved files ------------------------------------------------------------------
+_ARRAY_FIELDS = (
+    "key_lengths",
+    "keys",
+    "accepted",
+    "uncertain_lengths",
+    "uncertain",
+    "depths",
+    "token_lengths",
+    "uncertain_tokens",
+)
+_SAVED_FIELDS = ("format", "grammar", "vocabulary", "context_depth", "digest", *_ARRAY_FIELDS)
+
+
+def _digest(arrays: dict[str, npt.NDArray[Any]]) -> str:
+    """SHA-256 of the saved arrays (names, dtypes, shapes and bytes), in a fixed order."""
+    h = hashlib.sha256()
+    for name in _ARRAY_FIELDS:
+        arr = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}:{arr.dtype.str}:{arr.shape};".encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+def _read_npz(path: str | Path, where: str) -> dict[str, npt.NDArray[Any]]:
+    """Every array of the ``.npz`` file at ``path``; :class:`LoadError` if it cannot be read."""
+    try:
+        data = np.load(Path(path), allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise LoadError("not a .npz file (a single array)", path=where)
+        with data:
+            names = list(data.files)
+            unknown = sorted(set(names) - set(_SAVED_FIELDS))
+            if unknown:
+                raise LoadError(f"unknown fields: {', '.join(unknown[:5])}", path=where)
+            return {name: data[name] for name in names}
+    except LoadError:
+        raise
+    except MemoryError:
+        raise LoadError("the file declares arrays too large to read", path=where) from None
+    except Exception as exc:  # zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError
+        raise LoadError(f"unreadable ({type(exc).__name__}: {exc})", path=where) from None
+
+
+def _scalar_int(value: npt.NDArray[Any], name: str, where: str) -> int:
+    if value.shape != () or value.dtype.kind not in "iu":
+        raise LoadError(f"field {name} is not an integer", path=where)
+    return int(value)
+
+
+def _check_arrays(
+    arrays: dict[str, npt.NDArray[Any]], compiled: CompiledGrammar, where: str
+) -> None:
+    """Shapes, dtypes and ranges of the saved arrays (so rebuilding cannot go astray)."""
+    for name in _ARRAY_FIELDS:
+        arr = arrays[name]
+        if arr.dtype.kind not in "iu" or arr.ndim != (2 if name == "accepted" else 1):
+            raise LoadError(f"field {name} has the wrong type or shape", path=where)
+    rows = arrays["key_lengths"].shape[0]
+    nwords = compiled._index.nwords
+    if arrays["accepted"].shape != (rows, nwords):
+        raise LoadError("field accepted has the wrong shape", path=where)
+    for lengths, values in (
+        ("key_lengths", "keys"),
+        ("uncertain_lengths", "uncertain"),
+        ("token_lengths", "uncertain_tokens"),
+    ):
+        counts = arrays[lengths]
+        if counts.shape[0] != rows or (counts < 0).any() or int(counts.sum()) != len(
+            arrays[values]
+        ):
+            raise LoadError(f"fields {lengths} and {values} do not agree", path=where)
+    if arrays["depths"].shape[0] != rows or (arrays["depths"] < 0).any():
+        raise LoadError("field depths is out of range", path=where)
+    if (arrays["key_lengths"] == 0).any():
+        raise LoadError("field key_lengths holds an empty key", path=where)
+    positions = len(compiled._automaton.program.kind)
+    keys = arrays["keys"]
+    if keys.size and (keys.min() < _SEPARATOR or keys.max() >= positions):
+        raise LoadError("field keys holds positions outside the grammar", path=where)
+    trie = compiled._index.trie
+    unc = arrays["uncertain"]
+    if unc.size and (unc.min() < 0 or unc.max() >= len(trie.depth)):
+        raise LoadError("field uncertain holds nodes outside the vocabulary", path=where)
+    tokens = arrays["uncertain_tokens"]
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= len(trie.sorted_bytes)):
+        raise LoadError("field uncertain_tokens holds tokens outside the vocabulary", path=where)

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING
 
+from gbnfkit._arguments import expect
+from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._compiled import CompiledGrammar, VocabularyIndex
 from gbnfkit.tokens._vocabulary import Vocabulary
-
-if TYPE_CHECKING:
-    from gbnfkit._grammar import Grammar
 
 __all__ = ["GrammarCompiler", "compile"]
 
@@ -23,6 +21,8 @@ class GrammarCompiler:
     """
 
     def __init__(self, vocabulary: Vocabulary, *, cache_size: int = 32) -> None:
+        expect(vocabulary, Vocabulary, "vocabulary")
+        expect(cache_size, int, "cache_size")
         self._vocabulary = vocabulary
         self._index = VocabularyIndex(vocabulary)
         self._cache_size = max(0, cache_size)
@@ -41,6 +41,7 @@ class GrammarCompiler:
 
     def compile(self, grammar: Grammar) -> CompiledGrammar:
         """The compiled ``grammar`` (from the cache when compiled recently)."""
+        expect(grammar, Grammar, "grammar")
         key = (grammar.fingerprint, self._vocabulary.fingerprint)
         with self._lock:
             hit = self._cache.get(key)
@@ -62,4 +63,6 @@ class GrammarCompiler:
 
 def compile(grammar: Grammar, vocabulary: Vocabulary) -> CompiledGrammar:  # noqa: A001
     """Compile ``grammar`` for ``vocabulary`` (one shot: nothing is cached between calls)."""
+    expect(grammar, Grammar, "grammar")
+    expect(vocabulary, Vocabulary, "vocabulary")
     return CompiledGrammar(grammar, vocabulary)

@@ -266,7 +266,7 @@ def load_gguf(
                 meta = _read_metadata(buf, where)
     except FileNotFoundError:
         raise VocabularyError(f"{where} does not exist") from None
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         raise VocabularyError(f"cannot read {where}: {exc}") from None
 
     model = _text(meta.get("tokenizer.ggml.model"))

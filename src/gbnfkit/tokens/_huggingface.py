@@ -30,6 +30,7 @@ from gbnfkit.tokens._token_text import (
     byte_level_table,
     sentencepiece_bytes,
 )
+from gbnfkit.tokens._vocabulary import check_count
 
 __all__ = ["load_huggingface", "load_tokenizer_json", "parse_tokenizer_json"]
 
@@ -60,10 +61,12 @@ def _read_json(path: Path, what: str) -> Any:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise VocabularyError(f"{what} {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # not UTF-8, or a NUL in the path
         raise VocabularyError(f"cannot read {what} {path}: {exc}") from None
     try:
         return json.loads(text)
+    except RecursionError:
+        raise VocabularyError(f"{what} {path} nests too deeply to read") from None
     except json.JSONDecodeError as exc:
         raise VocabularyError(
             f"{what} {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
@@ -137,7 +140,7 @@ def parse_tokenizer_json(data: Any, source: str) -> ParsedTokenizer:
 
     decoder_steps = _decoder_steps(data.get("decoder"))
     pre_steps = _decoder_steps(data.get("pre_tokenizer"))
-    decoder_kinds = {step.get("type") for step in decoder_steps}
+    decoder_kinds = {str(step.get("type")) for step in decoder_steps}
     byte_level = "ByteLevel" in decoder_kinds or (
         not decoder_steps and any(step.get("type") == "ByteLevel" for step in pre_steps)
     )
@@ -172,6 +175,7 @@ def parse_tokenizer_json(data: Any, source: str) -> ParsedTokenizer:
     )
     if count == 0:
         raise VocabularyError(f"{source}: the vocabulary has no tokens")
+    check_count(count, source)
 
     def to_bytes(pieces: list[str]) -> list[bytes]:
         if byte_level:
@@ -311,6 +315,7 @@ def _from_slow(tokenizer: Any) -> ParsedTokenizer:
     count = 1 + max([t for _, t in base] + list(added), default=-1)
     if count == 0:
         raise VocabularyError(f"{name} has an empty vocabulary")
+    check_count(count, name)
     tokens: list[bytes | None] = [None] * count
     for (_, tid), data in zip(base, base_bytes, strict=True):
         tokens[tid] = data or None

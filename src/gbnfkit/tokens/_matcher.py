@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._errors import InputRejected, VocabularyError
-from gbnfkit.tokens._bytestate import ByteState
+from gbnfkit._deprecation import CallableBool
+from gbnfkit._errors import ArgumentError, InputRejected
+from gbnfkit.tokens._bitmask import write_mask_row
+from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 
 if TYPE_CHECKING:
     from gbnfkit.tokens._compiled import CompiledGrammar
 
-__all__ = ["Matcher"]
+__all__ = ["Matcher", "locate_refusal"]
 
 _MAX_EXPECTED = 40
 
@@ -23,9 +25,11 @@ class Matcher:
 
     Not thread-safe (one per sequence); :meth:`fork` copies it cheaply.
     Every accepted token (and each :meth:`accept_text` call) is one step that
-    :meth:`rollback` can undo.  After an end-of-sequence token the matcher is
-    terminated: only end-of-sequence ids stay allowed (so a finished row of a batch
-    keeps a valid mask) and accepting one again changes nothing.
+    :meth:`rollback` can undo.  Input the grammar refuses raises
+    :class:`~gbnfkit.InputRejected` and leaves the matcher unchanged;
+    :meth:`is_allowed` checks a token without advancing.  After an end-of-sequence
+    token the matcher is terminated: only end-of-sequence ids stay allowed (so a
+    finished row of a batch keeps a valid mask) and accepting one again changes nothing.
     """
 
     __slots__ = ("_compiled", "_automaton", "_history", "_state", "_terminated", "_vocab")
@@ -44,24 +48,18 @@ class Matcher:
             return self._compiled.index.eos.view(np.int32)
         return self._compiled.mask(self._state)
 
-    def fill_bitmask(self, bitmask: npt.NDArray[np.int32], row: int = 0) -> None:
+    def fill_bitmask(self, bitmask: Any, row: int = 0) -> None:
         """Write this step's mask into row ``row`` of ``bitmask`` (shape ``(batch, ceil(V/32))``).
 
-        Bit ``i % 32`` of word ``i // 32`` is set iff token ``i`` is allowed.
+        Bit ``i % 32`` of word ``i // 32`` is set iff token ``i`` is allowed.  ``bitmask``
+        is an int32 numpy array or a CPU torch tensor (from :func:`allocate_bitmask`).
+
+        Raises:
+            ArgumentError: ``bitmask`` is not an int32 array of 1 or 2 dimensions, or
+                ``row`` is not one of its rows.
+            VocabularyError: the rows are not ``ceil(V / 32)`` words wide.
         """
-        words = self._words()
-        if bitmask.ndim == 1:
-            if row != 0:
-                raise IndexError("row must be 0 for a one-dimensional bitmask")
-            target = bitmask
-        else:
-            target = bitmask[row]
-        if target.shape[-1] != words.shape[0]:
-            raise VocabularyError(
-                f"bitmask rows have {target.shape[-1]} words; this vocabulary needs "
-                f"{words.shape[0]} (ceil({self._vocab.size} / 32))"
-            )
-        target[...] = words
+        write_mask_row(bitmask, row, self._words(), self._vocab.size)
 
     def allowed_token_ids(self) -> npt.NDArray[np.int64]:
         """The allowed token ids, ascending."""
@@ -79,9 +77,16 @@ class Matcher:
 
     # -- advancing ----------------------------------------------------------
     def accept_token(self, token_id: int) -> bool:
-        """Advance by ``token_id``; ``False`` (state unchanged) if it is not allowed.
+        """Advance by ``token_id``; returns ``True`` (so ``assert m.accept_token(t)`` works).
+
+        Accepting an end-of-sequence id again after termination changes nothing.
 
         Raises:
+            InputRejected: the grammar does not allow ``token_id`` here; the matcher is
+                unchanged.  ``token_id`` names the token; ``position`` / ``character``
+                give the first refused character of its text (``reason`` says why a
+                whole token was refused: end of sequence too early, a special token,
+                anything after end of sequence).
             VocabularyError: ``token_id`` is not an id of the vocabulary.
         """
         data = self._check_id(token_id)
@@ -89,18 +94,48 @@ class Matcher:
             if self._terminated:
                 return True
             if not self._state.complete:
-                return False
+                raise InputRejected(
+                    0,
+                    "",
+                    self._expected(self._state),
+                    token_id=token_id,
+                    reason="end of sequence before the text is complete",
+                )
             self._history.append((self._state, self._terminated))
             self._terminated = True
             return True
-        if self._terminated or data is None or token_id in self._vocab.special_token_ids:
-            return False
+        if self._terminated:
+            raise InputRejected(
+                0, "", [], token_id=token_id, reason="the sequence has already ended"
+            )
+        if data is None or token_id in self._vocab.special_token_ids:
+            raise InputRejected(
+                0,
+                "",
+                self._expected(self._state),
+                token_id=token_id,
+                reason="a special token the grammar does not contain",
+            )
         nxt = self._automaton.feed(self._state, data)
         if nxt is None:
-            return False
+            raise self._token_rejected(token_id, data)
         self._history.append((self._state, self._terminated))
         self._state = nxt
         return True
+
+    def _token_rejected(self, token_id: int, data: bytes) -> InputRejected:
+        """The error for token bytes ``data``: where in them the automaton stopped."""
+        position, character, state = locate_refusal(self._automaton, self._state, data)
+        shown = data.decode("utf-8", "replace")
+        return InputRejected(
+            position,
+            character,
+            self._expected(state),
+            token_id=token_id,
+            reason=(
+                f"unexpected {character!r} at position {position} of its text {shown!r}"
+            ),
+        )
 
     def accept_text(self, text: str) -> None:
         """Advance by ``text`` (one step for :meth:`rollback`).
@@ -108,10 +143,15 @@ class Matcher:
         Raises:
             InputRejected: with the position (in code points) of the first character
                 that is not allowed; the matcher is then unchanged.
+            ArgumentError: ``text`` is not a ``str``.
         """
+        if not isinstance(text, str):
+            raise ArgumentError(f"text must be a str, not {type(text).__name__}")
         if self._terminated:
             if text:
-                raise InputRejected(0, text[0], [], text=text)
+                raise InputRejected(
+                    0, text[0], [], text=text, reason="the sequence has already ended"
+                )
             return
         automaton = self._automaton
         state = self._state
@@ -134,10 +174,13 @@ class Matcher:
         """Undo the last ``n`` steps (accepted tokens or texts).
 
         Raises:
-            ValueError: ``n`` is negative or more than the steps taken.
+            ArgumentError: ``n`` is not an integer, is negative or is more than the steps
+                taken (a ``ValueError``).
         """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise ArgumentError(f"n must be an integer, not {type(n).__name__}")
         if n < 0 or n > len(self._history):
-            raise ValueError(f"cannot roll back {n} steps; {len(self._history)} were taken")
+            raise ArgumentError(f"cannot roll back {n} steps; {len(self._history)} were taken")
         if n == 0:
             return
         self._state, self._terminated = self._history[-n]
@@ -158,13 +201,22 @@ class Matcher:
         return other
 
     # -- queries ------------------------------------------------------------
-    def is_terminated(self) -> bool:
-        """Whether an end-of-sequence token was accepted."""
-        return self._terminated
+    @property
+    def is_terminated(self) -> CallableBool:
+        """Whether an end-of-sequence token was accepted (a property; see :class:`CallableBool`).
 
-    def is_complete(self) -> bool:
-        """Whether the text so far is a complete match (end-of-sequence is allowed)."""
-        return self._terminated or self._state.complete
+        The old call ``matcher.is_terminated()`` still works, with a DeprecationWarning.
+        """
+        return CallableBool(self._terminated, "Matcher.is_terminated")
+
+    @property
+    def is_complete(self) -> CallableBool:
+        """Whether the text so far is a complete match (end-of-sequence is allowed).
+
+        A property; the old call ``matcher.is_complete()`` still works, with a
+        DeprecationWarning.
+        """
+        return CallableBool(self._terminated or self._state.complete, "Matcher.is_complete")
 
     @property
     def steps(self) -> int:
@@ -202,3 +254,33 @@ class Matcher:
 
     def __repr__(self) -> str:
         return f"Matcher(steps={len(self._history)}, terminated={self._terminated})"
+
+
+def locate_refusal(
+    automaton: ByteAutomaton, state: ByteState, data: bytes
+) -> tuple[int, str | bytes, ByteState]:
+    """Where ``state`` stops accepting ``data`` (which it refuses): the code point index of
+    the refused byte (a continuation byte counts with its lead), the refused character
+    (``bytes`` when it is not UTF-8), and the state just before it."""
+    fail = 0
+    for fail, byte in enumerate(data):  # noqa: B007 - the index is the result
+        nxt = automaton.step(state, byte)
+        if nxt is None:
+            break
+        state = nxt
+    leads = sum(1 for b in data[: fail + 1] if not 0x80 <= b <= 0xBF)
+    position = max(leads - 1, 0)
+    start = fail
+    while start > 0 and 0x80 <= data[start] <= 0xBF:
+        start -= 1
+    end = fail + 1
+    while end < len(data) and 0x80 <= data[end] <= 0xBF:
+        end += 1
+    character: str | bytes
+    try:
+        character = data[start:end].decode("utf-8")
+        if len(character) != 1:
+            character = data[fail : fail + 1]
+    except UnicodeDecodeError:
+        character = data[fail : fail + 1]
+    return position, character, state

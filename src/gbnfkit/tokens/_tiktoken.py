@@ -16,6 +16,7 @@ from typing import Any
 
 from gbnfkit._errors import VocabularyError
 from gbnfkit.tokens._token_text import END_MARKERS
+from gbnfkit.tokens._vocabulary import check_count
 
 __all__ = ["load_tiktoken", "read_ranks_file"]
 
@@ -30,7 +31,7 @@ def read_ranks_file(path: Path) -> dict[int, bytes]:
         content = path.read_bytes()
     except FileNotFoundError:
         raise VocabularyError(f"tiktoken ranks file {path} does not exist") from None
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         raise VocabularyError(f"cannot read tiktoken ranks file {path}: {exc}") from None
     lines = _LINE.findall(content)
     if len(lines) != content.count(b"\n") + (not content.endswith(b"\n")):
@@ -117,6 +118,7 @@ def load_tiktoken(
                 )
             names[str(name)] = tid
     count = 1 + max(max(ranks), max(names.values(), default=-1))
+    check_count(count, where)
     tokens: list[bytes | None] = [None] * count
     for tid, data in ranks.items():
         tokens[tid] = data or None

@@ -34,6 +34,27 @@ __all__ = ["Vocabulary"]
 _PLAIN_TOKEN_TYPES = frozenset({bytes, type(None)})
 
 
+MAX_VOCABULARY_SIZE = 1 << 24
+"""The most token ids a vocabulary may have (16,777,216; models have up to ~260k): a larger
+id or size read from a file means the file is corrupt, and would cost gigabytes."""
+
+
+def check_count(count: int, source: str) -> None:
+    """VocabularyError if ``count`` token ids are more than :data:`MAX_VOCABULARY_SIZE`."""
+    if count > MAX_VOCABULARY_SIZE:
+        raise VocabularyError(
+            f"{source}: token id {count - 1} is above the largest supported "
+            f"({MAX_VOCABULARY_SIZE - 1}); the file is corrupt"
+        )
+
+
+def _user_ids(ids: Iterable[int] | None, what: str) -> tuple[int, ...] | None:
+    """Ids given to a loader, checked before the loader uses them (range checked later)."""
+    if ids is None:
+        return None
+    return tuple(sorted(_check_ids(ids, what, MAX_VOCABULARY_SIZE)))
+
+
 def _check_ids(ids: Iterable[int], what: str, size: int) -> frozenset[int]:
     """``ids`` as a frozenset of ints in ``[0, size)``, else VocabularyError."""
     if isinstance(ids, (str, bytes)):
@@ -125,6 +146,10 @@ class Vocabulary:
                 raise VocabularyError(
                     f"size {width} is smaller than the number of tokens ({len(token_list)})"
                 )
+        if width > MAX_VOCABULARY_SIZE:
+            raise VocabularyError(
+                f"size {width} is above the largest supported ({MAX_VOCABULARY_SIZE})"
+            )
         if width == 0:
             raise VocabularyError("the vocabulary is empty (no token ids)")
         eos = _check_ids(eos_token_ids, "eos_token_ids", width)
@@ -254,7 +279,8 @@ class Vocabulary:
         """
         from gbnfkit.tokens._huggingface import load_tokenizer_json
 
-        tokens, eos, special, width = load_tokenizer_json(path, size=size, eos=eos_token_ids)
+        given = _user_ids(eos_token_ids, "eos_token_ids")
+        tokens, eos, special, width = load_tokenizer_json(path, size=size, eos=given)
         return cls(tokens, eos, special, size=width)
 
     @classmethod
@@ -275,7 +301,8 @@ class Vocabulary:
         """
         from gbnfkit.tokens._huggingface import load_huggingface
 
-        tokens, eos, special, width = load_huggingface(tokenizer, size=size, eos=eos_token_ids)
+        given = _user_ids(eos_token_ids, "eos_token_ids")
+        tokens, eos, special, width = load_huggingface(tokenizer, size=size, eos=given)
         return cls(tokens, eos, special, size=width)
 
     @classmethod
@@ -300,7 +327,10 @@ class Vocabulary:
         from gbnfkit.tokens._tiktoken import load_tiktoken
 
         tokens, eos, special, width = load_tiktoken(
-            encoding_or_ranks_file, special_tokens=special_tokens, eos=eos_token_ids, size=size
+            encoding_or_ranks_file,
+            special_tokens=special_tokens,
+            eos=_user_ids(eos_token_ids, "eos_token_ids"),
+            size=size,
         )
         return cls(tokens, eos, special, size=width)
 
@@ -328,5 +358,6 @@ class Vocabulary:
         """
         from gbnfkit.tokens._gguf import load_gguf
 
-        tokens, eos, special, width = load_gguf(path, size=size, eos=eos_token_ids)
+        given = _user_ids(eos_token_ids, "eos_token_ids")
+        tokens, eos, special, width = load_gguf(path, size=size, eos=given)
         return cls(tokens, eos, special, size=width)

@@ -1,0 +1,53 @@
+"""Readable descriptions of parsers (their ``repr``)."""
+
+from __future__ import annotations
+
+import json
+
+from gbnfkit.peg._nodes import Kind, Parser
+
+__all__ = ["describe"]
+
+_LIMIT = 200
+
+
+def describe(parser: Parser) -> str:
+    """A short, readable form of ``parser`` (rules are shown by name)."""
+    text = _describe(parser, top=True)
+    return text if len(text) <= _LIMIT else text[: _LIMIT - 3] + "..."
+
+
+def _describe(p: Parser, top: bool = False) -> str:
+    k = p.kind
+    if k is Kind.LITERAL:
+        return json.dumps(p.arg, ensure_ascii=False)
+    if k is Kind.SEQUENCE:
+        inner = " + ".join(_describe(c) for c in p.children)
+        return inner if top else f"({inner})"
+    if k is Kind.CHOICE:
+        inner = " | ".join(_describe(c) for c in p.children)
+        return inner if top else f"({inner})"
+    if k is Kind.REPEAT:
+        lo, hi = p.arg
+        return f"repeat({_describe(p.children[0], True)}, {lo}, {hi})"
+    if k is Kind.CHARS:
+        text, _klass, lo, hi = p.arg
+        return f"chars({text!r}, {lo}, {hi})"
+    if k is Kind.UNTIL:
+        return f"until_one_of({list(p.arg)!r})"
+    if k is Kind.REF:
+        return f"ref({p.arg!r})"
+    if k is Kind.RULE:
+        name, trigger = p.arg
+        return f"{'trigger_rule' if trigger else 'rule'}({name!r})"
+    if k is Kind.SCHEMA:
+        return f"schema({_describe(p.children[0], True)}, {p.arg[0]!r})"
+    if k is Kind.TAG:
+        return f"tag({p.arg!r}, {_describe(p.children[0], True)})"
+    if k is Kind.JSON:
+        return {"value": "json()", "{": "json_object()", "[": "json_array()"}[p.arg]
+    if k is Kind.DEFINE:
+        return _describe(p.children[0], top)
+    if p.children:
+        return f"{k.value}({', '.join(_describe(c, True) for c in p.children)})"
+    return f"{k.value}()"

@@ -1,0 +1,91 @@
+"""JSON text as JSON means it: every spelling json.loads reads, for free and constant strings."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gbnfkit import Grammar
+
+SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+         "\r": "\\r", "\t": "\\t"}  # fmt: skip
+
+
+def spell(text: str, rng: random.Random) -> str:
+    """A random valid JSON spelling of ``text`` (raw, short escapes, \\u in either case,
+    surrogate pairs for astral characters; lone surrogates as escapes)."""
+    out = ['"']
+    for ch in text:
+        cp = ord(ch)
+        forms = []
+        if ch not in '"\\' and cp >= 0x20 and not 0xD800 <= cp <= 0xDFFF:
+            forms.append(ch)
+        if ch in SHORT:
+            forms.append(SHORT[ch])
+        if cp <= 0xFFFF:
+            forms += [f"\\u{cp:04x}", f"\\u{cp:04X}"]
+        else:
+            hi, lo = 0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + ((cp - 0x10000) & 0x3FF)
+            forms += [f"\\u{hi:04x}\\u{lo:04X}"]
+        out.append(rng.choice(forms))
+    out.append('"')
+    spelled = "".join(out)
+    assert json.loads(spelled) == text
+    return spelled
+
+
+TEXTS = st.text(alphabet=st.characters(blacklist_categories=["Cs"]) | st.sampled_from(
+    ["é", "/", "\n", '"', "\\", "\x00", "\x7f", "😀", "a"]), max_size=6)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(TEXTS, TEXTS, st.randoms(use_true_random=False))
+def test_const_string_matches_every_spelling_and_nothing_else(
+    text: str, other: str, rng: random.Random
+) -> None:
+    grammar = Grammar.from_json_schema({"const": text})
+    for _ in range(3):
+        assert grammar.match(spell(text, rng)).status == "accept"
+    if other != text:
+        assert grammar.match(spell(other, rng)).status == "reject"
+
+
+def test_examples_from_the_docs() -> None:
+    grammar = Grammar.from_json_schema({"const": "café/x"})
+    for text in ('"café/x"', '"caf\\u00e9\\/x"', '"caf\\u00E9/x"'):
+        assert grammar.match(text).status == "accept", text
+    assert grammar.match('"cafe/x"').status == "reject"
+    enum = Grammar.from_json_schema({"enum": ["a\nb", {"k\u00e9": ["x"]}]})
+    assert enum.match('"a\\u000Ab"').status == "accept"
+    assert enum.match('{"k\\u00e9": ["\\u0078"]}').status == "accept"
+    assert enum.match('{"ke": ["x"]}').status == "reject"
+
+
+def test_free_strings_accept_lone_surrogate_escapes() -> None:
+    grammar = Grammar.from_json_schema({"type": "string"})
+    for text in ('"\\udBd2"', '"a\\uDC00b"', '"\\ud83d\\ude00"', '"\\ud83d"'):
+        assert json.loads(text) is not None
+        assert grammar.match(text).status == "accept", text
+    for text in ('"\\x41"', "\"\\'\"", '"\\u12"', '"\\U0001F600"', '"a\nb"'):
+        assert grammar.match(text).status == "reject", text
+    letters = Grammar.from_json_schema({"type": "string", "pattern": "^[a-z]+$"})
+    assert letters.match('"\\u0061b"').status == "accept"
+    assert letters.match('"\\ud800"').status == "reject"
+
+
+def test_lengths_count_what_json_decodes() -> None:
+    one = Grammar.from_json_schema({"type": "string", "maxLength": 1})
+    assert one.match('"\\ud83d\\ude00"').status == "accept"  # a pair is one character
+    assert one.match('"\\udBd2"').status == "accept"
+    assert one.match('"\\udBd2\\udBd2"').status == "reject"
+
+
+def test_another_spelling_of_a_listed_property_is_not_an_extra_property() -> None:
+    grammar = Grammar.from_json_schema({"type": "object",
+                                        "properties": {"name": {"type": "integer"}}})
+    assert grammar.match('{"name": 5}').status == "accept"
+    assert grammar.match('{"other": "x"}').status == "accept"
+    assert grammar.match('{"n\\u0061me": "x"}').status == "reject"  # not an extra property
