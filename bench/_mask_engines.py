@@ -51,6 +51,9 @@ class Engine:
     def eos_ids(self) -> list[int]:
         raise NotImplementedError
 
+    def forget(self) -> None:
+        """Drop what the engine shares between grammars (a first request sees none of it)."""
+
     def close(self) -> None:
         """Drop the vocabulary and compiled grammars."""
 
@@ -193,6 +196,10 @@ class Gbnfkit(Engine):
 
     def eos_ids(self) -> list[int]:
         return sorted(self.vocab.eos_token_ids)
+
+    def forget(self) -> None:
+        if self.compiler is not None:
+            self.compiler.clear_cache()
 
     def close(self) -> None:
         self.vocab = None
@@ -341,6 +348,9 @@ class XGrammar(Engine):
 
     def eos_ids(self) -> list[int]:
         return self.eos
+
+    def forget(self) -> None:
+        self.compiler.clear_cache()
 
     def close(self) -> None:
         self.compiler = None

@@ -48,6 +48,11 @@ from _workloads import (  # noqa: E402
 )
 
 WARMUP_GBNF = 'root ::= "x"'
+# first: every grammar (every document's request) compiled fresh, with what the engine shares
+#   between grammars (gbnfkit's per-vocabulary splits, XGrammar's compile cache) forgotten;
+# shared: the same, but what earlier grammars of the run left is kept;
+# steady: one compile, every document replayed once unmeasured, then measured.
+MODES = ("first", "shared", "steady")
 SLOW_NS = 10_000_000  # masks slower than 10 ms are listed (the slowest few per workload)
 
 
@@ -60,6 +65,7 @@ class Result:
 
     engine: str
     workload: str
+    mode: str = "first"
     compile_s: list[float] = field(default_factory=list)
     ttfm_s: list[float] = field(default_factory=list)
     mask_ns: list[int] = field(default_factory=list)
@@ -224,6 +230,21 @@ def timed_compile(engine: Engine, res: Result, fn: Any, *args: Any) -> tuple[Any
     return compiled, started
 
 
+def _compile_or_note(
+    engine: Engine, res: Result, wl: Workload
+) -> tuple[Any, float] | None:
+    builtin = wl.grammar if wl.grammar_kind == "builtin" else None
+    try:
+        return timed_compile(engine, res, engine.compile_gbnf, wl.grammar, builtin)
+    except Unsupported as exc:
+        res.refused.append(f"{engine.name} {wl.name}: {str(exc)[:300]}")
+        print(f"  !! REFUSED {res.refused[-1]}", flush=True)
+    except Exception as exc:
+        res.crashes.append(f"{engine.name} {wl.name} compile: {type(exc).__name__}: {exc}")
+        print(f"  !! CRASH {res.crashes[-1]}", flush=True)
+    return None
+
+
 def run_grammar_workload(
     engine: Engine,
     wl: Workload,
@@ -231,31 +252,39 @@ def run_grammar_workload(
     vocab: BenchVocab,
     digest: bool,
     slow_ms: float,
+    mode: str,
 ) -> tuple[Result, Any]:
-    res = Result(engine.name, wl.name)
-    builtin = wl.grammar if wl.grammar_kind == "builtin" else None
-    try:
-        compiled, started = timed_compile(engine, res, engine.compile_gbnf, wl.grammar, builtin)
-    except Unsupported as exc:
-        res.refused.append(f"{engine.name} {wl.name}: {str(exc)[:300]}")
-        print(f"  !! REFUSED {res.refused[-1]}", flush=True)
-        return res, None
-    except Exception as exc:
-        res.crashes.append(f"{engine.name} {wl.name} compile: {type(exc).__name__}: {exc}")
-        print(f"  !! CRASH {res.crashes[-1]}", flush=True)
-        return res, None
-    rss0 = _rss_kb() - res.rss_growth_kb
+    """One workload in one mode (see ``MODES``)."""
+    res = Result(engine.name, wl.name, mode)
+    rss0 = _rss_kb()
+    compiled: Any = None
+    if mode == "steady":
+        got = _compile_or_note(engine, res, wl)
+        if got is None:
+            return res, None
+        compiled = got[0]
+        scratch = Result(engine.name, wl.name, "warm-up")
+        for i, (doc, ids) in enumerate(zip(wl.documents, token_ids, strict=True)):
+            replay(engine, compiled, doc, ids, vocab, scratch, doc_index=i, first_started=None,
+                   digest=False, check_is_allowed=False)
     for i, (doc, ids) in enumerate(zip(wl.documents, token_ids, strict=True)):
         if engine.name != "gbnfkit" and i >= 2 and slow_ms and res.mask_ns and (
             np.mean(res.mask_ns) > slow_ms * 1e6
         ):
             res.sampled = f"{i} of {len(wl.documents)} documents (mean mask > {slow_ms} ms)"
-            print(f"  note: {engine.name} {wl.name}: replayed {res.sampled}", flush=True)
+            print(f"  note: {engine.name} {wl.name} {mode}: replayed {res.sampled}", flush=True)
             break
+        started = None
+        if mode != "steady":
+            if mode == "first":
+                engine.forget()
+            got = _compile_or_note(engine, res, wl)
+            if got is None:
+                return res, None
+            compiled, started = got
         res.valid_total += 1
-        replay(engine, compiled, doc, ids, vocab, res, doc_index=i,
-               first_started=started if i == 0 else None, digest=digest,
-               check_is_allowed=engine.name == "gbnfkit")
+        replay(engine, compiled, doc, ids, vocab, res, doc_index=i, first_started=started,
+               digest=digest and mode == "steady", check_is_allowed=engine.name == "gbnfkit")
     res.rss_workload_kb = _rss_kb() - rss0
     return res, compiled
 
@@ -265,9 +294,15 @@ def run_maskbench(
     cases: list[tuple[str, dict[str, Any], list[Document], list[list[int]]]],
     vocab: BenchVocab,
     generic: Workload | None,
+    mode: str,
 ) -> Result:
-    """Per-schema compile and replay; with `generic`, one JSON grammar for every instance."""
-    res = Result(engine.name, "maskbench")
+    """Per-schema compile and replay; with `generic`, one JSON grammar for every instance.
+
+    ``first``: the engine forgets what it shared between grammars before each schema;
+    ``shared``: what earlier schemas left is kept; ``steady``: each schema's instances are
+    replayed once unmeasured, then measured.
+    """
+    res = Result(engine.name, "maskbench", mode)
     shared_compiled = None
     if generic is not None:
         builtin = generic.grammar if generic.grammar_kind == "builtin" else None
@@ -283,6 +318,8 @@ def run_maskbench(
         if shared_compiled is not None:
             compiled, started = shared_compiled, None
         else:
+            if mode == "first":
+                engine.forget()
             try:
                 compiled, started = timed_compile(engine, res, engine.compile_schema, schema)
             except Unsupported as exc:
@@ -293,6 +330,12 @@ def run_maskbench(
                 res.crashes.append(msg.splitlines()[0][:300])
                 print(f"  !! CRASH {res.crashes[-1]}", flush=True)
                 continue
+        if mode == "steady":
+            scratch = Result(engine.name, "maskbench", "warm-up")
+            for i, (doc, ids) in enumerate(zip(docs, ids_list, strict=True)):
+                replay(engine, compiled, doc, ids, vocab, scratch, doc_index=i,
+                       first_started=None, digest=False, check_is_allowed=False)
+            started = None
         before = (len(res.false_rejects), len(res.eos_missing), len(res.false_accepts),
                   len(res.crashes), len(res.accept_mismatch))
         for i, (doc, ids) in enumerate(zip(docs, ids_list, strict=True)):
@@ -353,15 +396,15 @@ def ratio(a: float | None, b: float | None) -> str:
 
 
 def print_table(results: list[Result]) -> None:
-    head = (f"  {'workload':<11}{'engine':<11}{'compile ms':>11}{'TTFM ms':>10}{'p50 µs':>9}"
-            f"{'p99 µs':>9}{'mean µs':>9}{'max µs':>10}{'acc µs':>8}{'tokens':>8}"
+    head = (f"  {'workload':<11}{'mode':<7}{'engine':<11}{'compile ms':>11}{'TTFM ms':>10}"
+            f"{'p50 µs':>9}{'p99 µs':>9}{'mean µs':>9}{'max µs':>10}{'acc µs':>8}{'tokens':>8}"
             f"{'f.rej':>6}{'eos':>5}{'crash':>6}")
     print(head)
     for r in results:
         s = r.stats()
         comp = np.median(r.compile_s) * 1000 if r.compile_s else None
         ttfm = np.median(r.ttfm_s) * 1000 if r.ttfm_s else None
-        print(f"  {r.workload:<11}{r.engine:<11}{fmt(comp):>11}{fmt(ttfm):>10}"
+        print(f"  {r.workload:<11}{r.mode:<7}{r.engine:<11}{fmt(comp):>11}{fmt(ttfm):>10}"
               f"{fmt(s.get('p50')):>9}{fmt(s.get('p99')):>9}{fmt(s.get('mean')):>9}"
               f"{fmt(s.get('max'), 0):>10}{fmt(s.get('accept_mean')):>8}"
               f"{str(len(r.mask_ns)) + ('*' if r.sampled else ''):>8}"
@@ -376,7 +419,7 @@ def print_maskbench(r: Result, mode: str) -> None:
     s = r.stats()
     comp = np.asarray(r.compile_s) * 1000 if r.compile_s else None
     ttfm = np.asarray(r.ttfm_s) * 1000 if r.ttfm_s else None
-    print(f"  maskbench {r.engine} ({mode}): schemas {r.schemas_total}, "
+    print(f"  maskbench {r.engine} {r.mode} ({mode}): schemas {r.schemas_total}, "
           f"refused {len(r.refused)}, crashes {len(r.crashes)}, "
           f"all tests right {r.schemas_passed}/{r.schemas_total}; valid instances "
           f"{r.valid_passed}/{r.valid_total} (false rejects {len(r.false_rejects)}, "
@@ -385,11 +428,14 @@ def print_maskbench(r: Result, mode: str) -> None:
     for line in r.refused[:3] if r.engine == "gbnfkit" else []:
         print(f"    refused: {line}")
     if comp is not None:
-        print(f"    compile p50 / p90 {fmt(float(np.percentile(comp, 50)), 2)} / "
-              f"{fmt(float(np.percentile(comp, 90)), 2)} ms")
+        print(f"    compile p50 / p90 / p99 {fmt(float(np.percentile(comp, 50)), 2)} / "
+              f"{fmt(float(np.percentile(comp, 90)), 2)} / "
+              f"{fmt(float(np.percentile(comp, 99)), 2)} ms")
     if ttfm is not None:
-        print(f"    time to first mask p50 / p90 {fmt(float(np.percentile(ttfm, 50)), 2)} / "
-              f"{fmt(float(np.percentile(ttfm, 90)), 2)} ms")
+        print(f"    schema to first mask p50 / p90 / p99 "
+              f"{fmt(float(np.percentile(ttfm, 50)), 2)} / "
+              f"{fmt(float(np.percentile(ttfm, 90)), 2)} / "
+              f"{fmt(float(np.percentile(ttfm, 99)), 2)} ms")
     if s:
         print(f"    mask p50 / p75 / p99 / mean / max {fmt(s['p50'])} / {fmt(s['p75'])} / "
               f"{fmt(s['p99'])} / {fmt(s['mean'])} / {fmt(s['max'], 0)} µs over "
@@ -466,6 +512,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--slow-peer-ms", type=float, default=5.0,
                    help="a peer whose mean mask time exceeds this replays only the first 2 "
                         "documents of a workload (default 5 ms; 0 = always all)")
+    p.add_argument("--modes", default=",".join(MODES),
+                   help="comma-separated subset of first,shared,steady (see MODES)")
     p.add_argument("--no-compare", action="store_true",
                    help="do not compare our masks with the peers' bit for bit")
     p.add_argument("--json-out", type=Path, help="also write the figures as JSON here")
@@ -495,7 +543,8 @@ def grammar_workloads(selected: set[str], max_docs: int | None) -> tuple[list[Wo
 def summary_row(r: Result) -> dict[str, Any]:
     s = r.stats()
     return {
-        "engine": r.engine, "workload": r.workload, "tokens": len(r.mask_ns),
+        "engine": r.engine, "workload": r.workload, "mode": r.mode,
+        "tokens": len(r.mask_ns),
         "compile_ms_median": float(np.median(r.compile_s)) * 1000 if r.compile_s else None,
         "ttfm_ms_median": float(np.median(r.ttfm_s)) * 1000 if r.ttfm_s else None,
         **{f"mask_{k}_us": v for k, v in s.items()},
@@ -580,12 +629,13 @@ def run_engines(
     for engine in engines:
         lines.append(setup_engine(engine, inp.vocab))
         print(f"  {lines[-1]}", flush=True)
-        for wl, ids_list in zip(inp.workloads, inp.token_ids, strict=True):
-            res, compiled = run_grammar_workload(engine, wl, ids_list, inp.vocab, digest,
-                                                 args.slow_peer_ms)
-            results.append(res)
-            if isinstance(engine, Gbnfkit):
-                ours_compiled[wl.name] = compiled
+        for mode in args.modes.split(","):
+            for wl, ids_list in zip(inp.workloads, inp.token_ids, strict=True):
+                res, compiled = run_grammar_workload(engine, wl, ids_list, inp.vocab, digest,
+                                                     args.slow_peer_ms, mode)
+                results.append(res)
+                if isinstance(engine, Gbnfkit) and mode == "steady":
+                    ours_compiled[wl.name] = compiled
         if isinstance(engine, Gbnfkit) and any(w.name == "json" for w in inp.workloads):
             gc.collect()
             cold = engine.cold_first_mask("json")
@@ -593,7 +643,10 @@ def run_engines(
                          f"mask, fresh vocabulary index: {cold * 1000:.0f} ms (target < 1 s)")
             print(f"  {lines[-1]}", flush=True)
         if inp.cases:
-            maskbench.append(run_maskbench(engine, inp.cases, inp.vocab, inp.generic))
+            for mode in args.modes.split(","):
+                maskbench.append(
+                    run_maskbench(engine, inp.cases, inp.vocab, inp.generic, mode)
+                )
         if not isinstance(engine, Gbnfkit):
             engine.close()
         gc.collect()
@@ -601,31 +654,39 @@ def run_engines(
 
 
 def report_ratios(
-    ours: dict[str, Result], rows: list[Result], peers: list[str]
-) -> dict[str, float]:
+    ours: dict[tuple[str, str], Result], rows: list[Result], peers: list[str]
+) -> dict[str, dict[str, float]]:
+    """Per-workload ratios and, per mode, the geometric mean of the mean mask time."""
     print("\n  ratios gbnfkit / peer (mean mask, p99 mask, compile, time to first mask):")
     for peer in peers:
         for r in rows:
-            if r.engine != peer or r.workload not in ours:
+            key = (r.workload, r.mode)
+            if r.engine != peer or key not in ours:
                 continue
-            o, so, sp = ours[r.workload], ours[r.workload].stats(), r.stats()
-            print(f"    {r.workload:<11} vs {peer:<11}"
+            o, so, sp = ours[key], ours[key].stats(), r.stats()
+            print(f"    {r.workload:<11}{r.mode:<7} vs {peer:<11}"
                   f" mean {ratio(so.get('mean'), sp.get('mean'))}"
                   f"  p99 {ratio(so.get('p99'), sp.get('p99'))}"
                   f"  compile {ratio(_med(o.compile_s), _med(r.compile_s))}"
                   f"  TTFM {ratio(_med(o.ttfm_s), _med(r.ttfm_s))}")
-    geo: dict[str, float] = {}
-    for eng in ["gbnfkit", *peers]:
-        means = [r.stats()["mean"] for r in rows if r.engine == eng and r.mask_ns]
-        if means and len(means) == len([r for r in ours.values() if r.mask_ns]):
-            geo[eng] = geomean(means)
-    if geo:
+    out: dict[str, dict[str, float]] = {}
+    for mode in MODES:
+        ours_n = len([r for (_, m), r in ours.items() if m == mode and r.mask_ns])
+        geo: dict[str, float] = {}
+        for eng in ["gbnfkit", *peers]:
+            means = [r.stats()["mean"] for r in rows
+                     if r.engine == eng and r.mode == mode and r.mask_ns]
+            if means and len(means) == ours_n:
+                geo[eng] = geomean(means)
+        if not geo:
+            continue
+        out[mode] = geo
         parts = ", ".join(f"{k} {v:.1f} µs" for k, v in geo.items())
-        print(f"  geometric mean over workloads of the mean mask time: {parts}")
+        print(f"  {mode}: geometric mean over workloads of the mean mask time: {parts}")
         if "gbnfkit" in geo and "llguidance" in geo:
-            print(f"  gbnfkit / llguidance (geometric mean): "
-                  f"{geo['gbnfkit'] / geo['llguidance']:.2f}x (target <= 2x)")
-    return geo
+            print(f"  {mode}: gbnfkit / llguidance (geometric mean): "
+                  f"{geo['gbnfkit'] / geo['llguidance']:.2f}x")
+    return out
 
 
 def run_vocab(name: str, args: argparse.Namespace, engine_names: list[str]) -> dict[str, Any]:
@@ -645,7 +706,7 @@ def run_vocab(name: str, args: argparse.Namespace, engine_names: list[str]) -> d
     print_table(rows)
     for r in maskbench:
         print_maskbench(r, inp.mb_mode)
-    ours = {r.workload: r for r in results + maskbench if r.engine == "gbnfkit"}
+    ours = {(r.workload, r.mode): r for r in results + maskbench if r.engine == "gbnfkit"}
     peers = [e.name for e in engines if not isinstance(e, Gbnfkit)]
     summary: dict[str, Any] = {"vocab": name, "size": vocab.size, "setup": lines,
                                "maskbench_mode": inp.mb_mode,
@@ -654,13 +715,14 @@ def run_vocab(name: str, args: argparse.Namespace, engine_names: list[str]) -> d
         summary["geomean_us"] = report_ratios(ours, rows, peers)
     for r in results:
         if r.engine == "gbnfkit" and r.compile_s:
-            print(f"  gbnfkit memory, {r.workload}: compile peak RSS +{r.rss_peak_kb / 1024:.1f}"
-                  f" MiB, resident +{r.rss_growth_kb / 1024:.1f} MiB; compile and replay "
+            print(f"  gbnfkit memory, {r.workload} {r.mode}: compile peak RSS "
+                  f"+{r.rss_peak_kb / 1024:.1f} MiB, resident +{r.rss_growth_kb / 1024:.1f} "
+                  f"MiB; compile and replay "
                   f"resident +{r.rss_workload_kb / 1024:.1f} MiB")
     for r in results + maskbench:
         if r.engine == "gbnfkit" and r.slow:
-            print(f"  gbnfkit {r.workload}: {len(r.slow)} masks over {SLOW_NS // 1_000_000} ms;"
-                  " slowest:")
+            print(f"  gbnfkit {r.workload} {r.mode}: {len(r.slow)} masks over "
+                  f"{SLOW_NS // 1_000_000} ms; slowest:")
             for dt, doc_name, step, before in sorted(r.slow, reverse=True)[:3]:
                 text = b"".join(vocab.tokens[t] for t in before)
                 print(f"    {dt / 1e6:,.1f} ms  {doc_name} step {step} after ...{text!r}")
@@ -668,9 +730,9 @@ def run_vocab(name: str, args: argparse.Namespace, engine_names: list[str]) -> d
     if digest and ours_engine is not None and inp.workloads:
         print("\n  masks compared bit for bit with gbnfkit's (same grammar text, same tokens):")
         for r in results:
-            if r.engine == "gbnfkit" or r.workload not in ours:
+            if r.engine == "gbnfkit" or r.mode != "steady" or (r.workload, r.mode) not in ours:
                 continue
-            steps, ndiff, first = mask_disagreements(ours[r.workload], r)
+            steps, ndiff, first = mask_disagreements(ours[(r.workload, r.mode)], r)
             print(f"    {r.workload:<11} vs {r.engine:<11} {ndiff} of {steps} steps differ")
             if ndiff and ours_compiled.get(r.workload) is not None:
                 show_diff(ours_engine, ours_compiled[r.workload], r, first, inp, engines)

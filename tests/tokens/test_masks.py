@@ -291,3 +291,16 @@ def test_byte_stacks_of_class_branches_do_not_hit_the_stack_limit() -> None:
     assert len(grammar.start().feed("").allowed()) >= 1  # the engine holds the state
     vocabulary = synthetic_vocabulary(seed=31)
     _walk_compiled(gbnfkit.CompiledGrammar(grammar, vocabulary), grammar, random.Random(37), 3)
+
+
+def test_compiler_clear_cache_forgets_grammars_and_shared_splits() -> None:
+    vocabulary = synthetic_vocabulary(seed=41)
+    compiler = gbnfkit.GrammarCompiler(vocabulary, cache_size=4)
+    grammar = Grammar.builtin("json")
+    first = compiler.compile(grammar)
+    _walk_compiled(first, grammar, random.Random(43), steps=8)
+    assert compiler.compile(grammar) is first
+    compiler.clear_cache()
+    again = compiler.compile(grammar)
+    assert again is not first
+    _walk_compiled(again, grammar, random.Random(43), steps=8)

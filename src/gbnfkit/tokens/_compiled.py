@@ -109,6 +109,11 @@ class VocabularyIndex:
             while len(self.shared) > self.max_shared:
                 self.shared.popitem(last=False)
 
+    def clear_shared(self) -> None:
+        """Forget the shared context splits."""
+        with self.lock:
+            self.shared.clear()
+
     def pack_ids(self, ids: npt.NDArray[np.int64]) -> Words:
         """Packed bits (bit ``i % 32`` of word ``i // 32``) of token ``ids``."""
         bits = np.zeros(self.nwords * 32, dtype=bool)

@@ -55,6 +55,12 @@ class GrammarCompiler:
                     self._cache.popitem(last=False)
         return compiled
 
+    def clear_cache(self) -> None:
+        """Forget the compiled grammars and the context splits shared between them."""
+        with self._lock:
+            self._cache.clear()
+        self._index.clear_shared()
+
     def load(self, path: str, grammar: Grammar) -> CompiledGrammar:
         """:meth:`CompiledGrammar.load` sharing this compiler's vocabulary index."""
         return CompiledGrammar.load(path, grammar, self._vocabulary, index=self._index)
