@@ -449,7 +449,7 @@ def geomean(values: list[float]) -> float:
 # --------------------------------------------------------------------------- main
 
 
-def make_engines(names: list[str]) -> tuple[list[Engine], list[str]]:
+def make_engines(names: list[str], cache_dir: str | None) -> tuple[list[Engine], list[str]]:
     engines: list[Engine] = []
     notes: list[str] = []
     if "gbnfkit" in names:
@@ -458,7 +458,7 @@ def make_engines(names: list[str]) -> tuple[list[Engine], list[str]]:
             notes.append(f"gbnfkit skipped: its token-mask API is not there yet "
                          f"(missing {', '.join(missing)})")
         else:
-            engines.append(Gbnfkit())
+            engines.append(Gbnfkit(cache_dir))
     for name in names:
         if name in PEERS:
             module, cls = PEERS[name]
@@ -514,6 +514,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "documents of a workload (default 5 ms; 0 = always all)")
     p.add_argument("--modes", default=",".join(MODES),
                    help="comma-separated subset of first,shared,steady (see MODES)")
+    p.add_argument("--cache-dir", default=None,
+                   help="gbnfkit: GrammarCompiler(cache_dir=...), context splits kept on disk "
+                        "(default: none; the 'first' mode then forgets everything shared)")
     p.add_argument("--no-compare", action="store_true",
                    help="do not compare our masks with the peers' bit for bit")
     p.add_argument("--json-out", type=Path, help="also write the figures as JSON here")
@@ -691,7 +694,7 @@ def report_ratios(
 
 def run_vocab(name: str, args: argparse.Namespace, engine_names: list[str]) -> dict[str, Any]:
     vocab = VOCABS[name]()
-    engines, notes = make_engines(engine_names)
+    engines, notes = make_engines(engine_names, args.cache_dir)
     ours_present = any(isinstance(e, Gbnfkit) for e in engines)
     print(f"\n== vocabulary {name}: {vocab.size:,} tokens ({vocab.kind}: {vocab.path.name})"
           f"{'; ' + vocab.note if vocab.note else ''} | {_load()}")

@@ -9,6 +9,7 @@ checks the uncertain tokens against the frames below.  Masks are cached per stat
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import numpy.typing as npt
 from gbnfkit._errors import VocabularyError
 from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
+from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
@@ -51,9 +53,17 @@ class VocabularyIndex:
         shared: context splits by canonical context (the structure of the program
             reachable from a context's frames), shared by every grammar compiled with
             this index; an LRU of at most ``max_shared_contexts`` entries.
+        store: with ``cache_dir``, the same splits kept on disk for other processes
+            (:class:`~gbnfkit.tokens._splitstore.SplitStore`).
     """
 
-    def __init__(self, vocabulary: Vocabulary, *, max_shared_contexts: int = 4096) -> None:
+    def __init__(
+        self,
+        vocabulary: Vocabulary,
+        *,
+        max_shared_contexts: int = 4096,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.vocabulary = vocabulary
         special = vocabulary.special_token_ids
         text: list[tuple[int, bytes]] = []
@@ -73,23 +83,55 @@ class VocabularyIndex:
         self.max_shared = max_shared_contexts
         self.shared: OrderedDict[tuple[object, ...], _Context] = OrderedDict()
         self.lock = threading.Lock()
+        self.store = (
+            SplitStore(cache_dir, vocabulary.fingerprint, self.nwords)
+            if cache_dir is not None
+            else None
+        )
 
     def shared_context(self, key: tuple[object, ...]) -> _Context | None:
-        """The split of a canonical context computed by any grammar (``None`` if not kept)."""
+        """The split of a canonical context computed by any grammar, in this process or
+        (with a ``cache_dir``) another one; ``None`` if not kept."""
         with self.lock:
             entry = self.shared.get(key)
             if entry is not None:
                 self.shared.move_to_end(key)
-            return entry
+                return entry
+        if self.store is None:
+            return None
+        record = self.store.get(key)
+        if record is None:
+            return None
+        tails = _Tails(*record.tails) if record.tails is not None else None
+        entry = _Context.of(
+            record.words, record.uncertain, record.uncertain_tokens, tails, record.depth
+        )
+        self._remember(key, entry)
+        return entry
 
     def keep_context(self, key: tuple[object, ...], entry: _Context) -> None:
+        self._remember(key, entry)
+        if self.store is not None:
+            tails = entry.tails
+            self.store.put(
+                key,
+                SplitRecord(
+                    entry.to_words(self.nwords),
+                    entry.uncertain,
+                    entry.uncertain_tokens,
+                    (tails.tails, tails.positions) if tails is not None else None,
+                    entry.depth,
+                ),
+            )
+
+    def _remember(self, key: tuple[object, ...], entry: _Context) -> None:
         with self.lock:
             self.shared[key] = entry
             while len(self.shared) > self.max_shared:
                 self.shared.popitem(last=False)
 
     def clear_shared(self) -> None:
-        """Forget the shared context splits."""
+        """Forget the shared context splits held in memory (a ``cache_dir`` is kept)."""
         with self.lock:
             self.shared.clear()
 
@@ -388,10 +430,7 @@ class CompiledGrammar:
             top = _group_key(_stacks_of(key), _key_depth(key) - 1)
             if self._canonical(top) is not None:
                 entry = self._split(top)
-                if (
-                    len(entry.uncertain_tokens) <= tuning.shallow_uncertain
-                    and not entry.uncertain
-                ):
+                if len(entry.uncertain_tokens) <= tuning.shallow_uncertain and not entry.uncertain:
                     return entry
         return self._wide_split(key, canon)
 
