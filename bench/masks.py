@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -535,6 +536,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--maskbench-limit", type=int, default=30,
                    help="first N schemas of the MaskBench dev set (default 30)")
     p.add_argument("--maskbench-all", action="store_true", help="all 1,500 schemas")
+    p.add_argument("--maskbench-offset", type=int, default=0,
+                   help="skip the first N schemas (e.g. to warm a --cache-dir on others)")
     p.add_argument("--slow-peer-ms", type=float, default=5.0,
                    help="a peer whose mean mask time exceeds this replays only the first 2 "
                         "documents of a workload (default 5 ms; 0 = always all)")
@@ -626,7 +629,10 @@ def prepare(vocab: BenchVocab, args: argparse.Namespace, ours_present: bool) -> 
         schema_mode = not ours_present or hasattr(_gbnfkit_grammar(), "from_json_schema")
         if not schema_mode:
             generic = json_workload()
-        for sid, schema, docs in maskbench_cases(limit):
+        offset = args.maskbench_offset
+        for sid, schema, docs in itertools.islice(
+            maskbench_cases(None if limit is None else offset + limit), offset, None
+        ):
             if generic is not None:  # a generic JSON grammar cannot reject schema violations
                 docs = [d for d in docs if d.valid]
             cases.append((sid, schema, docs, tokenize(vocab, docs)))
