@@ -17,8 +17,8 @@ JSON grammars, typically.
 * **Bounded.** At most ``max_entries`` files (default 4,096) are written per directory;
   past that new splits are kept in memory only.  An entry holds the accepted bits
   (sparse: 8 bytes per non-zero 32-token word, at most ``4 * ceil(V / 32)`` bytes
-  dense), 4 bytes per uncertain token and its tails' bytes: about 20-200 KB on a
-  151k vocabulary, so the default bound is well under 1 GB and typically a few MB.
+  dense), 4 bytes per uncertain token and its tails' bytes: 226 KB on average on a
+  129k vocabulary (MaskBench), so about 0.9 GB at the default bound.
   Delete the directory to reclaim it; nothing else ever removes files.
 """
 
