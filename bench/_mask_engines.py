@@ -51,6 +51,9 @@ class Engine:
     def eos_ids(self) -> list[int]:
         raise NotImplementedError
 
+    def forget(self) -> None:
+        """Drop what the engine shares between grammars (a first request sees none of it)."""
+
     def close(self) -> None:
         """Drop the vocabulary and compiled grammars."""
 
@@ -84,13 +87,14 @@ def installed(module: str) -> bool:
 class Gbnfkit(Engine):
     name = "gbnfkit"
 
-    def __init__(self) -> None:
+    def __init__(self, cache_dir: str | None = None) -> None:
         import gbnfkit
 
         self.gk = gbnfkit
         self.version = gbnfkit.__version__
         self.vocab: Any = None
         self.loader_note = ""
+        self.cache_dir = cache_dir
 
     @staticmethod
     def missing_api() -> list[str]:
@@ -126,7 +130,13 @@ class Gbnfkit(Engine):
             # XGrammar's GrammarCompiler and llguidance's LLTokenizer do; cache_size=0 so no
             # compile is ever served from its cache of compiled grammars.
             t0 = time.perf_counter()
-            self.compiler = self.gk.GrammarCompiler(self.vocab, cache_size=0)
+            if self.cache_dir is not None:
+                self.compiler = self.gk.GrammarCompiler(
+                    self.vocab, cache_size=0, cache_dir=self.cache_dir
+                )
+                self.loader_note += f"; cache_dir {self.cache_dir}"
+            else:
+                self.compiler = self.gk.GrammarCompiler(self.vocab, cache_size=0)
             self.loader_note += f"; GrammarCompiler {time.perf_counter() - t0:.2f} s"
 
     def _agreement(self, vocab: BenchVocab) -> str:
@@ -169,7 +179,8 @@ class Gbnfkit(Engine):
 
     def compile_schema(self, schema: dict[str, Any]) -> Any:
         try:
-            grammar = self.gk.Grammar.from_json_schema(schema)
+            # instances come in any key order (as in bench/maskbench_coverage.py)
+            grammar = self.gk.Grammar.from_json_schema(schema, property_order="any")
         except self.gk.SchemaError as exc:
             raise Unsupported(f"SchemaError: {exc}") from exc
         return self._compile(grammar)
@@ -196,6 +207,10 @@ class Gbnfkit(Engine):
 
     def eos_ids(self) -> list[int]:
         return sorted(self.vocab.eos_token_ids)
+
+    def forget(self) -> None:
+        if self.compiler is not None:
+            self.compiler.clear_cache()
 
     def close(self) -> None:
         self.vocab = None
@@ -344,6 +359,9 @@ class XGrammar(Engine):
 
     def eos_ids(self) -> list[int]:
         return self.eos
+
+    def forget(self) -> None:
+        self.compiler.clear_cache()
 
     def close(self) -> None:
         self.compiler = None

@@ -128,7 +128,7 @@ class Grammar:
 
     @property
     def engine(self) -> Engine:
-        """The engine holding this grammar's caches (internals for the token layer)."""
+        """The character-level engine holding this grammar's caches (internals)."""
         return self._engine
 
     def to_gbnf(self) -> str:

@@ -17,6 +17,7 @@ import gbnfkit
 from gbnfkit import GrammarError, InputRejected, LimitError
 from gbnfkit._grammar import Grammar
 from gbnfkit.engine._state import State
+from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
@@ -113,14 +114,14 @@ def fast_mask(matcher: gbnfkit.Matcher, size: int) -> np.ndarray:
 
 
 def random_walk(
-    grammar: Grammar, vocabulary: Vocabulary, rng: random.Random, steps: int, narrow: int = 2000
+    grammar: Grammar,
+    vocabulary: Vocabulary,
+    rng: random.Random,
+    steps: int,
+    tuning: Tuning | None = None,
 ) -> int:
-    """Walk ``steps`` random allowed tokens, comparing masks at every step; returns steps done.
-
-    ``narrow=-1`` makes every mask go through contexts (the default walks small states
-    directly, which with a small vocabulary is nearly all of them).
-    """
-    compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, narrow_threshold=narrow)
+    """Walk ``steps`` random allowed tokens, comparing masks at every step; returns steps done."""
+    compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, tuning=tuning or Tuning())
     matcher = compiled.matcher()
     state = grammar.start()
     done = 0
@@ -151,7 +152,7 @@ def test_conformance_grammar_random_walk(record: dict[str, object]) -> None:
     extra = "".join(sorted(set(text)))[:40]
     vocabulary = synthetic_vocabulary(extra, seed=len(str(record["id"])))
     rng = random.Random(str(record["id"]))
-    random_walk(grammar, vocabulary, rng, steps=6, narrow=-1)
+    random_walk(grammar, vocabulary, rng, steps=6)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -160,7 +161,9 @@ def test_random_walks_property(record: dict[str, object], rng: random.Random, se
     grammar = _grammar(record)
     assert grammar is not None
     vocabulary = synthetic_vocabulary(seed=seed)
-    random_walk(grammar, vocabulary, rng, steps=10)
+    # every split wide (numpy) and deepened at once, or the defaults
+    tuning = Tuning(wide=0, deepen_above=0) if seed % 2 else Tuning()
+    random_walk(grammar, vocabulary, rng, steps=10, tuning=tuning)
 
 
 def test_eos_only_when_complete_and_special_never() -> None:
@@ -209,13 +212,11 @@ def _walk_compiled(
 
 @pytest.mark.parametrize("name", ["json", "arithmetic", "c", "chess", "list", "english"])
 def test_builtin_grammars_both_walk_kinds(name: str) -> None:
-    """Contexts split by numpy or by trie walks, and direct walks, agree with the engine."""
+    """Contexts split by numpy or by trie walks agree with the engine."""
     grammar = Grammar.builtin(name)
     vocabulary = synthetic_vocabulary("ABCDEFGHIJKLMNOPQRSTUVWXYZ.!?;#<>&|%", seed=7)
-    for wide, narrow in ((0, -1), (10**9, -1), (10**9, 10**9)):
-        compiled = gbnfkit.CompiledGrammar(
-            grammar, vocabulary, wide_threshold=wide, narrow_threshold=narrow
-        )
+    for tuning in (Tuning(wide=0), Tuning(wide=10**9, many_first_bytes=256), Tuning()):
+        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, tuning=tuning)
         _walk_compiled(compiled, grammar, random.Random(name), steps=12)
 
 
@@ -228,8 +229,8 @@ def test_shared_contexts_across_grammars_stay_exact() -> None:
         grammar = _grammar(record)
         assert grammar is not None
         _walk_compiled(compiler.compile(grammar), grammar, rng, steps=5)
-        contexts = gbnfkit.CompiledGrammar(grammar, vocabulary, narrow_threshold=-1)
-        _walk_compiled(contexts, grammar, rng, steps=5)
+        alone = gbnfkit.CompiledGrammar(grammar, vocabulary)
+        _walk_compiled(alone, grammar, rng, steps=5)
     assert compiler.compile(Grammar.builtin("json")) is compiler.compile(Grammar.builtin("json"))
 
 
@@ -246,25 +247,23 @@ def test_shared_wide_contexts_and_deeper_contexts_stay_exact() -> None:
     ]
     for grammar in grammars + grammars[:4]:
         compiled = gbnfkit.CompiledGrammar(
-            grammar, vocabulary, index=index, wide_threshold=0, deepen_above=0, narrow_threshold=-1
+            grammar, vocabulary, index=index, tuning=Tuning(wide=0, deepen_above=0)
         )
         _walk_compiled(compiled, grammar, rng, steps=8)
     assert index.shared
 
 
-def test_shallower_and_deepened_wide_contexts_stay_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_shallower_and_deepened_wide_contexts_stay_exact() -> None:
     """Force every split wide, unshareable at full depth, and deepened at once."""
-    import gbnfkit.tokens._compiled as compiled_module
+    from gbnfkit.tokens._compiled import VocabularyIndex
 
-    monkeypatch.setattr(compiled_module, "_MAX_CANONICAL", 12)
-    monkeypatch.setattr(compiled_module, "_DEEPEN_AFTER", 0)
-    monkeypatch.setattr(compiled_module, "_MANY_UNCERTAIN_TOKENS", 0)
+    tuning = Tuning(wide=0, max_canonical=12, deepen_after=0, many_uncertain_tokens=0)
     vocabulary = synthetic_vocabulary(seed=17)
-    index = compiled_module.VocabularyIndex(vocabulary)
+    index = VocabularyIndex(vocabulary)
     rng = random.Random(19)
     for name in ("json", "arithmetic", "c", "chess"):
         grammar = Grammar.builtin(name)
-        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, index=index, wide_threshold=0)
+        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, index=index, tuning=tuning)
         _walk_compiled(compiled, grammar, rng, steps=10)
 
 
@@ -276,7 +275,7 @@ def test_saved_wide_contexts_reload_exact(tmp_path: Path) -> None:
     for name in ("json", "c"):
         grammar = Grammar.builtin(name)
         first = compiled_module.CompiledGrammar(
-            grammar, vocabulary, wide_threshold=0, deepen_above=0
+            grammar, vocabulary, tuning=Tuning(wide=0, deepen_above=0)
         )
         _walk_compiled(first, grammar, random.Random(29), steps=10)
         saved = [e for e in first._contexts.values() if e.uncertain_tokens]
@@ -298,3 +297,16 @@ def test_byte_stacks_of_class_branches_do_not_hit_the_stack_limit() -> None:
     assert len(grammar.start().feed("").allowed()) >= 1  # the engine holds the state
     vocabulary = synthetic_vocabulary(seed=31)
     _walk_compiled(gbnfkit.CompiledGrammar(grammar, vocabulary), grammar, random.Random(37), 3)
+
+
+def test_compiler_clear_cache_forgets_grammars_and_shared_splits() -> None:
+    vocabulary = synthetic_vocabulary(seed=41)
+    compiler = gbnfkit.GrammarCompiler(vocabulary, cache_size=4)
+    grammar = Grammar.builtin("json")
+    first = compiler.compile(grammar)
+    _walk_compiled(first, grammar, random.Random(43), steps=8)
+    assert compiler.compile(grammar) is first
+    compiler.clear_cache()
+    again = compiler.compile(grammar)
+    assert again is not first
+    _walk_compiled(again, grammar, random.Random(43), steps=8)

@@ -61,6 +61,8 @@ class _Lowering:
         self.rules: list[list[int]] = [[] for _ in program.rule_alts]
         self.class_rules: dict[Ranges, int] = {}
         self.class_seqs: list[tuple[int, list[ByteSeq]]] = []
+        # the lowering of each distinct test: (TEST, bits) pairs or one (CALL, rule)
+        self.tests: dict[Ranges, tuple[tuple[int, int], ...]] = {}
 
     def _emit(self, kind: int, arg: int) -> None:
         self.kind.append(kind)
@@ -74,22 +76,30 @@ class _Lowering:
 
     def _test(self, ranges: Ranges) -> None:
         """Emit the byte tests of "one code point in ``ranges``"."""
+        code = self.tests.get(ranges)
+        if code is None:
+            code = self.tests[ranges] = self._lower_test(ranges)
+        for kind, arg in code:
+            self._emit(kind, arg)
+
+    def _lower_test(self, ranges: Ranges) -> tuple[tuple[int, int], ...]:
+        if not ranges or ranges[-1][1] < 0x80:  # ASCII only (ranges are sorted): one test
+            bits = 0
+            for lo, hi in ranges:
+                bits |= _range_bits(lo, hi)
+            return ((TEST, bits),)
         seqs = [s for lo, hi in ranges for s in utf8_sequences(lo, hi)]
         if all(len(s) == 1 for s in seqs):
             bits = 0
             for s in seqs:
                 bits |= _range_bits(*s[0])
-            self._emit(TEST, bits)
-        elif len(seqs) == 1:
-            for lo, hi in seqs[0]:
-                self._emit(TEST, _range_bits(lo, hi))
-        else:
-            index = self.class_rules.get(ranges)
-            if index is None:
-                index = self.class_rules[ranges] = len(self.rules)
-                self.rules.append([])
-                self.class_seqs.append((index, seqs))
-            self._emit(CALL, index)
+            return ((TEST, bits),)
+        if len(seqs) == 1:
+            return tuple((TEST, _range_bits(lo, hi)) for lo, hi in seqs[0])
+        index = self.class_rules[ranges] = len(self.rules)
+        self.rules.append([])
+        self.class_seqs.append((index, seqs))
+        return ((CALL, index),)
 
     def run(self) -> ByteProgram:
         program = self.program

@@ -1,21 +1,10 @@
 """CompiledGrammar: a grammar prepared for one vocabulary, and its token masks.
 
-How a mask is computed (exact, see ``docs``/report):
-
-* The grammar is lowered to a byte program; a parse state is a set of stacks of
-  program positions (:mod:`._bytestate`).
-* A *context* is the top ``CONTEXT_DEPTH`` frames of a stack.  For each context,
-  once (lazily) and shared by every stack with that top, one walk of the token
-  trie splits the vocabulary into tokens *accepted* whatever lies below, tokens
-  *rejected* whatever lies below, and *uncertain* subtrees whose fate depends on
-  the frames below (some path finished the context's frames before the token ended).
-* The mask of a state is the OR over its stacks of the context's accepted bits,
-  plus the uncertain subtrees walked again from the full stack.  Masks are cached
-  per state (states are interned and hashable).
-
-Token ``t`` is allowed in a state iff some stack consumes all of ``t``'s bytes;
-that is exactly accepted-by-context or accepted-from-the-full-stack, so masks are
-exact, including tokens that end inside a multi-byte character.
+How a mask is computed, and why it is exact: ``docs/masks.md``.  In short, a parse
+state is a set of byte-level stacks; stacks are grouped by all but their top frame, each
+group's *context* (its top frames) is split once into tokens accepted, rejected and
+uncertain whatever lies below, and a mask ORs the accepted bits of its contexts and
+checks the uncertain tokens against the frames below.  Masks are cached per state.
 """
 
 from __future__ import annotations
@@ -36,7 +25,9 @@ from gbnfkit._arguments import expect
 from gbnfkit._errors import LoadError, VocabularyError
 from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
+from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
 from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_sorted
@@ -49,19 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CONTEXT_DEPTH", "CompiledGrammar", "VocabularyIndex"]
 
-CONTEXT_DEPTH = 3
-_MAX_CANONICAL = 256  # positions; contexts reaching more are kept per grammar only
-_FEW_UNCERTAIN = 24  # more uncertain tokens/subtrees than this: look 2 frames deeper
-_MANY_UNCERTAIN_TOKENS = 4096  # a wide context leaving more uncertain tokens is deepened
-_DEEPEN_AFTER = 8  # ... once it has served this many masks
-_SHALLOW_UNCERTAIN = 16_384  # a shared shallower wide context is used if it leaves at most this
-_MAX_EXTRA_DEPTH = 8  # ... at most this many frames deeper than CONTEXT_DEPTH
-_NARROW = -1  # trie nodes: a state whose walk visits fewer is walked directly (-1: never)
-_MANY_FIRST_BYTES = 48  # a state allowing more first bytes than this is never walked directly
-_SHORT_WALK = 1_500  # trie nodes tried before looking for a shared split
-_WIDE = 4_000  # trie nodes: a context whose walk would visit more is split with numpy
+CONTEXT_DEPTH = 3  # frames in a context key (part of the saved format, not a tuning knob)
 _FORMAT = "gbnfkit-compiled-v3"
-_MAX_TAIL_TOKENS = 16_384  # wide splits leaving more uncertain tokens are checked per token
 
 Words = npt.NDArray[np.uint32]
 
@@ -78,9 +58,17 @@ class VocabularyIndex:
         shared: context splits by canonical context (the structure of the program
             reachable from a context's frames), shared by every grammar compiled with
             this index; an LRU of at most ``max_shared_contexts`` entries.
+        store: with ``cache_dir``, the same splits kept on disk for other processes
+            (:class:`~gbnfkit.tokens._splitstore.SplitStore`).
     """
 
-    def __init__(self, vocabulary: Vocabulary, *, max_shared_contexts: int = 4096) -> None:
+    def __init__(
+        self,
+        vocabulary: Vocabulary,
+        *,
+        max_shared_contexts: int = 4096,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.vocabulary = vocabulary
         special = vocabulary.special_token_ids
         text: list[tuple[int, bytes]] = []
@@ -100,20 +88,57 @@ class VocabularyIndex:
         self.max_shared = max_shared_contexts
         self.shared: OrderedDict[tuple[object, ...], _Context] = OrderedDict()
         self.lock = threading.Lock()
+        self.store = (
+            SplitStore(cache_dir, vocabulary.fingerprint, self.nwords)
+            if cache_dir is not None
+            else None
+        )
 
     def shared_context(self, key: tuple[object, ...]) -> _Context | None:
-        """The split of a canonical context computed by any grammar (``None`` if not kept)."""
+        """The split of a canonical context computed by any grammar, in this process or
+        (with a ``cache_dir``) another one; ``None`` if not kept."""
         with self.lock:
             entry = self.shared.get(key)
             if entry is not None:
                 self.shared.move_to_end(key)
-            return entry
+                return entry
+        if self.store is None:
+            return None
+        record = self.store.get(key)
+        if record is None:
+            return None
+        tails = _Tails(*record.tails) if record.tails is not None else None
+        entry = _Context.of(
+            record.words, record.uncertain, record.uncertain_tokens, tails, record.depth
+        )
+        self._remember(key, entry)
+        return entry
 
     def keep_context(self, key: tuple[object, ...], entry: _Context) -> None:
+        self._remember(key, entry)
+        if self.store is not None:
+            tails = entry.tails
+            self.store.put(
+                key,
+                SplitRecord(
+                    entry.to_words(self.nwords),
+                    entry.uncertain,
+                    entry.uncertain_tokens,
+                    (tails.tails, tails.positions) if tails is not None else None,
+                    entry.depth,
+                ),
+            )
+
+    def _remember(self, key: tuple[object, ...], entry: _Context) -> None:
         with self.lock:
             self.shared[key] = entry
             while len(self.shared) > self.max_shared:
                 self.shared.popitem(last=False)
+
+    def clear_shared(self) -> None:
+        """Forget the shared context splits held in memory (a ``cache_dir`` is kept)."""
+        with self.lock:
+            self.shared.clear()
 
     def pack_ids(self, ids: npt.NDArray[np.int64]) -> Words:
         """Packed bits (bit ``i % 32`` of word ``i // 32``) of token ``ids``."""
@@ -229,7 +254,11 @@ class _Tails:
 
 
 def _tails(
-    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState, positions: tuple[int, ...]
+    trie: TokenTrie,
+    automaton: ByteAutomaton,
+    root: ByteState,
+    positions: tuple[int, ...],
+    max_tokens: int = DEFAULT_TUNING.max_tail_tokens,
 ) -> _Tails | None:
     """The uncertain tokens at ``positions`` grouped by their tails (``None``: none, or
     too many to group).
@@ -238,7 +267,7 @@ def _tails(
     has finished its frames (holds the bottom marker); those are the only ways the
     token can still be allowed by a full stack.
     """
-    if not positions or len(positions) > _MAX_TAIL_TOKENS:
+    if not positions or len(positions) > max_tokens:
         return None
     by_tail: dict[bytes, list[int]] = {}
     data_of = trie.sorted_bytes
@@ -276,15 +305,11 @@ class CompiledGrammar:
     sparse, so in practice far less).  The byte automaton's state table is bounded by
     ``grammar.limits.max_cached_states``.
 
-    Args (tuning; the defaults are measured choices, none changes a mask):
+    Args:
         index: a :class:`VocabularyIndex` to share (``GrammarCompiler`` passes its own).
         max_contexts, max_masks: cache bounds, see above.
-        wide_threshold: contexts whose trie walk would visit more nodes than this are
-            split with one numpy pass over the vocabulary instead.
-        narrow_threshold: states whose trie walk visits at most this many nodes are
-            walked directly (no contexts); ``-1`` always uses contexts.
-        deepen_above: a context leaving more uncertain tokens than this is replaced by
-            one two frames deeper (up to 8 more frames).
+        tuning: the heuristics' knobs (internal; none changes a mask, see
+            ``docs/masks.md``).
     """
 
     def __init__(
@@ -295,9 +320,7 @@ class CompiledGrammar:
         index: VocabularyIndex | None = None,
         max_contexts: int = 4096,
         max_masks: int = 1024,
-        wide_threshold: int = _WIDE,
-        deepen_above: int = _FEW_UNCERTAIN,
-        narrow_threshold: int = _NARROW,
+        tuning: Tuning = DEFAULT_TUNING,
     ) -> None:
         if index is None:
             index = VocabularyIndex(vocabulary)
@@ -314,9 +337,7 @@ class CompiledGrammar:
         self._uses: dict[Stack, int] = {}
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
-        self._wide = wide_threshold
-        self._deepen_above = deepen_above
-        self._narrow = narrow_threshold
+        self._tuning = tuning
         # the first mask is part of compiling: a matcher's first step is then a cache hit
         self.mask(self._automaton.initial)
 
@@ -399,11 +420,14 @@ class CompiledGrammar:
         automaton = self._automaton
         index = self._index
         trie = index.trie
+        tuning = self._tuning
         root = automaton.intern(frozenset(_stacks_of(key)))
         # most contexts allow few tokens: a short walk settles them; free text (many
         # first bytes) would exhaust the walk's budget, so it goes straight to numpy
-        many = automaton.allowed_bits(root).bit_count() > _MANY_FIRST_BYTES
-        walked = None if many else walk_all(trie, automaton, root, min(_SHORT_WALK, self._wide))
+        many = automaton.allowed_bits(root).bit_count() > tuning.many_first_bytes
+        walked = (
+            None if many else walk_all(trie, automaton, root, min(tuning.short_walk, tuning.wide))
+        )
         if walked is None:
             # free-text contexts are the costly ones: they are shared between grammars
             canon = self._canonical(key)
@@ -411,7 +435,7 @@ class CompiledGrammar:
             if shared is not None:
                 return shared
             if not many:
-                walked = walk_all(trie, automaton, root, self._wide)
+                walked = walk_all(trie, automaton, root, tuning.wide)
         else:
             canon = None
         if walked is not None:
@@ -424,7 +448,7 @@ class CompiledGrammar:
             top = _group_key(_stacks_of(key), _key_depth(key) - 1)
             if self._canonical(top) is not None:
                 entry = self._split(top)
-                if len(entry.uncertain_tokens) <= _SHALLOW_UNCERTAIN and not entry.uncertain:
+                if len(entry.uncertain_tokens) <= tuning.shallow_uncertain and not entry.uncertain:
                     return entry
         return self._wide_split(key, canon)
 
@@ -434,7 +458,7 @@ class CompiledGrammar:
         accepted, unsure = vector_walk(index.trie, self._automaton, root)
         words = index.pack_ids(index.trie.sorted_ids[accepted])
         positions = tuple(unsure.tolist())
-        tails = _tails(index.trie, self._automaton, root, positions)
+        tails = _tails(index.trie, self._automaton, root, positions, self._tuning.max_tail_tokens)
         entry = _Context.of(words, (), positions, tails, _key_depth(key))
         if canon is not None:
             index.keep_context(canon, entry)
@@ -464,7 +488,7 @@ class CompiledGrammar:
         desc: list[object] = []
         i = 0
         while i < len(order):
-            if i > _MAX_CANONICAL:
+            if i > self._tuning.max_canonical:
                 return None
             p = order[i]
             i += 1
@@ -484,6 +508,7 @@ class CompiledGrammar:
         Taking the group at once keeps, say, the alternatives of one character class
         (one stack per UTF-8 lead byte) in one split instead of one per alternative.
         """
+        tuning = self._tuning
         depth = CONTEXT_DEPTH
         size = len(group[0])
         while True:
@@ -494,18 +519,18 @@ class CompiledGrammar:
             entry = self._context(key, shallower=depth == CONTEXT_DEPTH)
             # a deeper wide context costs another whole-vocabulary pass, so a wide one
             # (numpy split, uncertain_tokens) is deepened only when far too open and
-            # after it has served _DEEPEN_AFTER masks (it pays off only for long runs)
-            if depth >= CONTEXT_DEPTH + _MAX_EXTRA_DEPTH:
+            # after it has served `deepen_after` masks (it pays off only for long runs)
+            if depth >= CONTEXT_DEPTH + tuning.max_extra_depth:
                 return key, entry
-            if len(entry.uncertain) <= self._deepen_above:
-                if len(entry.uncertain_tokens) <= _MANY_UNCERTAIN_TOKENS:
+            if len(entry.uncertain) <= tuning.deepen_above:
+                if len(entry.uncertain_tokens) <= tuning.many_uncertain_tokens:
                     return key, entry
                 with self._lock:
                     used = self._uses.get(key, 0) + 1
                     if len(self._uses) >= self._max_contexts:
                         self._uses.clear()
                     self._uses[key] = used
-                if used <= _DEEPEN_AFTER:
+                if used <= tuning.deepen_after:
                     return key, entry
             depth += 2
 
@@ -516,14 +541,6 @@ class CompiledGrammar:
         words: Words = index.always.copy()
         if state.complete:
             words |= index.eos
-        walked = None
-        if self._narrow >= 0 and len(automaton.allowed_bytes(state)) <= _MANY_FIRST_BYTES:
-            walked = walk_all(trie, automaton, state, self._narrow)
-        if walked is not None:
-            # few tokens can start here: one walk from the whole state was cheapest
-            if walked[0]:
-                words |= index.pack_ranges(walked[0], walked[1])
-            return words
         seen: set[tuple[int, ...]] = set()
         extra_lo: list[int] = []
         extra_hi: list[int] = []

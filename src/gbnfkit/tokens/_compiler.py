@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 
@@ -18,13 +19,28 @@ class GrammarCompiler:
 
     Keeps the ``cache_size`` (default 32) most recently used compiled grammars,
     keyed by ``(grammar.fingerprint, vocabulary.fingerprint)``.  Thread-safe.
+
+    Context splits that do not depend on the grammar (string bodies, numbers,
+    whitespace...) are shared by every grammar compiled here; with ``cache_dir`` they
+    are also written to that directory and read back by any process using the same
+    vocabulary, so a grammar never seen before starts with them computed.  The
+    directory is content-addressed, safe to share between concurrent processes, and
+    bounded (4,096 entries; see ``docs/masks.md``); a damaged file is ignored.
     """
 
-    def __init__(self, vocabulary: Vocabulary, *, cache_size: int = 32) -> None:
+    def __init__(
+        self,
+        vocabulary: Vocabulary,
+        *,
+        cache_size: int = 32,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         expect(vocabulary, Vocabulary, "vocabulary")
         expect(cache_size, int, "cache_size")
+        if cache_dir is not None:
+            expect(cache_dir, (str, os.PathLike), "cache_dir")
         self._vocabulary = vocabulary
-        self._index = VocabularyIndex(vocabulary)
+        self._index = VocabularyIndex(vocabulary, cache_dir=cache_dir)
         self._cache_size = max(0, cache_size)
         self._cache: OrderedDict[tuple[str, str], CompiledGrammar] = OrderedDict()
         self._lock = threading.Lock()
@@ -55,6 +71,13 @@ class GrammarCompiler:
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         return compiled
+
+    def clear_cache(self) -> None:
+        """Forget the compiled grammars and the context splits shared between them
+        (in memory; files in ``cache_dir`` stay)."""
+        with self._lock:
+            self._cache.clear()
+        self._index.clear_shared()
 
     def load(self, path: str, grammar: Grammar) -> CompiledGrammar:
         """:meth:`CompiledGrammar.load` sharing this compiler's vocabulary index."""

@@ -1,0 +1,213 @@
+"""A directory of context splits shared across processes (``GrammarCompiler(cache_dir=...)``).
+
+Only splits keyed by a *canonical context* are stored (the program reachable from a
+context's frames, renumbered; see ``docs/masks.md``): such a split depends on nothing but
+that canonical form and the vocabulary, so it is valid for every grammar, in every
+process, that meets the same context -- the string bodies, numbers and whitespace of
+JSON grammars, typically.
+
+* **Content-addressed.** An entry's file name is the SHA-256 of the store format, the
+  vocabulary's fingerprint and the canonical key; the file repeats all three and a
+  BLAKE2 checksum of its arrays.  An entry is used only when all of them match, so a
+  truncated, corrupted, foreign or colliding file is ignored (the split is computed
+  again and the file rewritten); it can never give a wrong mask.
+* **Safe under concurrent writers.** A file is written under a unique temporary name in
+  the same directory and renamed into place (atomic on POSIX and Windows); readers
+  see either no file or a whole one, and two writers of one entry write equal content.
+* **Bounded.** At most ``max_entries`` files (default 4,096) are written per directory;
+  past that new splits are kept in memory only.  An entry holds the accepted bits
+  (sparse: 8 bytes per non-zero 32-token word, at most ``4 * ceil(V / 32)`` bytes
+  dense), 4 bytes per uncertain token and its tails' bytes: 226 KB on average on a
+  129k vocabulary (MaskBench), so about 0.9 GB at the default bound.
+  Delete the directory to reclaim it; nothing else ever removes files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["SplitRecord", "SplitStore"]
+
+_FORMAT = "gbnfkit-split-v1"
+_ARRAYS = (
+    "word_index",
+    "word_bits",
+    "uncertain",
+    "uncertain_tokens",
+    "tail_bytes",
+    "tail_offsets",
+    "tail_positions",
+    "tail_counts",
+    "header",
+)
+
+
+@dataclass(frozen=True)
+class SplitRecord:
+    """A context split in plain values (what a file holds)."""
+
+    words: npt.NDArray[np.uint32]
+    uncertain: tuple[int, ...]
+    uncertain_tokens: tuple[int, ...]
+    tails: tuple[tuple[bytes, ...], tuple[tuple[int, ...], ...]] | None
+    depth: int
+
+
+class SplitStore:
+    """Context splits of one vocabulary kept in ``directory`` (created if missing)."""
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        vocabulary_fingerprint: str,
+        nwords: int,
+        *,
+        max_entries: int = 4096,
+    ) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.vocabulary = vocabulary_fingerprint
+        self.nwords = nwords
+        self.max_entries = max_entries
+        self._lock = threading.Lock()
+        self._count: int | None = None
+
+    def _name(self, key_text: str) -> Path:
+        digest = hashlib.sha256(f"{_FORMAT}\0{self.vocabulary}\0{key_text}".encode()).hexdigest()
+        return self.directory / f"{digest}.npz"
+
+    def get(self, key: tuple[object, ...]) -> SplitRecord | None:
+        """The stored split of canonical ``key``, or ``None`` (missing or not valid)."""
+        key_text = repr(key)
+        path = self._name(key_text)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {name: data[name] for name in _ARRAYS}
+        except (OSError, ValueError, KeyError, EOFError, TypeError):
+            return None
+        except Exception:  # a damaged zip raises zipfile.BadZipFile and others
+            return None
+        return self._decode(arrays, key_text)
+
+    def put(self, key: tuple[object, ...], record: SplitRecord) -> None:
+        """Store ``record`` under canonical ``key`` (best effort: errors are ignored)."""
+        if not self._room():
+            return
+        key_text = repr(key)
+        path = self._name(key_text)
+        new = not path.exists()  # else a damaged or foreign file: replace it
+        arrays = self._encode(record, key_text)
+        tmp = None
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **arrays)  # type: ignore[arg-type]
+            os.replace(tmp, path)
+            tmp = None
+            with self._lock:
+                if self._count is not None and new:
+                    self._count += 1
+        except OSError:
+            pass
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    def _room(self) -> bool:
+        with self._lock:
+            if self._count is None:
+                try:
+                    self._count = sum(1 for p in self.directory.glob("*.npz"))
+                except OSError:
+                    return False
+            return self._count < self.max_entries
+
+    # -- encoding ----------------------------------------------------------------
+    def _encode(self, record: SplitRecord, key_text: str) -> dict[str, npt.NDArray[np.generic]]:
+        words = record.words
+        index = np.flatnonzero(words).astype(np.int64)
+        tails, positions = record.tails if record.tails is not None else ((), ())
+        arrays: dict[str, npt.NDArray[np.generic]] = {
+            "word_index": index.astype(np.int32),
+            "word_bits": words[index].astype(np.uint32),
+            "uncertain": np.array(record.uncertain, dtype=np.int32),
+            "uncertain_tokens": np.array(record.uncertain_tokens, dtype=np.int32),
+            "tail_bytes": np.frombuffer(b"".join(tails), dtype=np.uint8),
+            "tail_offsets": np.cumsum([0] + [len(t) for t in tails], dtype=np.int64),
+            "tail_positions": np.array([p for ps in positions for p in ps], dtype=np.int32),
+            "tail_counts": np.array([len(ps) for ps in positions], dtype=np.int64),
+        }
+        header = [
+            _FORMAT,
+            self.vocabulary,
+            key_text,
+            str(self.nwords),
+            str(record.depth),
+            "tails" if record.tails is not None else "no-tails",
+            _checksum(arrays),
+        ]
+        arrays["header"] = np.array(header)
+        return arrays
+
+    def _decode(
+        self, arrays: dict[str, npt.NDArray[np.generic]], key_text: str
+    ) -> SplitRecord | None:
+        header = arrays["header"].tolist()
+        if not isinstance(header, list) or len(header) != 7:
+            return None
+        fmt, vocabulary, stored_key, nwords, depth, has_tails, checksum = header
+        if (fmt, vocabulary, stored_key, nwords) != (
+            _FORMAT,
+            self.vocabulary,
+            key_text,
+            str(self.nwords),
+        ) or has_tails not in ("tails", "no-tails"):
+            return None
+        payload = {name: arrays[name] for name in _ARRAYS if name != "header"}
+        if checksum != _checksum(payload):
+            return None
+        index = payload["word_index"]
+        if len(index) and (int(index.min()) < 0 or int(index.max()) >= self.nwords):
+            return None
+        words = np.zeros(self.nwords, dtype=np.uint32)
+        words[index] = payload["word_bits"]
+        tails = None
+        if has_tails == "tails":
+            data = payload["tail_bytes"].tobytes()
+            offsets = payload["tail_offsets"].tolist()
+            counts = payload["tail_counts"].tolist()
+            flat = payload["tail_positions"].tolist()
+            if len(offsets) != len(counts) + 1 or sum(counts) != len(flat):
+                return None
+            starts = np.cumsum([0] + counts).tolist()
+            tails = (
+                tuple(data[offsets[i] : offsets[i + 1]] for i in range(len(counts))),
+                tuple(tuple(flat[starts[i] : starts[i + 1]]) for i in range(len(counts))),
+            )
+        return SplitRecord(
+            words,
+            tuple(payload["uncertain"].tolist()),
+            tuple(payload["uncertain_tokens"].tolist()),
+            tails,
+            int(depth),
+        )
+
+
+def _checksum(arrays: dict[str, npt.NDArray[np.generic]]) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()

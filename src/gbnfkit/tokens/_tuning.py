@@ -1,0 +1,53 @@
+"""The knobs of the mask computation, in one frozen object (see ``docs/masks.md``).
+
+No knob changes a mask: each only moves work between compile time, the first masks of a
+context and later masks.  The defaults are measured choices (``bench/masks.py``); tests
+pass extreme values to force every path (all splits wide, every context deepened...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_TUNING", "Tuning"]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """How contexts are split (``docs/masks.md`` explains each heuristic).
+
+    Attributes:
+        many_first_bytes: a context allowing more first bytes than this is free text:
+            it skips the trie walk and goes straight to a shared or numpy split.
+        short_walk: trie nodes a narrow context's walk may visit before the split
+            looks for a shared (canonical) split.
+        wide: trie nodes a walk may visit in all; past that the context is split by
+            one numpy pass over the trie (``vector_walk``).
+        max_canonical: program positions a context may reach and still be shared
+            between grammars by its canonical form.
+        deepen_above: a narrow split leaving more uncertain subtrees than this is
+            replaced by one two frames deeper.
+        many_uncertain_tokens: a wide split leaving more uncertain tokens than this
+            is deepened too, but only after it has served ``deepen_after`` masks.
+        deepen_after: see ``many_uncertain_tokens``.
+        max_extra_depth: contexts are deepened at most this many frames.
+        shallow_uncertain: a wide context first tries the split of its top frames
+            but one (shared more widely); it is used if it leaves at most this many
+            uncertain tokens.
+        max_tail_tokens: wide splits leaving more uncertain tokens than this check
+            them one by one instead of grouped by tail.
+    """
+
+    many_first_bytes: int = 48
+    short_walk: int = 1_500
+    wide: int = 4_000
+    max_canonical: int = 256
+    deepen_above: int = 24
+    many_uncertain_tokens: int = 4_096
+    deepen_after: int = 8
+    max_extra_depth: int = 8
+    shallow_uncertain: int = 16_384
+    max_tail_tokens: int = 16_384
+
+
+DEFAULT_TUNING = Tuning()
