@@ -312,6 +312,8 @@ class Converter:
     def apply_not(self, schema: dict[str, Any], ptr: str) -> dict[str, Any] | bool:
         neg = schema["not"]
         rest = {k: v for k, v in schema.items() if k != "not"}
+        if isinstance(neg, dict):
+            check_shapes(neg, ptr + "/not")  # its values are read below, before any visit
         if neg is True or neg == {}:
             return False
         if neg is False:
