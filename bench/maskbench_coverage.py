@@ -4,7 +4,9 @@ For every schema of ``shared/maskbench/dev.jsonl``: convert it, then match every
 instance (``json.dumps(data, ensure_ascii=False)``, default separators) code point by
 code point.  A schema *passes* when it converts and every instance is judged right
 (valid: accepted; invalid: rejected or left incomplete).  Prints pass share, refusals
-(by keyword), false accepts, false rejects and conversion time percentiles.
+(by keyword), false accepts, false rejects, convert+compile time percentiles (wall clock,
+and CPU time of this process, which a busy machine disturbs less) and the largest
+grammars (characters of GBNF, rules).
 
     python bench/maskbench_coverage.py [--limit N] [--lenient] [--verbose]
 
@@ -47,6 +49,7 @@ def judge(record: dict[str, Any], options: SchemaOptions) -> dict[str, Any]:
     out: dict[str, Any] = {"id": record["id"], "refused": None, "false_accepts": 0,
                            "false_rejects": 0, "tests": len(record["tests"])}
     t0 = time.perf_counter()
+    c0 = time.process_time()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SchemaWarning)
@@ -61,6 +64,9 @@ def judge(record: dict[str, Any], options: SchemaOptions) -> dict[str, Any]:
         out["reason"] = str(e)
         return out
     out["convert_s"] = time.perf_counter() - t0
+    out["convert_cpu_s"] = time.process_time() - c0
+    out["gbnf_chars"] = len(text)
+    out["gbnf_rules"] = text.count("::=")
     for test in record["tests"]:
         instance = json.dumps(test["data"], ensure_ascii=False)
         try:
@@ -82,6 +88,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
               and not r["false_rejects"]]
     refused = collections.Counter(r["refused"] for r in results if r["refused"])
     times = sorted(r["convert_s"] for r in results if "convert_s" in r)
+    cpu = sorted(r["convert_cpu_s"] for r in results if "convert_cpu_s" in r)
     return {
         "schemas": n,
         "passed": len(passed),
@@ -94,6 +101,16 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         "schemas_with_false_rejects": sum(1 for r in results if r["false_rejects"]),
         "convert_ms_p50": 1000 * statistics.median(times) if times else 0.0,
         "convert_ms_p90": 1000 * times[int(0.9 * (len(times) - 1))] if times else 0.0,
+        "convert_ms_p99": 1000 * times[int(0.99 * (len(times) - 1))] if times else 0.0,
+        "convert_ms_max": 1000 * times[-1] if times else 0.0,
+        "convert_cpu_ms_p50": 1000 * statistics.median(cpu) if cpu else 0.0,
+        "convert_cpu_ms_p90": 1000 * cpu[int(0.9 * (len(cpu) - 1))] if cpu else 0.0,
+        "convert_cpu_ms_max": 1000 * cpu[-1] if cpu else 0.0,
+        "slowest_cpu_ms": [(r["id"], round(1000 * r["convert_cpu_s"])) for r in sorted(
+            (r for r in results if "convert_cpu_s" in r),
+            key=lambda r: -r["convert_cpu_s"])[:5]],
+        "largest_grammars": [(r["id"], r["gbnf_chars"], r["gbnf_rules"]) for r in sorted(
+            (r for r in results if "gbnf_chars" in r), key=lambda r: -r["gbnf_chars"])[:5]],
     }
 
 

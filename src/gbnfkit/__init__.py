@@ -7,16 +7,23 @@ package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING
 
 from __future__ import annotations
 
-from gbnfkit import peg  # the submodule gbnfkit.peg (pure Python)
+from gbnfkit import (
+    chat,  # the submodule gbnfkit.chat (pure Python)
+    peg,  # the submodule gbnfkit.peg (pure Python)
+)
 from gbnfkit._errors import (
     ArgumentError,
+    ChatError,
+    ChatParseError,
     GbnfkitError,
     GrammarError,
     InputRejected,
     LimitError,
     LoadError,
+    MissingDependencyError,
     ParseError,
     PegError,
+    SamplingError,
     SchemaError,
     TriggerRejected,
     VocabularyError,
@@ -32,6 +39,7 @@ from gbnfkit.engine import (
     MatchStatus,
     State,
 )
+from gbnfkit.sampling import Mirostat, Sampler, SamplerType, SamplingParams, sample_batch
 from gbnfkit.schema import SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
@@ -47,6 +55,8 @@ __all__ = [
     "ArgumentError",
     "CharExcludeRule",
     "CharRule",
+    "ChatError",
+    "ChatParseError",
     "CompiledGrammar",
     "EndRule",
     "GbnfkitError",
@@ -61,8 +71,14 @@ __all__ = [
     "MatchResult",
     "MatchStatus",
     "Matcher",
+    "Mirostat",
+    "MissingDependencyError",
     "ParseError",
     "PegError",
+    "Sampler",
+    "SamplerType",
+    "SamplingError",
+    "SamplingParams",
     "SchemaError",
     "SchemaOptions",
     "State",
@@ -74,10 +90,12 @@ __all__ = [
     "__version__",
     "allocate_bitmask",
     "apply_bitmask",
+    "chat",
     "compile",
     "json_schema_to_gbnf",
     "peg",
     "regex_to_gbnf",
+    "sample_batch",
 ]
 
 # classes and functions name the public module users import them from (see _public.py)

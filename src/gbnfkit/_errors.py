@@ -15,13 +15,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArgumentError",
+    "ChatError",
+    "ChatParseError",
     "GbnfkitError",
     "GrammarError",
     "InputRejected",
     "LimitError",
     "LoadError",
+    "MissingDependencyError",
     "ParseError",
     "PegError",
+    "SamplingError",
     "SchemaError",
     "TriggerRejected",
     "VocabularyError",
@@ -176,6 +180,20 @@ class LoadError(GbnfkitError, ValueError):
         super().__init__(f"cannot load {path!r}: {message}")
 
 
+class SamplingError(GbnfkitError, ValueError):
+    """Sampling parameters out of range, or logits from which no token can be sampled.
+
+    Attributes:
+        field: the :class:`gbnfkit.SamplingParams` field at fault, or ``None`` when the
+            logits are at fault (every token the grammar allows has a logit of -inf).
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.message = message
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
+
+
 class SchemaError(GbnfkitError, ValueError):
     """A JSON Schema that cannot be turned into a grammar.
 
@@ -208,6 +226,21 @@ class LimitError(GbnfkitError, RuntimeError):
         super().__init__(f"{message} (limit {limit}={value}; raise it with gbnfkit.Limits)")
 
 
+class MissingDependencyError(GbnfkitError, ImportError):
+    """An optional package (an extra such as ``gbnfkit[llama-cpp]``) or the bundled model
+    that a feature needs is not installed.
+
+    Attributes:
+        package: the distribution that is missing (``"llama-cpp-python"``).
+        install: the command that installs it (``"pip install 'gbnfkit[llama-cpp]'"``).
+    """
+
+    def __init__(self, package: str, install: str, *, needed_for: str) -> None:
+        self.package = package
+        self.install = install
+        super().__init__(f"{needed_for} needs {package}, which is not installed: {install}")
+
+
 class TriggerRejected(InputRejected):
     """A lazy grammar's trigger fired, but the grammar rejects the text it starts.
 
@@ -233,6 +266,49 @@ class TriggerRejected(InputRejected):
         self.trigger = trigger
         self.message = f"{trigger!r} fired, but the grammar rejects its text: {self.message}"
         self.args = (self.message,)
+
+
+class ChatError(GbnfkitError, ValueError):
+    """A chat format, tool definition or ``tool_choice`` that cannot be used
+    (:mod:`gbnfkit.chat`)."""
+
+
+class ChatParseError(ChatError):
+    """Model output that does not follow its chat format (see :mod:`gbnfkit.chat`).
+
+    Attributes:
+        message: what is wrong (an unknown tool, arguments that are not JSON...).
+        position: index (in code points) in the output where the problem is.
+        expected: readable descriptions of what was allowed there (may be empty).
+        text: the output that was parsed.
+    """
+
+    def __init__(
+        self, message: str, *, position: int, text: str, expected: Sequence[str] = ()
+    ) -> None:
+        self.message = message
+        self.position = position
+        self.expected = tuple(expected)
+        self.text = text
+        line_no = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        rendered = f"{message} at position {position} (line {line_no}, column {column})"
+        if self.expected:
+            shown = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            rendered += f"; expected {shown}"
+        excerpt = _excerpt(text, line_no, column)
+        if excerpt:
+            rendered += "\n" + excerpt
+        super().__init__(rendered)
+
+    @property
+    def excerpt(self) -> str:
+        """The offending line of the output with a caret under the position."""
+        line_no = self.text.count("\n", 0, self.position) + 1
+        column = self.position - (self.text.rfind("\n", 0, self.position) + 1) + 1
+        return _excerpt(self.text, line_no, column)
+
+
 class PegError(GbnfkitError, ValueError):
     """A PEG parser that cannot be built, run or turned into a grammar (:mod:`gbnfkit.peg`):
     a bad combinator argument, an undefined or twice-defined rule, left recursion, or a

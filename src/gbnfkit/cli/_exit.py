@@ -15,13 +15,16 @@ class ExitCode(IntEnum):
     REJECTED = 1
     """The text (or prefix) is not allowed by the grammar."""
     PREFIX = 2
-    """``check`` only: the text is a valid prefix, but not a complete match."""
+    """``check``: the text is a valid prefix, but not a complete match; ``generate``: the
+    output was cut (``--max-tokens``, the context) before the grammar was complete."""
     BAD_GRAMMAR = 3
     """The grammar or JSON Schema cannot be built."""
     USAGE = 4
     """Bad command line, or an input that cannot be read (missing file, not UTF-8)."""
     LIMIT = 5
     """A resource limit of :class:`gbnfkit.Limits` was reached."""
+    MISSING_DEPENDENCY = 6
+    """``generate``: the model's runtime (an extra) or the bundled model is not installed."""
     INTERNAL = 70
     """A bug in gbnfkit (EX_SOFTWARE); please report it."""
     INTERRUPTED = 130

@@ -10,8 +10,15 @@ from collections.abc import Sequence
 from typing import TextIO
 
 import gbnfkit
-from gbnfkit import GbnfkitError, GrammarError, InputRejected, LimitError, SchemaError
-from gbnfkit.cli import _builtins, _check, _fmt, _next, _schema
+from gbnfkit import (
+    GbnfkitError,
+    GrammarError,
+    InputRejected,
+    LimitError,
+    MissingDependencyError,
+    SchemaError,
+)
+from gbnfkit.cli import _builtins, _check, _fmt, _generate, _next, _parse, _schema, _serve
 from gbnfkit.cli._argparse import CliArgumentParser, ParserExit
 from gbnfkit.cli._exit import CliError, ExitCode
 
@@ -25,6 +32,7 @@ exit status:
   3    the grammar or JSON Schema is invalid
   4    usage error, or an input that cannot be read (missing file, not UTF-8)
   5    a resource limit (gbnfkit.Limits) was reached
+  6    generate: the model's runtime or the bundled model is not installed
   70   internal error (a bug in gbnfkit; please report it)
   130  interrupted (Ctrl-C)
   141  standard output was closed early (e.g. piped into head)
@@ -42,13 +50,15 @@ def build_parser() -> CliArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gbnfkit {gbnfkit.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (_check, _next, _fmt, _schema, _builtins):
+    for module in (_check, _next, _fmt, _schema, _builtins, _parse, _generate, _serve):
         module.register(commands)
     return parser
 
 
 def _exit_code(exc: GbnfkitError) -> ExitCode:
     """The status for a gbnfkit exception that no subcommand turned into a report."""
+    if isinstance(exc, MissingDependencyError):
+        return ExitCode.MISSING_DEPENDENCY
     if isinstance(exc, LimitError):
         return ExitCode.LIMIT
     if isinstance(exc, InputRejected):

@@ -251,7 +251,7 @@ def schema(parser: Parser | str, name: str, json_schema: Any, raw: bool = False)
     p = as_parser(parser, "schema")
     _rule_name(name, "a schema rule")
     try:
-        canonical = _json.dumps(load_schema(json_schema), sort_keys=True)
+        canonical = _json.dumps(load_schema(json_schema))  # key order is property order
     except (TypeError, ValueError) as error:
         raise PegError(f"schema {name!r}: {error}") from None
     return Parser(Kind.SCHEMA, (p,), (name, canonical, bool(raw)))

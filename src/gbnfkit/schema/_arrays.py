@@ -5,13 +5,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._gbnf import seq
+from gbnfkit.schema._gbnf import alt, seq
+from gbnfkit.schema._instance import ANNOTATIONS, check_value, json_equal
+from gbnfkit.schema._negate import Unnegatable, negate
 from gbnfkit.schema._shapes import count_keyword
+from gbnfkit.schema._values import render_value
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
-__all__ = ["array_expr"]
+__all__ = ["array_expr", "MAX_UNIQUE_VALUES"]
+
+MAX_UNIQUE_VALUES = 8
+"""Most distinct item values under ``uniqueItems`` (one grammar rule per subset)."""
 
 
 def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
@@ -27,7 +33,12 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
     if hi is not None and lo > hi:
         return None
     if schema.get("uniqueItems") is True and (hi is None or hi > 1):
-        conv.unsupported("uniqueItems cannot be enforced by a grammar", "uniqueItems", ptr)
+        values = None if prefix or "contains" in schema else _finite_domain(conv, items, ptr)
+        if values is not None:
+            return _unique(conv, values, lo, hi, hint)
+        conv.unsupported(f"uniqueItems is enforced only over item schemas with at most "
+                         f"{MAX_UNIQUE_VALUES} values (enum, const, boolean, null)",
+                         "uniqueItems", ptr)
     for kw in ("unevaluatedItems",):
         if kw in schema and schema[kw] is not True:
             conv.unsupported(f"{kw} is not supported", kw, ptr)
@@ -77,17 +88,118 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
 
 def _contains(conv: Converter, schema: dict[str, Any], ptr: str, hint: str, items: Any,
               prefix: list[Any], lo: int, hi: int | None) -> str | None:
-    extra = [k for k in ("minContains", "maxContains") if k in schema]
-    if prefix or lo > 1 or hi is not None or (extra and schema.get("minContains") != 1):
-        conv.unsupported("contains is enforced only on plain item lists", "contains", ptr)
-        return array_expr(conv, {k: v for k, v in schema.items() if k != "contains"}, ptr, hint)
-    match = conv.visit({"allOf": [items, schema["contains"]]}, conv.child_ptr(ptr, "contains"),
-                       conv.child_hint(hint, "contains"))
-    if match is None:
+    """``contains`` with ``minContains``/``maxContains`` (default 1..unbounded) on a
+    plain item list: the items that match are counted; with ``maxContains`` the others
+    are ``items`` and ``not contains`` (refused when that negation is not supported)."""
+    cmin = count_keyword(schema, "minContains", ptr)
+    cmin = 1 if cmin is None else cmin
+    cmax = count_keyword(schema, "maxContains", ptr)
+    without = {k: v for k, v in schema.items() if k not in ("contains", "minContains",
+                                                            "maxContains")}
+    if cmax is not None and cmin > cmax:
         return None
+    if cmin == 0 and cmax is None:
+        return array_expr(conv, without, ptr, hint)  # always holds
+    if prefix or lo > 1 or hi is not None:
+        conv.unsupported("contains is enforced only on plain item lists (no prefixItems, "
+                         "minItems above 1, maxItems)", "contains", ptr)
+        return array_expr(conv, without, ptr, hint)
+    cptr = conv.child_ptr(ptr, "contains")
+    match = conv.visit({"allOf": [items, schema["contains"]]}, cptr,
+                       conv.child_hint(hint, "contains"))
     any_item = conv.visit(items, conv.child_ptr(ptr, "items"), conv.child_hint(hint, "item"))
     comma = conv.comma()
-    before = f"({seq(any_item, comma)})*" if any_item else ""
-    after = f"({seq(comma, any_item)})*" if any_item else ""
-    return seq('"["', conv.ws("open"), conv.ws("first"), before, match, after, conv.ws("close"),
-               '"]"')
+    open_, close, first = conv.ws("open"), conv.ws("close"), conv.ws("first")
+    if cmax is None:
+        if match is None:
+            return None
+        # at least cmin matching items, anything around them
+        before = f"({seq(any_item, comma)})*" if any_item else ""
+        unit = seq(before, match)
+        body = seq(unit, f"({seq(comma, unit)}){{{cmin - 1}}}" if cmin > 1 else "",
+                   f"({seq(comma, any_item)})*" if any_item else "")
+        return seq('"["', open_, first, body, close, '"]"')
+    try:
+        negation = negate(schema["contains"], lambda r: conv.resolve(r, ptr))
+    except Unnegatable as e:
+        conv.unsupported(f"maxContains needs the items that do not match contains: {e}",
+                         "maxContains", ptr)
+        return array_expr(conv, without, ptr, hint)
+    other = conv.visit({"allOf": [items, negation]}, cptr, conv.child_hint(hint, "other"))
+    others = f"({seq(other, comma)})*" if other else ""
+    tail = f"({seq(comma, other)})*" if other else ""
+    options = []
+    if cmin == 0:
+        options.append('""')
+        if other:
+            options.append(seq(first, other, tail))
+    if match is not None and cmax > 0:
+        unit = seq(others, match)
+        reps = f"({seq(comma, unit)}){{{max(cmin - 1, 0)},{cmax - 1}}}" if cmax > 1 else ""
+        options.append(seq(first, unit, reps, tail))
+    if not options:
+        return None
+    if lo > 0:
+        options = [o for o in options if o != '""']
+        if not options:
+            return None
+    return seq('"["', open_, f"({alt(options)})", close, '"]"')
+
+
+def _finite_domain(conv: Converter, items: Any, ptr: str) -> list[Any] | None:
+    """The distinct values ``items`` allows, when few enough; else None."""
+    try:
+        flat = conv.merge([items], ptr)
+    except SchemaError:
+        return None
+    if flat is False:
+        return []
+    if not isinstance(flat, dict):
+        return None
+    rest = {k: v for k, v in flat.items() if k not in ("enum", "const")}
+    if "enum" in flat or "const" in flat:
+        values = [flat["const"]] if "const" in flat else list(flat["enum"])
+    elif set(flat) - ANNOTATIONS == {"type"}:
+        types = [flat["type"]] if isinstance(flat["type"], str) else list(flat["type"])
+        if not set(types) <= {"boolean", "null"}:
+            return None
+        values = [v for t in types for v in ((True, False) if t == "boolean" else (None,))]
+    else:
+        return None
+    kept: list[Any] = []
+    for v in values:
+        ok = check_value(v, rest, lambda r: conv.resolve(r, ptr), conv.legacy_ref)
+        if ok is None:
+            return None
+        if ok and not any(json_equal(v, w) for w in kept):
+            kept.append(v)
+    return kept if len(kept) <= MAX_UNIQUE_VALUES else None
+
+
+def _unique(conv: Converter, values: list[Any], lo: int, hi: int | None,
+            hint: str) -> str | None:
+    """Arrays of distinct values: a state per set of values already used."""
+    rendered = [render_value(conv, v) for v in values]
+    names: dict[int, str | None] = {}
+    comma = conv.comma()
+
+    def state(used: int) -> str | None:
+        if used in names:
+            return names[used]
+        count = bin(used).count("1")
+        options = ['""'] if count >= lo else []
+        if hi is None or count < hi:
+            for i, r in enumerate(rendered):
+                if used & (1 << i):
+                    continue
+                nxt = state(used | (1 << i))
+                if nxt is not None:
+                    options.append(seq(comma if count else conv.ws("first"), f"({r})", nxt))
+        result = conv.table.add(f"{hint}-u{used}", alt(options)) if options else None
+        names[used] = result
+        return result
+
+    body = state(0)
+    if body is None:
+        return None
+    return seq('"["', conv.ws("open"), body, conv.ws("close"), '"]"')

@@ -10,20 +10,22 @@ from decimal import Decimal
 from typing import Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._dfa import complement_grammar
+from gbnfkit.schema._dfa import MAX_DFA, MAX_PRODUCT, TooBig, dfa_of, emit_dfa, length_dfa, product
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
+from gbnfkit.schema._negate import FRACTION, NOT_PATTERNS, NOT_STRINGS, Unnegatable, negate
 from gbnfkit.schema._numbers import decimal_interval, int_range, repeat
-from gbnfkit.schema._oneof import disjoint, exclusive_required_branches
+from gbnfkit.schema._oneof import exclusive_required_branches, pair_disjoint
 from gbnfkit.schema._options import SchemaOptions, Whitespace
 from gbnfkit.schema._refs import Resolver
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_length import limit_length
-from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
+from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
 from gbnfkit.schema._shapes import check_shapes, count_keyword
 from gbnfkit.schema._strings import JsonChars
+from gbnfkit.schema._unevaluated import UNEVALUATED, lower_unevaluated
 from gbnfkit.schema._values import render_value, strings_not_in
 
 __all__ = ["Converter", "SchemaWarning"]
@@ -35,8 +37,18 @@ _ARRAY_KEYS = ("items", "prefixItems", "additionalItems", "minItems", "maxItems"
                "minContains", "maxContains", "uniqueItems", "unevaluatedItems")
 _STRING_KEYS = ("minLength", "maxLength", "pattern", "format", PATTERNS_KEY)
 _NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-_ALWAYS_UNSUPPORTED = ("if", "then", "else", "$dynamicRef", "$recursiveRef")
+_ALWAYS_UNSUPPORTED = ("$dynamicRef", "$recursiveRef")
 _TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+MAX_GRAMMAR_SIZE = 2_000_000
+"""Largest grammar (characters of rule bodies) built before the schema is refused: the
+rewrites (oneOf overlaps, dependencies and if as anyOf, negations) distribute sibling
+keywords into branches, and nested ones multiply."""
+_COMPOSITIONS = ("oneOf", "anyOf", "allOf", "if", "not", "dependentSchemas", "dependencies",
+                 "dependentRequired", "uniqueItems", "patternProperties")
+MAX_LISTED_MULTIPLES = 1000
+"""Most integers listed for ``multipleOf`` between bounds."""
+MAX_ONEOF_SIZE = 200_000
+"""Largest rewritten ``oneOf`` (characters of JSON schema) when overlaps are excluded."""
 
 
 def _too_long(d: Decimal) -> bool:
@@ -200,6 +212,12 @@ class Converter:
             result = self._visit(schema, ptr, hint)
         finally:
             self.active.discard(key)
+        if self.table.size > MAX_GRAMMAR_SIZE:
+            keyword = next((k for k in _COMPOSITIONS if k in schema), None) or next(
+                (t for t in reversed(ptr.split("/")) if t in _COMPOSITIONS), "anyOf")
+            raise SchemaError(f"the grammar would exceed {MAX_GRAMMAR_SIZE:,} characters "
+                              "(sibling keywords distributed into many branches?)",
+                              keyword=keyword, pointer=ptr)
         if key in self.pending:
             name = self.pending.pop(key)
             self.table.define(name, result if result is not None else "[^\\x00-\\U0010FFFF]")
@@ -211,6 +229,13 @@ class Converter:
 
     def ref(self, ref: Any, ptr: str) -> str | None:
         target, tptr = self.resolver.resolve(ref, ptr)
+        chain = {tptr}
+        while isinstance(target, dict) and set(target) - ANNOTATIONS == {"$ref"}:
+            target, tptr = self.resolver.resolve(target["$ref"], tptr)
+            if tptr in chain:
+                raise SchemaError("$ref cycle that never reaches a schema", keyword="$ref",
+                                  pointer=ptr)
+            chain.add(tptr)
         if tptr in self.ref_rules:
             return self.ref_rules[tptr]
         last = tptr.rsplit("/", 1)[-1] or "root-schema"
@@ -220,25 +245,72 @@ class Converter:
         self.table.define(name, expr if expr is not None else "[^\\x00-\\U0010FFFF]")
         return name
 
+    def resolve(self, ref: Any, ptr: str) -> Any:
+        return self.resolver.resolve(ref, ptr)[0]
+
+    def merge(self, parts: list[Any], ptr: str,
+              pointers: list[str] | None = None) -> dict[str, Any] | bool:
+        """``allOf: parts`` as one schema, each part's own keywords settled first."""
+        return merge_all(parts, lambda r: self.resolve(r, ptr), ptr, pointers, self.prepare)
+
+    def prepare(self, schema: Any, ptr: str) -> Any:
+        """Rewrite the keywords whose meaning depends on the schema object they sit in
+        (``if``/``then``/``else``, dependencies, ``unevaluated*``) into plain ones."""
+        if not isinstance(schema, dict):
+            return schema
+        check_shapes(schema, ptr)
+        if self.legacy_ref and "$ref" in schema:
+            return schema  # before 2019-09, $ref hides its siblings
+        marks = {k: schema[k] for k in UNEVALUATED if k in schema}
+        plain = {k: v for k, v in schema.items() if k not in UNEVALUATED}
+        if any(k in plain for k in ("if", "then", "else")):
+            plain = self.if_then_else(plain, ptr)
+        if any(k in plain for k in ("dependencies", "dependentRequired", "dependentSchemas")):
+            plain = self.dependencies(plain, ptr)
+        if marks:  # settled here, over this object's own in-place applicators
+            return lower_unevaluated(self, {**plain, **marks}, ptr)
+        return plain if len(plain) != len(schema) or plain != schema else schema
+
+    def if_then_else(self, schema: dict[str, Any], ptr: str) -> dict[str, Any]:
+        """``if I then T else E`` as ``anyOf: [I and T, (not I) and E]`` (exact: a failed
+        ``if`` gives no annotations, and ``not`` gives none either)."""
+        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+        if "if" not in schema or ("then" not in schema and "else" not in schema):
+            return rest
+        cond = schema["if"]
+        try:
+            negation = negate(cond, lambda r: self.resolve(r, ptr))
+        except Unnegatable as e:
+            self.unsupported(f"if: its negation (for else) is not supported: {e}", "if", ptr)
+            negation = True
+        choice = {"anyOf": [{"allOf": [cond, schema.get("then", True)]},
+                            {"allOf": [negation, schema.get("else", True)]}]}
+        return {"allOf": [rest, choice]} if rest else choice
+
     def _visit(self, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
         check_shapes(schema, ptr)
         for kw in _ALWAYS_UNSUPPORTED:
-            if kw in schema and not (kw == "if" and "then" not in schema and "else" not in schema):
+            if kw in schema:
                 self.unsupported(f"keyword {kw} is not supported", kw, ptr)
+        if ("enum" in schema or "const" in schema) and not (
+                self.legacy_ref and "$ref" in schema):
+            decided = self.decided_enum(schema, ptr)
+            if decided is not None:
+                return decided or None
+        prepared = self.prepare(schema, ptr)
+        if prepared is not schema:
+            return self.visit(prepared, ptr, hint)
         if "$ref" in schema:
             rest = {k: v for k, v in schema.items() if k not in ANNOTATIONS and k != "$ref"}
             if not rest or self.legacy_ref:  # before 2019-09, $ref hides its siblings
                 return self.ref(schema["$ref"], ptr + "/$ref")
             schema = {"allOf": [{"$ref": schema["$ref"]}, rest]}
-        if any(k in schema for k in ("dependencies", "dependentRequired", "dependentSchemas")):
-            schema = self.dependencies(schema, ptr)
         if "allOf" in schema:
             if not isinstance(schema["allOf"], list):
                 raise SchemaError("allOf must be an array", keyword="allOf", pointer=ptr)
             rest = {k: v for k, v in schema.items() if k != "allOf"}
             where = [f"{ptr}/allOf/{i}" for i in range(len(schema["allOf"]))] + [ptr]
-            merged = merge_all([*schema["allOf"], rest],
-                               lambda r: self.resolver.resolve(r, ptr)[0], ptr, where)
+            merged = self.merge([*schema["allOf"], rest], ptr, where)
             return self.visit(merged, ptr, hint)
         for comb in ("anyOf", "oneOf"):
             if comb in schema:
@@ -247,14 +319,29 @@ class Converter:
             self.unsupported(f"allOf parts with different {kw} cannot be combined", kw, ptr)
         if "not" in schema:
             negated = self.apply_not(schema, ptr)
-            if negated is False or negated is True:
-                return None if negated is False else self.value_rule()
-            if "allOf" in negated:
-                return self.visit(negated, ptr, hint)
-            schema = negated
+            if negated is False:
+                return None
+            return self.visit(negated, ptr, hint)
         if "enum" in schema or "const" in schema:
             return self.enum(schema, ptr)
         return self.typed(schema, ptr, hint)
+
+    def decided_enum(self, schema: dict[str, Any], ptr: str) -> str | None:
+        """The ``enum``/``const`` values that satisfy every sibling keyword, as a grammar
+        ('' when none does), or None when some value cannot be checked here."""
+        values = list(schema["enum"]) if "enum" in schema else []
+        if "const" in schema:
+            values = [schema["const"]] if "enum" not in schema else [
+                v for v in values if _canon(v) == _canon(schema["const"])]
+        rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
+        kept = []
+        for v in values:
+            ok = check_value(v, rest, lambda r: self.resolve(r, ptr), self.legacy_ref)
+            if ok is None:
+                return None
+            if ok:
+                kept.append(v)
+        return alt(render_value(self, v) for v in kept) if kept else ""
 
     def dependencies(self, schema: dict[str, Any], ptr: str) -> dict[str, Any]:
         """``dependentRequired``/``dependentSchemas`` (and draft-7 ``dependencies``) as
@@ -266,11 +353,13 @@ class Converter:
             if not isinstance(deps, dict):
                 raise SchemaError(f"{kw} must be an object", keyword=kw, pointer=ptr)
             for name, dep in deps.items():
+                # (only objects can have the name: the dependency never applies to others,
+                # nor gives them annotations)
                 absent = {"properties": {name: False}}
                 if isinstance(dep, list):
-                    present: Any = {"required": [name, *dep]}
+                    present: Any = {"type": "object", "required": [name, *dep]}
                 else:
-                    present = {"allOf": [{"required": [name]}, dep]}
+                    present = {"allOf": [{"type": "object", "required": [name]}, dep]}
                 parts.append({"anyOf": [absent, present]})
         return {"allOf": [rest, *parts]} if parts else rest
 
@@ -295,57 +384,59 @@ class Converter:
         if exclusive is not None:
             return exclusive
 
-        def resolve(r: Any) -> Any:
-            return self.resolver.resolve(r, ptr)[0]
+        with_rest = [self.safe_merge([rest, b], ptr) for b in branches]
+        flat = [self.safe_merge([b], ptr) for b in branches]
+        overlapping: list[list[int]] = [[] for _ in branches]
+        for i in range(len(branches)):
+            for j in range(i + 1, len(branches)):
+                if not pair_disjoint(with_rest[i], with_rest[j], lambda s: self.merge([s], ptr)):
+                    overlapping[i].append(j)
+                    overlapping[j].append(i)
+        if not any(overlapping):
+            return branches
+        # branch i, and none of the branches it may overlap with
+        out = []
+        for i, b in enumerate(branches):
+            if not overlapping[i]:
+                out.append(b)
+                continue
+            others = [flat[j] for j in overlapping[i]]
+            try:
+                negation = negate({"anyOf": others}, lambda r: self.resolve(r, ptr))
+            except Unnegatable as e:
+                self.unsupported(f"oneOf branches may overlap and the overlap cannot be "
+                                 f"excluded ({e}); they are enforced as anyOf (an instance "
+                                 "matching several branches is accepted)", "oneOf", ptr)
+                return branches
+            if negation is not False:
+                out.append({"allOf": [b, negation]} if negation is not True else b)
+        if len(json.dumps(out)) > MAX_ONEOF_SIZE:
+            self.unsupported(f"oneOf with overlapping branches: excluding the overlaps needs "
+                             f"more than {MAX_ONEOF_SIZE} characters of schema", "oneOf", ptr)
+            return branches
+        return out
 
+    def safe_merge(self, parts: list[Any], ptr: str) -> Any:
+        """``merge`` for a disjointness test (a part that cannot be merged: ``{}``)."""
         try:
-            ok = disjoint(branches, lambda s: merge_all([rest, s], resolve, ptr),
-                          lambda s: merge_all([s], resolve, ptr))
+            return self.merge(parts, ptr)
         except SchemaError:
-            ok = False
-        if not ok:
-            self.unsupported("oneOf branches may overlap; they are enforced as anyOf (an "
-                             "instance matching several branches is accepted)", "oneOf", ptr)
-        return branches
+            return {}
 
     # ---------------------------------------------------------------- not / enum
-    def apply_not(self, schema: dict[str, Any], ptr: str) -> dict[str, Any] | bool:
-        neg = schema["not"]
+    def apply_not(self, schema: dict[str, Any], ptr: str) -> Any:
+        """The schema without ``not``: its siblings and the pushed-down negation."""
         rest = {k: v for k, v in schema.items() if k != "not"}
-        if isinstance(neg, dict):
-            check_shapes(neg, ptr + "/not")  # its values are read below, before any visit
-        if neg is True or neg == {}:
-            return False
-        if neg is False:
+        try:
+            negation = negate(schema["not"], lambda r: self.resolve(r, ptr))
+        except Unnegatable as e:
+            self.unsupported(f"this form of not is not supported: {e}", "not", ptr + "/not")
             return rest
-        if isinstance(neg, dict) and set(neg) - ANNOTATIONS == {"type"}:
-            banned = {neg["type"]} if isinstance(neg["type"], str) else set(neg["type"])
-            have = rest.get("type", list(_TYPES))
-            have = [have] if isinstance(have, str) else list(have)
-            if "number" in have and "integer" not in have:
-                have.append("integer")
-            keep = [t for t in have if t not in banned and not (t == "integer" and "number" in
-                                                                 banned)]
-            if "number" in keep and "integer" in banned:
-                self.unsupported("not {type: integer} on numbers is not enforced", "not", ptr)
-            return {**rest, "type": keep} if keep else False
-        if isinstance(neg, dict) and set(neg) - ANNOTATIONS == {"pattern"}:
-            # only strings can fail a pattern
-            have = self.types_of(rest, ptr) if "type" in rest else ["string"]
-            if "string" not in have:
-                return False
-            return {**rest, "type": "string", "$gbnfkit-not-pattern": neg["pattern"]}
-        if isinstance(neg, dict) and set(neg) - ANNOTATIONS == {"required"} and neg["required"]:
-            # some required name is missing, and only objects can miss one
-            missing = [{"properties": {k: False}} for k in neg["required"]]
-            return {"allOf": [rest, {"type": "object", "anyOf": missing}]}
-        if isinstance(neg, dict) and set(neg) - ANNOTATIONS <= {"enum", "const"} and neg:
-            values = neg.get("enum", []) + ([neg["const"]] if "const" in neg else [])
-            if rest.get("type") == "string" and all(isinstance(v, str) for v in values) and \
-                    not set(rest) & set(_STRING_KEYS) - {"type"}:
-                return {**rest, "$gbnfkit-not-strings": values}
-        self.unsupported("this form of not is not supported", "not", ptr + "/not")
-        return rest
+        if negation is False:
+            return False
+        if negation is True:
+            return rest
+        return {"allOf": [rest, negation]} if rest else negation
 
     def enum(self, schema: dict[str, Any], ptr: str) -> str | None:
         values = list(schema["enum"]) if "enum" in schema else []
@@ -403,7 +494,7 @@ class Converter:
             elif t == "string":
                 e = self.string(schema, ptr)
             elif t == "integer":
-                e = self.integer(schema, ptr)
+                e = None if schema.get(FRACTION) else self.integer(schema, ptr)
             elif t == "number":
                 e = self.number(schema, ptr)
             elif t == "object":
@@ -432,59 +523,96 @@ class Converter:
                     patterns.append(("format", FORMAT_PATTERNS[fmt]))
                 elif fmt in SPEC_FORMATS:
                     self.unsupported(f"format {fmt!r} is not supported", "format", ptr)
-        lo = count_keyword(schema, "minLength", ptr) or 0
-        hi = count_keyword(schema, "maxLength", ptr)
-        if hi is not None and lo > hi:
-            return None
-        if len(patterns) > 1:
-            self.unsupported("only one pattern/format per string can be enforced; the first "
-                             "is", patterns[1][0], ptr)
-        limited = False
-        if patterns and (lo > 0 or hi is not None):
-            try:
-                narrowed = limit_length(parse_regex(patterns[0][1]), lo, hi)
-            except RegexUnsupported:
-                narrowed = None
-            if narrowed is None:
-                self.unsupported("a length limit together with this pattern/format is not "
-                                 "enforced", "minLength" if lo else "maxLength", ptr)
-            elif not narrowed:
-                return None
-            else:
-                limited = True
-        if "$gbnfkit-not-pattern" in schema:
-            body = None
-            if not patterns and lo == 0 and hi is None:
-                try:
-                    branches = parse_regex(schema["$gbnfkit-not-pattern"])
-                    body = complement_grammar(branches, self.table, self.chars.of, "not-pattern")
-                except RegexUnsupported:
-                    body = None
-            if body is None:
-                self.unsupported("this not {pattern} is not supported", "not", ptr)
-            else:
-                return seq('"\\""', body, '"\\""')
-        if "$gbnfkit-not-strings" in schema:
-            body = strings_not_in(self, schema["$gbnfkit-not-strings"])
-            return seq('"\\""', body, '"\\""')
-        if patterns:
-            kw, pattern = patterns[0]
+        for kw, pattern in [*patterns, *(("not", p) for p in schema.get(NOT_PATTERNS, []))]:
+            if not isinstance(pattern, str):
+                raise SchemaError("pattern must be a string", keyword=kw, pointer=ptr)
             try:
                 py_search(pattern, "")
             except re.error as e:
                 raise SchemaError(f"invalid regular expression {pattern!r}: {e}", keyword=kw,
                                   pointer=ptr) from None
-            try:
-                branches = parse_regex(pattern)
-            except RegexUnsupported as e:
-                self.unsupported(f"pattern {pattern!r}: {e}", kw, ptr)
+        lo = count_keyword(schema, "minLength", ptr) or 0
+        hi = count_keyword(schema, "maxLength", ptr)
+        if hi is not None and lo > hi:
+            return None
+        not_patterns = list(schema.get(NOT_PATTERNS, []))
+        not_strings = list(schema.get(NOT_STRINGS, []))
+        if not_strings and not patterns and not not_patterns and lo == 0 and hi is None:
+            return seq('"\\""', strings_not_in(self, not_strings), '"\\""')
+        if len(patterns) <= 1 and not not_patterns and not not_strings:
+            simple = self.simple_string(patterns[0] if patterns else None, lo, hi, ptr)
+            if simple is None or isinstance(simple, str):
+                return simple
+        return self.string_automaton(patterns, not_patterns, not_strings, lo, hi, ptr)
+
+    def simple_string(self, pattern: tuple[str, str] | None, lo: int, hi: int | None,
+                      ptr: str) -> str | None | bool:
+        """One pattern, its length carried by one repetition (or no pattern); False: the
+        automaton is needed."""
+        if pattern is None:
+            if lo == 0 and hi is None:
                 return self.string_rule()
-            if limited:
-                branches = limit_length(branches, lo, hi) or branches
-            return seq('"\\""', regex_expr(branches, self.chars.of), '"\\""')
-        if lo == 0 and hi is None:
+            return seq('"\\""', repeat(self.chars.char(), lo, hi), '"\\""')
+        kw, regex = pattern
+        try:
+            branches = parse_regex(regex)
+        except RegexUnsupported as e:
+            self.unsupported(f"pattern {regex!r}: {e}", kw, ptr)
             return self.string_rule()
-        return seq('"\\""', repeat(self.chars.char(), lo, hi), '"\\""')
+        if lo > 0 or hi is not None:
+            narrowed = limit_length(branches, lo, hi)
+            if narrowed is None:
+                return False
+            if not narrowed:
+                return None
+            branches = narrowed
+        return seq('"\\""', regex_expr(branches, self.chars.of), '"\\""')
+
+    def string_automaton(self, patterns: list[tuple[str, str]], not_patterns: list[str],
+                         not_strings: list[str], lo: int, hi: int | None,
+                         ptr: str) -> str | None:
+        """Strings matching every pattern, none of ``not_patterns`` and ``not_strings``,
+        with lo..hi characters: the product of their automata."""
+        dfas = []
+        try:
+            for kw, regex in patterns:
+                try:
+                    dfas.append(dfa_of(parse_regex(regex)))
+                except RegexUnsupported as e:
+                    self.unsupported(f"pattern {regex!r}: {e}", kw, ptr)
+                    return self.string_rule()
+            positive = len(dfas)
+            if not_patterns or not_strings:
+                banned: list[Branch] = []
+                for regex in not_patterns:
+                    try:
+                        banned += parse_regex(regex)
+                    except RegexUnsupported as e:
+                        self.unsupported(f"not {{pattern: {regex!r}}}: {e}", "not", ptr)
+                        return self.string_rule()
+                banned += [Branch(Cat(tuple(Chars(((ord(c), ord(c)),)) for c in w)), True,
+                                  True) for w in not_strings]
+                dfas.append(dfa_of(banned))
+            negative = len(dfas) > positive
+            if lo > 0 or hi is not None:
+                dfas.append(length_dfa(lo, hi))
+            limited = len(dfas) > positive + negative
+
+            def accept(verdicts: tuple[bool, ...]) -> bool:
+                return all(verdicts[:positive]) and not (negative and verdicts[positive]) \
+                    and (not limited or verdicts[-1])
+
+            dfa = product(dfas, accept)
+        except TooBig:
+            keyword = "not" if not_patterns or not_strings else (
+                "minLength" if lo and hi is None else "maxLength") if (
+                lo or hi is not None) else patterns[1][0]
+            self.unsupported(f"this combination of patterns, not and length limits needs "
+                             f"more than {MAX_DFA} automaton states per pattern or "
+                             f"{MAX_PRODUCT} in their product", keyword, ptr)
+            return self.string_rule()
+        body = emit_dfa(dfa, self.table, self.chars.of, "string-dfa")
+        return None if body is None else seq('"\\""', body, '"\\""')
 
     # ---------------------------------------------------------------- numbers
     def bounds(self, schema: dict[str, Any], ptr: str) -> tuple[
@@ -531,16 +659,25 @@ class Converter:
     def integer(self, schema: dict[str, Any], ptr: str) -> str | None:
         m = self.multiple(schema, ptr)
         lo, lo_s, hi, hi_s = self.bounds(schema, ptr)
+        ilo = None if lo is None else (math.floor(lo) + 1 if lo_s else math.ceil(lo))
+        ihi = None if hi is None else (math.ceil(hi) - 1 if hi_s else math.floor(hi))
         if m is not None and Decimal(1) % m != 0:
+            if ilo is not None and ihi is not None:
+                # few multiples between the bounds: listed (a multipleOf m, lcm with 1)
+                first = math.ceil(Decimal(ilo) / m) * m
+                count = 0 if first > ihi else int((Decimal(ihi) - first) // m) + 1
+                if count <= MAX_LISTED_MULTIPLES:
+                    values = [first + k * m for k in range(count)]
+                    ints = [int(v) for v in values if v == v.to_integral_value()]
+                    return alt(literal(str(v)) for v in ints) if ints else None
             if m != m.to_integral_value() or lo is not None or hi is not None or m > 1000:
                 self.unsupported(f"multipleOf {m} is enforced only on unbounded integers "
-                                 "(and multiples up to 1000)", "multipleOf", ptr)
+                                 f"(multiples up to 1000) or between bounds with at most "
+                                 f"{MAX_LISTED_MULTIPLES} multiples", "multipleOf", ptr)
             else:
                 return self.integer_multiple(int(m))
         if lo is None and hi is None:
             return self.integer_rule()
-        ilo = None if lo is None else (math.floor(lo) + 1 if lo_s else math.ceil(lo))
-        ihi = None if hi is None else (math.ceil(hi) - 1 if hi_s else math.floor(hi))
         return int_range(ilo, ihi, self.opts.max_integer_digits)
 
     def integer_multiple(self, m: int) -> str:
@@ -571,6 +708,12 @@ class Converter:
     def number(self, schema: dict[str, Any], ptr: str) -> str | None:
         m = self.multiple(schema, ptr)
         lo, lo_s, hi, hi_s = self.bounds(schema, ptr)
+        if schema.get(FRACTION):
+            if m is not None or lo is not None or hi is not None:
+                self.unsupported("not {type: integer} beside number bounds or multipleOf is "
+                                 "not supported", "not", ptr)
+            else:  # a fraction with a non-zero digit, no exponent (a restriction)
+                return seq('"-"?', self.integral(), '"." [0-9]* [1-9] [0-9]*')
         if m is not None and m == m.to_integral_value():
             return self.integer(schema, ptr)
         if m is not None:

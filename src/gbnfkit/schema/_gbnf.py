@@ -115,6 +115,8 @@ class RuleTable:
     def __init__(self) -> None:
         self.rules: dict[str, str] = {}
         self._by_body: dict[str, str] = {}
+        self.size = 0
+        """Characters of rule bodies defined so far."""
 
     def fresh(self, hint: str) -> str:
         """A rule name derived from ``hint`` that is not used yet (and reserve it)."""
@@ -130,6 +132,7 @@ class RuleTable:
     def define(self, name: str, body: str) -> None:
         """Set the body of a reserved rule."""
         self.rules[name] = body
+        self.size += len(body)
         self._by_body.setdefault(body, name)
 
     def add(self, hint: str, body: str) -> str:

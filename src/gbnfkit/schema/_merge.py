@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._instance import ANNOTATIONS, VALIDATION_KEYWORDS, json_equal
+from gbnfkit.schema._instance import ANNOTATIONS, VALIDATION_KEYWORDS, json_equal, py_search
 from gbnfkit.schema._shapes import check_shapes
 
 __all__ = ["merge_all", "PATTERNS_KEY", "UNSUPPORTED_MERGE"]
@@ -22,6 +23,46 @@ _MIN = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties",
 _TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
 
 Resolve = Callable[[Any], Any]
+_TUPLE_KEYS = ("prefixItems", "items", "additionalItems")
+_CONTAINS_KEYS = ("contains", "minContains", "maxContains")
+_LIST_KEYS = (PATTERNS_KEY, UNSUPPORTED_MERGE, "$gbnfkit-not-strings", "$gbnfkit-not-patterns")
+
+
+def _tuple_shape(s: dict[str, Any]) -> tuple[list[Any], Any, bool]:
+    """(schemas of the leading items, schema of the items after them, whether a keyword
+    gave that schema) for one schema object: ``items`` never looks at another object's
+    ``prefixItems``."""
+    items = s.get("items")
+    if isinstance(items, list):  # draft 4-2019 tuple form
+        return list(items), s.get("additionalItems", True), "additionalItems" in s
+    prefix = s.get("prefixItems", [])
+    if not isinstance(prefix, list):
+        raise SchemaError("prefixItems must be an array", keyword="prefixItems")
+    return list(prefix), items if "items" in s else True, "items" in s
+
+
+def _merge_tuples(a: dict[str, Any], b: dict[str, Any], out: dict[str, Any]) -> None:
+    """Item schemas of two schema objects intersected position by position."""
+    if not any(k in s for s in (a, b) for k in _TUPLE_KEYS):
+        return
+    pa, ra, ha = _tuple_shape(a)
+    pb, rb, hb = _tuple_shape(b)
+    prefix = [_both(pa[i] if i < len(pa) else ra, pb[i] if i < len(pb) else rb)
+              for i in range(max(len(pa), len(pb)))]
+    for k in _TUPLE_KEYS:
+        out.pop(k, None)
+    if prefix:
+        out["prefixItems"] = prefix
+    if ha or hb:
+        out["items"] = _both(ra, rb)
+
+
+def _matches_any(patterns: Any, name: str) -> bool:
+    try:
+        return any(py_search(p, name) for p in patterns)
+    except re.error as e:
+        raise SchemaError(f"invalid pattern in patternProperties: {e}",
+                          keyword="patternProperties") from None
 
 
 def _types(s: dict[str, Any]) -> set[str] | None:
@@ -48,7 +89,18 @@ def _both(a: Any, b: Any) -> Any:
 
 def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
     out = dict(a)
+    _merge_tuples(a, b, out)
+    if any(k in a for k in _CONTAINS_KEYS) and any(k in b for k in _CONTAINS_KEYS) and any(
+            json.dumps(a.get(k), sort_keys=True) != json.dumps(b.get(k), sort_keys=True)
+            for k in _CONTAINS_KEYS):
+        # two contains count different items: not one contains of the intersection
+        out.setdefault(UNSUPPORTED_MERGE, []).append("contains")
     for key, bv in b.items():
+        if key in _TUPLE_KEYS or key in _CONTAINS_KEYS and key in a:
+            continue
+        if key in _LIST_KEYS:
+            out[key] = [*out.get(key, []), *bv]
+            continue
         if key not in out:
             out[key] = bv
             continue
@@ -86,8 +138,8 @@ def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
         elif key in ("additionalProperties", "items", "contains", "propertyNames"):
             out[key] = _both(av, bv)
         elif key in ("anyOf", "oneOf"):
-            if len(av) * len(bv) > 64:
-                out.setdefault(UNSUPPORTED_MERGE, []).append(key)
+            if len(av) * len(bv) > 64:  # distributed later, branch by branch
+                out[key] = [{"allOf": [x, {key: bv}]} for x in av]
                 continue
             out[key] = [{"allOf": [x, y]} for x in av for y in bv]
         elif key == "uniqueItems":
@@ -96,6 +148,8 @@ def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
             out.setdefault(PATTERNS_KEY, []).append({key: bv})
         elif key == "not":
             out[key] = {"anyOf": [av, bv]}
+        elif key.startswith("$gbnfkit-"):  # internal keywords that cannot be combined
+            out.setdefault(UNSUPPORTED_MERGE, []).append("not")
         elif key in ("$defs", "definitions") or key not in VALIDATION_KEYWORDS:
             continue  # an unknown keyword is an annotation
         else:
@@ -103,11 +157,15 @@ def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
     # a property that one side lists and the other only allows through additionalProperties
     for side, other in ((a, b), (b, a)):
         extra = other.get("additionalProperties", True)
-        if extra is True or "patternProperties" in other:
+        if extra is True or extra == {}:
             continue
+        if side.get("patternProperties"):
+            # keys matching side's patterns would escape other's additionalProperties
+            out.setdefault(UNSUPPORTED_MERGE, []).append("additionalProperties")
         props = dict(out.get("properties", {}))
         for k in side.get("properties", {}):
-            if k not in other.get("properties", {}):
+            if k not in other.get("properties", {}) and not _matches_any(
+                    other.get("patternProperties", {}), k):
                 props[k] = _both(props[k], extra)
         if props:
             out["properties"] = props
@@ -115,12 +173,15 @@ def _merge_two(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | bool:
 
 
 def merge_all(parts: list[Any], resolve: Resolve, pointer: str,
-              pointers: list[str] | None = None) -> dict[str, Any] | bool:
+              pointers: list[str] | None = None,
+              prepare: Callable[[Any, str], Any] | None = None) -> dict[str, Any] | bool:
     """One schema equivalent to ``allOf: parts``; ``resolve`` inlines a ``$ref``.
 
     ``pointers`` (default: ``pointer`` for every part) say where each part is written;
     a part whose keyword values are malformed raises the SchemaError it would raise
-    outside ``allOf``, with that pointer.
+    outside ``allOf``, with that pointer.  ``prepare(part, pointer)`` rewrites each part
+    first (keywords whose meaning depends on the schema object they sit in, such as
+    ``unevaluatedProperties``, must be settled before the object is merged with others).
     """
     result: dict[str, Any] | bool = {}
     todo = list(zip(parts, pointers or [pointer] * len(parts), strict=True))
@@ -131,6 +192,8 @@ def merge_all(parts: list[Any], resolve: Resolve, pointer: str,
             raise SchemaError("allOf nests too deeply (recursive $ref inside allOf?)",
                               keyword="allOf", pointer=pointer)
         part, where = todo.pop(0)
+        if prepare is not None:
+            part = prepare(part, where)
         if part is True:
             continue
         if part is False:

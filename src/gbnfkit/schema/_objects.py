@@ -12,9 +12,18 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._dfa import complement_grammar
+from gbnfkit.schema._dfa import (
+    MAX_DFA,
+    MAX_PRODUCT,
+    TooBig,
+    complement_grammar,
+    dfa_of,
+    emit_dfa,
+    product,
+)
 from gbnfkit.schema._gbnf import alt, seq
-from gbnfkit.schema._instance import py_search
+from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
+from gbnfkit.schema._negate import NEED_OTHER_KEY
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
@@ -24,19 +33,31 @@ from gbnfkit.schema._values import strings_not_in
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
-__all__ = ["object_expr"]
+__all__ = ["object_expr", "MAX_PATTERN_PROPERTIES"]
+
+MAX_PATTERN_PROPERTIES = 6
+"""Most patternProperties combined by the product of their automata (2**n key kinds)."""
 
 
 class _Members:
     def __init__(self, conv: Converter, hint: str, known: list[tuple[str, str, bool]],
-                 extra: list[str], lo: int, hi: int | None) -> None:
+                 extra: list[str], lo: int, hi: int | None,
+                 outside: list[str] | None = None,
+                 counting: dict[str, str] | None = None,
+                 extra_counting: list[str] | None = None) -> None:
         self.conv = conv
         self.hint = hint
         self.known = known  # (name, member expression, required)
         self.extra = extra  # member expressions of additional/pattern properties
         self.lo, self.hi = lo, hi
         self.cap = hi if hi is not None else max(lo, 1)
-        self.rules: dict[tuple[int, int], str | None] = {}
+        self.rules: dict[tuple[int, int, bool], str | None] = {}
+        # with ``outside``: some member's key must not be one of these names; with
+        # ``counting``/``extra_counting`` its value must also match a schema, and those
+        # are the members (listed by name, extra) whose value does
+        self.outside = outside
+        self.counting = counting
+        self.extra_counting = extra_counting or []
 
     def inc(self, c: int) -> int:
         return min(c + 1, self.cap)
@@ -44,9 +65,24 @@ class _Members:
     def sep(self, c: int) -> str:
         return self.conv.comma() if c else self.conv.ws("first")
 
+    def variants(self, name: str | None, member: str, e: bool) -> list[tuple[str, bool]]:
+        """A member (``name`` None: an extra one) as (expression, needed member seen)."""
+        if self.outside is None:
+            return [(member, e)]
+        if self.counting is None:  # any value counts
+            return [(member, e or name is None or name not in self.outside)]
+        found = self.extra_counting if name is None else (
+            [self.counting[name]] if name in self.counting else [])
+        if e or not found:
+            return [(member, e)]
+        return [(member, e), (f"({alt(found)})", True)]
+
+    def start(self) -> bool:
+        return self.outside is None
+
     # schema order ------------------------------------------------------------------
-    def ordered(self, i: int, c: int) -> str | None:
-        key = (i, c)
+    def ordered(self, i: int, c: int, e: bool) -> str | None:
+        key = (i, c, e)
         if key in self.rules:
             return self.rules[key]
         n = len(self.known)
@@ -54,28 +90,37 @@ class _Members:
         if i < n:
             name, member, required = self.known[i]
             if self.hi is None or c < self.hi:
-                nxt = self.ordered(i + 1, self.inc(c))
-                if nxt is not None:
-                    options.append(seq(self.sep(c), member, nxt))
+                for expr, e2 in self.variants(name, member, e):
+                    nxt = self.ordered(i + 1, self.inc(c), e2)
+                    if nxt is not None:
+                        options.append(seq(self.sep(c), expr, nxt))
             if not required:
-                nxt = self.ordered(i + 1, c)
+                nxt = self.ordered(i + 1, c, e)
                 if nxt is not None:
                     options.append(nxt)
         elif self.extra and (self.hi is None or c < self.hi):
+            extra = f"({alt(self.extra)})"
             if self.hi is None and c >= max(self.lo, 1):
-                options.append(f"({seq(self.conv.comma(), alt(self.extra))})*")
+                star = f"({seq(self.conv.comma(), extra)})*"
+                if e:
+                    options.append(star)
+                else:  # extras until one counts, then any
+                    options += [seq(star, self.conv.comma(), expr, star)
+                                for expr, e2 in self.variants(None, extra, e) if e2]
             else:
-                nxt = self.ordered(i, c + 1)
-                if nxt is not None:
-                    options.append(seq(self.sep(c), f"({alt(self.extra)})", nxt))
-                if c >= self.lo:
+                for expr, e2 in self.variants(None, extra, e):
+                    nxt = self.ordered(i, c + 1, e2)
+                    if nxt is not None:
+                        options.append(seq(self.sep(c), expr, nxt))
+                if c >= self.lo and e:
                     options.append('""')
-        elif c >= self.lo:
+        elif c >= self.lo and e:
             options.append('""')
-        result = self._finish(key, options, f"{self.hint}-m{i}" + (f"-c{c}" if c else ""))
-        return result
+        hint = f"{self.hint}-m{i}" + (f"-c{c}" if c else "") + ("" if e else "-x")
+        return self._finish(key, options, hint)
 
-    def _finish(self, key: tuple[int, int], options: list[str], hint: str) -> str | None:
+    def _finish(self, key: tuple[int, int, bool], options: list[str],
+                hint: str) -> str | None:
         if not options:
             self.rules[key] = None
             return None
@@ -91,14 +136,17 @@ class _Members:
         return name
 
     # any order ---------------------------------------------------------------------
-    def any_order(self, seen: int, c: int, memo: dict[tuple[int, int], str | None],
+    def any_order(self, seen: int, c: int, e: bool,
+                  memo: dict[tuple[int, int, bool], str | None],
                   sequential: bool) -> str | None:
         """State ``seen``: bit set of required members present, or with ``sequential``
-        the number of required members present (they then come in schema order)."""
-        key = (seen, c)
+        the number of required members present (they then come in schema order);
+        ``e``: a member outside the needed names was seen (or none is needed)."""
+        key = (seen, c, e)
         if key in memo:
             return memo[key]
-        name = self.conv.table.fresh(f"{self.hint}-s{seen}" + (f"-c{c}" if c else ""))
+        name = self.conv.table.fresh(f"{self.hint}-s{seen}" + (f"-c{c}" if c else "") +
+                                     ("" if e else "-x"))
         memo[key] = name
         required = [n for n, _, r in self.known if r]
         done = len(required) if sequential else (1 << len(required)) - 1
@@ -106,23 +154,26 @@ class _Members:
         if self.hi is None or c < self.hi:
             for nm, member, is_required in self.known:
                 if not is_required:
-                    nxt = self.any_order(seen, self.inc(c), memo, sequential)
+                    after = seen
                 elif sequential:
                     if seen >= len(required) or required[seen] != nm:
                         continue
-                    nxt = self.any_order(seen + 1, self.inc(c), memo, sequential)
+                    after = seen + 1
                 else:
                     bit = 1 << required.index(nm)
                     if seen & bit:
                         continue
-                    nxt = self.any_order(seen | bit, self.inc(c), memo, sequential)
-                if nxt is not None:
-                    options.append(seq(self.sep(c), member, nxt))
+                    after = seen | bit
+                for expr, e2 in self.variants(nm, member, e):
+                    nxt = self.any_order(after, self.inc(c), e2, memo, sequential)
+                    if nxt is not None:
+                        options.append(seq(self.sep(c), expr, nxt))
             if self.extra:
-                nxt = self.any_order(seen, self.inc(c), memo, sequential)
-                if nxt is not None:
-                    options.append(seq(self.sep(c), f"({alt(self.extra)})", nxt))
-        if seen == done and c >= self.lo:
+                for expr, e2 in self.variants(None, f"({alt(self.extra)})", e):
+                    nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
+                    if nxt is not None:
+                        options.append(seq(self.sep(c), expr, nxt))
+        if seen == done and c >= self.lo and e:
             options.append('""')
         self.conv.table.define(name, alt(options) if options else "[^\\x00-\\U0010FFFF]")
         return name
@@ -144,11 +195,17 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise SchemaError("required must be an array of strings", keyword="required",
                           pointer=ptr)
+    if schema.get("propertyNames", True) not in ({}, True):
+        named = _property_names(conv, schema, ptr)
+        if named is None:
+            conv.unsupported("propertyNames is enforced only as a finite set of names (enum, "
+                             "const)", "propertyNames", ptr)
+        else:
+            schema = named
+            props = schema.get("properties", {})
+            required = schema.get("required", [])
     patterns = schema.get("patternProperties", {})
     additional = _closed(conv, schema)
-    for kw in ("propertyNames",):
-        if kw in schema and schema[kw] not in ({}, True):
-            conv.unsupported(f"{kw} is not supported", kw, ptr)
     if "unevaluatedProperties" in schema and "additionalProperties" in schema:
         conv.unsupported("unevaluatedProperties is not supported", "unevaluatedProperties", ptr)
     lo = count_keyword(schema, "minProperties", ptr) or 0
@@ -180,11 +237,32 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
         conv.restricted(f"{len(req)} required properties (more than max_required_any_order="
                         f"{conv.opts.max_required_any_order}) must come in schema order; the "
                         f"other properties may come anywhere", "required", ptr)
-    m = _Members(conv, hint, known, extra_members, lo, hi)
+    outside = schema.get(NEED_OTHER_KEY)
+    counting: dict[str, str] | None = None
+    extra_counting: list[str] = []
+    if outside is not None and outside["value"] is not True and outside["value"] != {}:
+        # the members whose key is outside the names and whose value matches
+        need = outside["value"]
+        if patterns:
+            conv.unsupported("not of additionalProperties beside patternProperties is not "
+                             "supported", "not", ptr)
+        counting = {}
+        for name, sub in schemas.items():
+            if name in outside["names"]:
+                continue
+            value = conv.visit({"allOf": [sub, need]}, conv.child_ptr(ptr, "properties", name),
+                               conv.child_hint(hint, name + "-other"))
+            if value is not None:
+                counting[name] = seq(conv.key_literal(name), conv.colon(), value)
+        extra_counting = _additional_member(conv, ptr, hint + "-other", list(schemas),
+                                            {"allOf": [additional, need]}, None)
+    m = _Members(conv, hint, known, extra_members, lo, hi,
+                 list(outside["names"]) if outside is not None else None, counting,
+                 extra_counting)
     if conv.opts.property_order is PropertyOrder.ANY:
-        body = m.any_order(0, 0, {}, sequential)
+        body = m.any_order(0, 0, m.start(), {}, sequential)
     else:
-        body = m.ordered(0, 0)
+        body = m.ordered(0, 0, m.start())
     if body is None:
         return None
     return seq('"{"', conv.ws("open"), body, conv.ws("close"), '"}"')
@@ -202,10 +280,9 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
                    names: list[str], patterns: dict[str, Any], additional: Any) -> list[str]:
     if not patterns:
         return _additional_member(conv, ptr, hint, names, additional, None)
-    if len(patterns) > 1 and len({repr(s) for s in patterns.values()}) > 1:
-        conv.unsupported("several patternProperties with different schemas are not "
-                         "supported", "patternProperties", ptr)
-        return _additional_member(conv, ptr, hint, names, True, None)
+    if (len(patterns) > 1 and len({repr(s) for s in patterns.values()}) > 1) or any(
+            _overlaps(p, names) for p in patterns):
+        return _pattern_product(conv, ptr, hint, names, patterns, additional)
     all_branches: list[Branch] = []
     options = []
     for p in patterns:
@@ -216,10 +293,6 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
             return _additional_member(conv, ptr, hint, names, True, None)
         all_branches += branches
         options.append(regex_expr(branches, conv.chars.of))
-    if any(_overlaps(p, names) for p in patterns):
-        conv.unsupported("a patternProperties pattern also matches a listed property; "
-                         "the grammar may let that name through with the pattern schema "
-                         "only", "patternProperties", ptr)
     out: list[str] = []
     value = conv.visit(next(iter(patterns.values())), conv.child_ptr(ptr, "patternProperties"),
                        conv.child_hint(hint, "pattern-value"))
@@ -261,3 +334,111 @@ def _additional_member(conv: Converter, ptr: str, hint: str, names: list[str],
         key = conv.string_rule()
     return [conv.table.add(conv.child_hint(hint, "additional-kv"),
                            seq(key, conv.colon(), value))]
+
+
+def _pattern_product(conv: Converter, ptr: str, hint: str, names: list[str],
+                     patterns: dict[str, Any], additional: Any) -> list[str]:
+    """Keys partitioned by the set of patterns they match (and not a listed name): one
+    member kind per non-empty set, its value the ``allOf`` of those pattern schemas, and
+    the keys matching none for ``additionalProperties``: the product of the automata."""
+    if len(patterns) > MAX_PATTERN_PROPERTIES:
+        conv.unsupported(f"more than {MAX_PATTERN_PROPERTIES} patternProperties with "
+                         "different schemas (or overlapping listed names) are not supported",
+                         "patternProperties", ptr)
+        return _additional_member(conv, ptr, hint, names, True, None)
+    k = len(patterns)
+    try:
+        dfas = [dfa_of(parse_regex(p)) for p in patterns]
+        if names:
+            dfas.append(dfa_of([Branch(Cat(tuple(Chars(((ord(c), ord(c)),)) for c in n)),
+                                       True, True) for n in names], MAX_PRODUCT))
+        prod = product(dfas, lambda v: False)
+    except RegexUnsupported as e:
+        conv.unsupported(f"patternProperties: {e}", "patternProperties", ptr)
+        return _additional_member(conv, ptr, hint, names, True, None)
+    except TooBig:
+        conv.unsupported(f"patternProperties need more than {MAX_DFA} automaton states per "
+                         f"pattern or {MAX_PRODUCT} in their product", "patternProperties", ptr)
+        return _additional_member(conv, ptr, hint, names, True, None)
+    assert prod.labels is not None
+    keys = list(patterns)
+    masks = sorted({v[:k] for v in prod.labels if not (names and v[k])}, reverse=True)
+    out: list[str] = []
+    for mask in masks:
+        chosen = [patterns[p] for p, hit in zip(keys, mask, strict=True) if hit]
+        if chosen:
+            sub: Any = chosen[0] if len(chosen) == 1 else {"allOf": chosen}
+            vptr = conv.child_ptr(ptr, "patternProperties", keys[mask.index(True)])
+        elif additional is False:
+            continue
+        else:
+            sub, vptr = additional, conv.child_ptr(ptr, "additionalProperties")
+        value = conv.visit(sub, vptr, conv.child_hint(hint, "pattern-value"))
+        if value is None:
+            continue
+
+        def accept(v: tuple[bool, ...], m: tuple[bool, ...] = mask) -> bool:
+            return v[:k] == m and not (names and v[k])
+
+        key = emit_dfa(prod.accepting_where(accept), conv.table, conv.chars.of,
+                       conv.child_hint(hint, "pattern-key"))
+        if key is None:
+            continue
+        out.append(conv.table.add(conv.child_hint(hint, "pattern-kv"),
+                                  seq('"\\""', key, '"\\""', conv.colon(), value)))
+    return out
+
+
+def _property_names(conv: Converter, schema: dict[str, Any], ptr: str) -> dict[str, Any] | None:
+    """``propertyNames`` with finitely many allowed names, as those names listed under
+    ``properties`` (each with the schema that applies to it) and nothing else allowed."""
+    try:
+        flat = conv.merge([schema["propertyNames"]], ptr)
+    except SchemaError:
+        return None
+    if flat is False:
+        flat = {"enum": []}
+    if not isinstance(flat, dict):
+        return None
+    neg = flat.get("not")
+    if isinstance(neg, dict) and set(flat) - ANNOTATIONS <= {"not", "type"} and flat.get(
+            "type", "string") == "string" and set(neg) - ANNOTATIONS in ({"enum"}, {"const"}):
+        # names outside a finite set: those names are forbidden
+        banned = [neg["const"]] if "const" in neg else list(neg["enum"])
+        props = dict(schema.get("properties", {}))
+        for name in banned:
+            if isinstance(name, str):
+                props[name] = False
+        out = {k: v for k, v in schema.items() if k != "propertyNames"}
+        if "properties" not in schema and "additionalProperties" not in schema:
+            out["additionalProperties"] = True  # stays open under closed_objects
+        out["properties"] = props
+        return out
+    if not ("enum" in flat or "const" in flat):
+        return None
+    values = [flat["const"]] if "const" in flat else list(flat["enum"])
+    rest = {k: v for k, v in flat.items() if k not in ("enum", "const")}
+    names: list[str] = []
+    for v in values:
+        ok = check_value(v, rest, lambda r: conv.resolve(r, ptr), conv.legacy_ref)
+        if ok is None:
+            return None
+        if ok and isinstance(v, str) and v not in names:
+            names.append(v)
+    props = dict(schema.get("properties", {}))
+    patterns = schema.get("patternProperties", {})
+    extra = _closed(conv, schema)
+    out_props: dict[str, Any] = {}
+    for name in names:
+        if name in props:
+            out_props[name] = props[name]
+        else:
+            hits = [s for p, s in patterns.items() if _search(conv, p, name, ptr)]
+            out_props[name] = {"allOf": hits} if hits else extra
+    for name in props:
+        if name not in out_props:
+            out_props[name] = False
+    out = {k: v for k, v in schema.items() if k not in ("propertyNames", "patternProperties")}
+    out["properties"] = out_props
+    out["additionalProperties"] = False
+    return out

@@ -11,7 +11,7 @@ from typing import Any
 
 from gbnfkit.schema._instance import ANNOTATIONS, json_equal
 
-__all__ = ["exclusive_required_branches", "disjoint"]
+__all__ = ["exclusive_required_branches", "disjoint", "pair_disjoint"]
 
 Flatten = Callable[[Any], Any]
 
@@ -102,6 +102,11 @@ def _pair_disjoint(a: Any, b: Any, flatten: Flatten) -> bool:
         if any(_forbids(y, k) for k in x.get("required", [])):
             return True
     return False
+
+
+def pair_disjoint(a: Any, b: Any, flatten: Flatten) -> bool:
+    """Whether no instance satisfies both ``a`` and ``b`` (False: they may overlap)."""
+    return _pair_disjoint(a, b, flatten)
 
 
 def disjoint(branches: list[Any], with_siblings: Flatten, flatten: Flatten) -> bool:

@@ -361,3 +361,20 @@ class Vocabulary:
         given = _user_ids(eos_token_ids, "eos_token_ids")
         tokens, eos, special, width = load_gguf(path, size=size, eos=given)
         return cls(tokens, eos, special, size=width)
+
+    @classmethod
+    def from_llama(cls, llm: Any) -> Vocabulary:
+        """The vocabulary of a loaded ``llama_cpp.Llama``, read through llama.cpp itself.
+
+        Pieces as llama.cpp writes them, control tokens special, llama.cpp's
+        end-of-generation tokens as the end-of-sequence ids (see
+        :func:`gbnfkit.integrations.llama_cpp.vocabulary_from_llama`; needs the
+        ``[llama-cpp]`` extra).
+
+        Raises:
+            VocabularyError: ``llm`` is not a loaded ``Llama``.
+            MissingDependencyError: llama-cpp-python is not installed.
+        """
+        from gbnfkit.integrations.llama_cpp import vocabulary_from_llama
+
+        return vocabulary_from_llama(llm)

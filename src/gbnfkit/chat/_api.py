@@ -1,0 +1,234 @@
+"""parse_message, grammar_for, formats: the functions of :mod:`gbnfkit.chat`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
+from gbnfkit._grammar import Grammar
+from gbnfkit.chat._formats import syntax_of
+from gbnfkit.chat._formats._base import THINK_OPEN, Syntax
+from gbnfkit.chat._mapping import Region, failure, to_message
+from gbnfkit.chat._tools import Toolset, tools_from
+from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
+from gbnfkit.peg import Parser, ParseResult, ParseStatus
+from gbnfkit.tokens._trigger import Trigger
+
+__all__ = ["ChatGrammar", "ChatParser", "formats", "grammar_for", "parse_message"]
+
+if TYPE_CHECKING:
+    from gbnfkit.chat._stream import MessageStream
+
+Tools = Iterable[Mapping[str, object]] | None
+
+
+def formats() -> list[str]:
+    """The names of the chat formats, as :func:`parse_message` takes them."""
+    return [f.value for f in ChatFormat]
+
+
+class ChatParser:
+    """One chat format with one tool set, its parser built once: for reading many outputs
+    (:meth:`parse`), streaming them (:meth:`stream`) or constraining them (:meth:`grammar`).
+
+    >>> reader = ChatParser("hermes")
+    >>> reader.parse("<think>hm</think>Hi").content
+    'Hi'
+    """
+
+    __slots__ = ("_format", "_parser", "_prefix", "_syntax", "_tools")
+
+    def __init__(
+        self,
+        format: str | ChatFormat,
+        tools: Tools | Toolset = None,
+        *,
+        reasoning_open: bool = False,
+    ) -> None:
+        """``reasoning_open``: the prompt ended with ``<think>`` (as DeepSeek-R1's and some
+        Qwen3 templates do), so the output starts inside the reasoning."""
+        self._format = ChatFormat.parse(format)
+        self._syntax: Syntax = syntax_of(self._format)
+        self._tools = tools_from(tools)
+        self._parser: Parser = self._syntax.parser(self._tools)
+        if reasoning_open and not self._syntax.has_reasoning:
+            raise ChatError(f"the {self._syntax.name!r} format has no reasoning to start in")
+        self._prefix = THINK_OPEN if reasoning_open else ""
+
+    @property
+    def reasoning_open(self) -> bool:
+        """Whether outputs start inside the reasoning (the prompt opened it)."""
+        return bool(self._prefix)
+
+    @property
+    def format(self) -> ChatFormat:
+        """The chat format."""
+        return self._format
+
+    @property
+    def parser(self) -> Parser:
+        """The :mod:`gbnfkit.peg` parser of whole outputs (tags: see docs/chat.md)."""
+        return self._parser
+
+    def __repr__(self) -> str:
+        tools = "any tool" if self._tools.open else ", ".join(self._tools.names()) or "no tools"
+        return f"<ChatParser {self._format.value} ({tools})>"
+
+    def parse(self, text: str, partial: bool = False) -> Message:
+        """The message of output ``text`` (see :func:`parse_message`)."""
+        if not isinstance(text, str):
+            raise ArgumentError(f"parse takes a str, not {type(text).__name__}")
+        text = self._prefix + text
+        return self._read(self._parser.parse(text, partial=partial), text, partial)[0]
+
+    def stream(self) -> MessageStream:
+        """A :class:`MessageStream` of one output, sharing this parser."""
+        from gbnfkit.chat._stream import MessageStream
+
+        return MessageStream(self)
+
+    def grammar(self, tool_choice: str | ToolChoice | Mapping[str, object] = "auto") -> ChatGrammar:
+        """The grammar for these tools (see :func:`grammar_for`)."""
+        if self._prefix:
+            raise ChatError(
+                "no grammar for outputs that start inside the reasoning; build it with a "
+                "ChatParser without reasoning_open"
+            )
+        return _grammar(self._syntax, self._tools, tool_choice)
+
+    def _read(self, result: ParseResult, text: str, partial: bool) -> tuple[Message, Region | None]:
+        """The message (and open region) of ``result``, a parse of ``text`` (which starts
+        with the ``<think>`` of ``reasoning_open``).
+
+        A failure raises :class:`ChatParseError` (positions in the output, without that
+        ``<think>``) unless ``partial``: then the message is that of the longest prefix of
+        ``text`` that does not fail.
+        """
+        offset = len(self._prefix)
+        while result.status is ParseStatus.FAIL:
+            if not partial:
+                error = failure(result, text, self._syntax, self._tools)
+                raise _shifted(error, offset) if offset else error
+            position = result.position if result.position is not None else result.end
+            position = min(position, len(text) - 1)
+            if position <= offset:
+                return Message(), None
+            text = text[:position]
+            result = self._parser.parse(text, partial=True)
+        if not partial and (result.status is not ParseStatus.SUCCESS or result.end != len(text)):
+            raise ChatParseError(
+                "the output ends before the chat format allows it to",
+                position=result.end - offset,
+                text=text[offset:],
+            )
+        return to_message(result, text, self._syntax, self._tools, partial)
+
+
+def _shifted(error: ChatParseError, offset: int) -> ChatParseError:
+    """``error`` with its position in the output that follows ``offset`` characters."""
+    return ChatParseError(
+        error.message,
+        position=max(0, error.position - offset),
+        text=error.text[offset:],
+        expected=error.expected,
+    )
+
+
+def parse_message(
+    text: str,
+    format: str | ChatFormat,
+    tools: Tools = None,
+    partial: bool = False,
+    *,
+    reasoning_open: bool = False,
+) -> Message:
+    """Read a model's output ``text`` written in chat ``format`` (see :func:`formats`).
+
+    ``tools``: OpenAI-style tool definitions; tool calls must name one of them (``None``:
+    any name). ``partial=True``: ``text`` is the start of an output still being written;
+    the message holds what is already decided (see :class:`MessageStream`).
+
+    Raises :class:`gbnfkit.ChatParseError` (with ``position``) for output that does not
+    follow the format (an unknown tool, arguments that are not JSON...), unless
+    ``partial``: then the message stops before the fault.
+
+    ``reasoning_open``: the prompt ended with ``<think>``, so ``text`` starts inside the
+    reasoning (formats with reasoning only).
+    """
+    return ChatParser(format, tools, reasoning_open=reasoning_open).parse(text, partial)
+
+
+@dataclass(frozen=True)
+class ChatGrammar:
+    """What :func:`grammar_for` returns.
+
+    ``grammar``: the grammar to constrain generation with; ``triggers``: for a lazy
+    grammar, what wakes it (pass both to ``CompiledGrammar.matcher(triggers=...)``);
+    empty for an eager grammar, which constrains from the first character.
+    """
+
+    grammar: Grammar
+    triggers: tuple[Trigger, ...]
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the grammar waits for a trigger."""
+        return bool(self.triggers)
+
+
+def _choice(tool_choice: object, tools: Toolset) -> tuple[ToolChoice, Toolset]:
+    if isinstance(tool_choice, ToolChoice):
+        return tool_choice, tools
+    if isinstance(tool_choice, Mapping):
+        function = tool_choice.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if not isinstance(name, str):
+            raise ChatError(f"a tool_choice object names a function: {tool_choice!r}")
+        tool_choice = name
+    if not isinstance(tool_choice, str):
+        raise ChatError(f"tool_choice must be a str, not {type(tool_choice).__name__}")
+    for member in ToolChoice:
+        if member.value == tool_choice:
+            return member, tools
+    tool = tools.get(tool_choice)
+    if tool is None:
+        known = ", ".join(repr(n) for n in tools.names()) or "none"
+        raise ChatError(
+            f"tool_choice {tool_choice!r} is neither 'auto', 'required' nor a tool name "
+            f"(tools: {known})"
+        )
+    return ToolChoice.REQUIRED, Toolset((tool,), False)
+
+
+def grammar_for(
+    format: str | ChatFormat,
+    tools: Tools,
+    tool_choice: str | ToolChoice | Mapping[str, object] = "auto",
+) -> ChatGrammar:
+    """The grammar that constrains output in ``format`` to valid tool calls.
+
+    ``tool_choice``: ``"auto"`` (a lazy grammar, woken by the start of a tool call),
+    ``"required"`` (an eager grammar: the output is tool calls, after optional
+    reasoning), or a tool's name (required, that tool only). Each tool's ``parameters``
+    schema constrains its arguments. Built from the same parser as :func:`parse_message`.
+    """
+    return _grammar(syntax_of(ChatFormat.parse(format)), tools_from(tools), tool_choice)
+
+
+def _grammar(
+    syntax: Syntax, toolset: Toolset, tool_choice: str | ToolChoice | Mapping[str, object]
+) -> ChatGrammar:
+    choice, chosen = _choice(tool_choice, toolset)
+    if not syntax.has_tool_calls:
+        if choice is ToolChoice.REQUIRED:
+            raise ChatError(f"the {syntax.name!r} format has no tool calls to require")
+        return ChatGrammar(syntax.parser(chosen, grammar=True).to_grammar(), ())
+    if not chosen.open and not chosen.tools:
+        raise ChatError("grammar_for needs at least one tool (or tools=None for any tool)")
+    if choice is ToolChoice.REQUIRED:
+        return ChatGrammar(syntax.required_parser(chosen).to_grammar(), ())
+    lazy = syntax.parser(chosen, grammar=True).to_grammar(lazy=True)
+    triggers = syntax.triggers(chosen)
+    return ChatGrammar(lazy.grammar, triggers if triggers is not None else lazy.triggers)

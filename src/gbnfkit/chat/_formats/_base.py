@@ -1,0 +1,187 @@
+"""What every chat format defines, and the building blocks they share.
+
+A format is one PEG definition (:mod:`gbnfkit.peg`) per tool set: the same parser reads
+model output (:func:`gbnfkit.chat.parse_message`) and, through ``to_grammar``, constrains
+it (:func:`gbnfkit.chat.grammar_for`). The parsers tag what the message is made of:
+
+``reasoning``  the text inside ``<think>…</think>``
+``content``    the text outside reasoning and tool calls (separating whitespace included;
+               :mod:`gbnfkit.chat._mapping` removes it)
+``tool``       one tool call, holding ``tool-name``, ``tool-id`` and either ``tool-args``
+               (JSON text) or ``param`` nodes (``param-name``, ``param-value``: raw text)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gbnfkit import peg
+from gbnfkit.chat._tools import Tool, Toolset
+from gbnfkit.chat._types import ChatFormat
+from gbnfkit.peg import Parser
+from gbnfkit.tokens._trigger import Trigger
+
+__all__ = [
+    "Syntax",
+    "TAG_ARGS",
+    "TAG_CONTENT",
+    "TAG_ID",
+    "TAG_NAME",
+    "TAG_PARAM",
+    "TAG_PARAM_NAME",
+    "TAG_PARAM_VALUE",
+    "TAG_REASONING",
+    "TAG_TOOL",
+    "THINK_CLOSE",
+    "THINK_OPEN",
+    "json_call",
+    "ordered_tools",
+    "rule_name",
+    "string_typed",
+    "think_block",
+    "tool_arguments",
+]
+
+TAG_REASONING = "reasoning"
+TAG_CONTENT = "content"
+TAG_TOOL = "tool"
+TAG_NAME = "tool-name"
+TAG_ID = "tool-id"
+TAG_ARGS = "tool-args"
+TAG_PARAM = "param"
+TAG_PARAM_NAME = "param-name"
+TAG_PARAM_VALUE = "param-value"
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+
+class Syntax(ABC):
+    """One chat format: its parsers and what the streaming layer needs to know of it."""
+
+    format: ChatFormat
+    has_reasoning: bool = False
+    """An optional ``<think>…</think>`` block may open the output."""
+    content_delimiters: tuple[str, ...] = ()
+    """The texts that end the content (the start of the tool-call section)."""
+    content_decided_at_start: bool = True
+    """Content is known as content from its first character (llama3: not before the
+    output has shown it is no tool call)."""
+    parameters: bool = False
+    """Arguments are XML-like parameters (converted to JSON by type), not JSON text."""
+
+    @property
+    def name(self) -> str:
+        return self.format.value
+
+    @property
+    def has_tool_calls(self) -> bool:
+        return bool(self.content_delimiters) or not self.content_decided_at_start
+
+    @abstractmethod
+    def parser(self, tools: Toolset, *, grammar: bool = False) -> Parser:
+        """The whole output: reasoning, content, the tool-call section as a trigger rule.
+
+        ``grammar``: the stricter form a grammar is built from, where a format's parser is
+        lenient (qwen3-coder's parameter order)."""
+
+    @abstractmethod
+    def required_parser(self, tools: Toolset) -> Parser:
+        """Output that must call tools (optional reasoning, then one or more calls)."""
+
+    def triggers(self, tools: Toolset) -> tuple[Trigger, ...] | None:
+        """The triggers of the lazy grammar, when not those of the trigger rules."""
+        return None
+
+
+def rule_name(prefix: str, index: int, name: str) -> str:
+    """A GBNF rule name (letters, digits, ``-``) for ``name``, unique through ``index``."""
+    cleaned = re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-")[:40] or "x"
+    return f"{prefix}{index}-{cleaned}"
+
+
+def think_block(*, closed: bool) -> Parser:
+    """``<think>`` reasoning ``</think>``; unless ``closed``, the output may end inside it."""
+    close: Parser = peg.literal(THINK_CLOSE)
+    if not closed:
+        close = close | peg.end()
+    return peg.literal(THINK_OPEN) + peg.tag(TAG_REASONING, peg.until(THINK_CLOSE)) + close
+
+
+def tool_arguments(tool: Tool | None, index: int) -> Parser:
+    """The arguments object: any JSON object; in a grammar, the tool's parameters schema."""
+    body = peg.tag(TAG_ARGS, peg.json_object())
+    if tool is None:
+        return body
+    return peg.schema(body, rule_name("args", index, tool.name), dict(tool.parameters))
+
+
+def quoted_name(tool: Tool | None) -> Parser:
+    """The tool's name as a JSON string (any name when ``tool`` is ``None``)."""
+    if tool is None:
+        return '"' + peg.tag(TAG_NAME, peg.json_string_content()) + '"'
+    quoted = json.dumps(tool.name, ensure_ascii=False)
+    return '"' + peg.tag(TAG_NAME, peg.literal(quoted[1:-1])) + '"'
+
+
+def json_call(
+    tools: Toolset,
+    arguments_key: str,
+    *,
+    with_id: bool = False,
+) -> Parser:
+    """``{"name": NAME, "<arguments_key>": {…}}`` (plus an optional ``"id"``) for each tool,
+    the longest names first so that no name stops the choice at a shorter one."""
+    alternatives: list[Parser] = []
+    for index, tool in ordered_tools(tools):
+        body = (
+            peg.literal("{")
+            + peg.space()
+            + peg.json_member("name", quoted_name(tool))
+            + peg.space()
+            + ","
+            + peg.space()
+            + peg.json_member(arguments_key, tool_arguments(tool, index))
+        )
+        if with_id:
+            body = body + peg.optional(
+                peg.space()
+                + ","
+                + peg.space()
+                + peg.json_member("id", '"' + peg.tag(TAG_ID, peg.json_string_content()) + '"')
+            )
+        alternatives.append(peg.tag(TAG_TOOL, body + peg.space() + "}"))
+    return peg.choice(*alternatives)
+
+
+def ordered_tools(tools: Toolset) -> Sequence[tuple[int, Tool | None]]:
+    """``(index, tool)`` longest name first, so that an ordered choice of names never stops
+    at a shorter one that starts a longer one; ``[(0, None)]`` for an open tool set."""
+    if tools.open:
+        return [(0, None)]
+    indexed = list(enumerate(tools.tools))
+    indexed.sort(key=lambda item: -len(item[1].name))
+    return [(i, t) for i, t in indexed]
+
+
+def string_typed(schema: Mapping[str, Any] | None) -> bool:
+    """A parameter whose value is written as raw text (a string, or of unknown type)."""
+    if schema is None:
+        return True
+    kind = schema.get("type")
+    if kind is None:
+        if "const" in schema:
+            return isinstance(schema["const"], str)
+        if "enum" in schema:
+            values = schema["enum"]
+            return isinstance(values, list) and all(isinstance(v, str) for v in values)
+        return not any(k in schema for k in ("properties", "items"))
+    if isinstance(kind, str):
+        return kind == "string"
+    if isinstance(kind, list):
+        return "string" in kind
+    return False

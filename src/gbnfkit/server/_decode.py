@@ -1,0 +1,134 @@
+"""One generation on one model slot (runs in a worker thread): sampling with the grammar,
+stop strings, cancellation, and the text handed out piece by piece as it is decided."""
+
+from __future__ import annotations
+
+import codecs
+import enum
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gbnfkit.integrations._decode import AnyMatcher, ModelRunner, _TimedMatcher
+from gbnfkit.sampling import Sampler, SamplingParams
+
+__all__ = ["Finish", "Job", "Outcome", "run_job"]
+
+
+class Finish(enum.Enum):
+    """Why a generation ended, as OpenAI's ``finish_reason`` names it."""
+
+    STOP = "stop"
+    """End of sequence or a stop string."""
+    LENGTH = "length"
+    """``max_tokens`` or the model's context."""
+    CANCELLED = "cancelled"
+    """The client went away."""
+
+
+@dataclass
+class Job:
+    """What to generate: the prompt's tokens, the matcher (``None``: free text), sampling,
+    the most tokens, the stop strings, the event that cancels it, and whether a complete
+    grammar ends the generation."""
+
+    prompt_ids: Sequence[int]
+    matcher: AnyMatcher | None
+    params: SamplingParams
+    max_tokens: int
+    stop: tuple[str, ...]
+    cancel: threading.Event
+    end_when_complete: bool = False
+    """Stop as soon as the (woken) grammar is complete: one tool call, not several."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The end of a generation: the text (stop string cut off), the tokens sampled (an
+    end-of-sequence token not counted), why it ended, and the time spent decoding and in
+    the grammar (seconds; the prompt's evaluation not counted)."""
+
+    text: str
+    completion_tokens: int
+    finish: Finish
+    decode_seconds: float
+    grammar_seconds: float
+
+
+def _held_back(text: str, stops: tuple[str, ...]) -> int:
+    """How many characters at the end of ``text`` could start a stop string."""
+    hold = 0
+    for stop in stops:
+        for size in range(min(len(stop) - 1, len(text)), hold, -1):
+            if text.endswith(stop[:size]):
+                hold = size
+                break
+    return hold
+
+
+def _complete(matcher: AnyMatcher | None) -> bool:
+    if matcher is None or not matcher.is_complete:
+        return False
+    return bool(getattr(matcher, "is_active", True))
+
+
+def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outcome:
+    """Generate ``job`` on ``runner``; ``emit`` gets the text as it is decided.
+
+    The text that may be the start of a stop string is held back until it is not.
+    """
+    vocabulary = runner.vocabulary
+    eos, special = vocabulary.eos_token_ids, vocabulary.special_token_ids
+    timed = _TimedMatcher(job.matcher) if job.matcher is not None else None
+    sampler = Sampler(job.params, matcher=timed, vocabulary=vocabulary)
+    utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    room = job.max_tokens
+    if runner.context_size is not None:
+        room = min(room, runner.context_size - len(job.prompt_ids))
+    logits = runner.start(job.prompt_ids)
+    started = time.perf_counter()
+    text, sent, count, cut = "", 0, 0, False
+    finish = Finish.LENGTH
+    while count < room:
+        if job.cancel.is_set():
+            finish = Finish.CANCELLED
+            break
+        token = sampler.sample(logits)
+        sampler.accept(token)
+        if token in eos:
+            finish = Finish.STOP
+            break
+        count += 1
+        if job.end_when_complete and _complete(job.matcher):
+            finish = Finish.STOP
+            room = count  # the token is kept, the loop ends after it
+        data = vocabulary.token_bytes(token)
+        if data and token not in special:
+            text += utf8.decode(data)
+        if job.stop:
+            at = min(
+                (i for i in (text.find(s, max(sent - len(s), 0)) for s in job.stop) if i >= 0),
+                default=-1,
+            )
+            if at >= 0:
+                text, cut, finish = text[:at], True, Finish.STOP
+                break
+        ready = len(text) - _held_back(text, job.stop)
+        if ready > sent:
+            emit(text[sent:ready])
+            sent = ready
+        if count >= room:
+            break
+        logits = runner.step(token)
+    if not cut:
+        text += utf8.decode(b"", final=True)
+    if len(text) > sent and finish is not Finish.CANCELLED:
+        emit(text[sent:])
+    return Outcome(
+        text=text,
+        completion_tokens=count,
+        finish=finish,
+        decode_seconds=time.perf_counter() - started,
+        grammar_seconds=timed.seconds if timed is not None else 0.0,
+    )

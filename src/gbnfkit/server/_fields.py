@@ -1,0 +1,109 @@
+"""Reading the fields of a JSON request body, each mistake an :class:`ApiError` naming the field."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from gbnfkit.server._errors import ApiError
+
+__all__ = [
+    "optional_bool",
+    "optional_int",
+    "optional_number",
+    "optional_object",
+    "optional_str",
+    "reject_unknown_type",
+]
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def reject_unknown_type(name: str, value: object, expected: str) -> ApiError:
+    """The error for ``value`` of field ``name`` not being ``expected``."""
+    return ApiError(f"'{name}' must be {expected}, not {_kind(value)}", param=name)
+
+
+def optional_number(
+    body: Mapping[str, Any],
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+) -> float | None:
+    """A finite number field (``None`` when absent or null), within ``[low, high]``."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise reject_unknown_type(name, value, "a finite number")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = (
+            f"between {low:g} and {high:g}"
+            if low is not None and high is not None
+            else (f"at least {low:g}" if low is not None else f"at most {high:g}")
+        )
+        raise ApiError(f"'{name}' must be {bounds}, not {value:g}", param=name)
+    return float(value)
+
+
+def optional_int(
+    body: Mapping[str, Any], name: str, *, low: int | None = None, high: int | None = None
+) -> int | None:
+    """An integer field (``None`` when absent or null), within ``[low, high]``."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise reject_unknown_type(name, value, "an integer")
+    if low is not None and value < low:
+        raise ApiError(f"'{name}' must be at least {low}, not {value}", param=name)
+    if high is not None and value > high:
+        raise ApiError(
+            f"'{name}' must be at most {high} on this server, not {value}",
+            param=name,
+            code="too_large",
+        )
+    return value
+
+
+def optional_bool(body: Mapping[str, Any], name: str) -> bool | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        raise reject_unknown_type(name, value, "a boolean")
+    return value
+
+
+def optional_str(body: Mapping[str, Any], name: str) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise reject_unknown_type(name, value, "a string")
+    return value
+
+
+def optional_object(body: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise reject_unknown_type(name, value, "an object")
+    return value

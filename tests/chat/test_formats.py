@@ -1,0 +1,171 @@
+"""Each chat format on outputs written as the models write them."""
+
+from __future__ import annotations
+
+import pytest
+from chat_corpus import TOOLS
+
+from gbnfkit.chat import ChatFormat, Message, ToolCall, formats, parse_message
+
+WEATHER_PARIS = ToolCall(None, "get_weather", '{"city": "Paris", "days": 3}')
+
+CASES = [
+    # content: optional reasoning, then everything is content
+    ("content", "Just text.", Message("Just text.")),
+    ("content", "  spaced  \n", Message("  spaced  \n")),
+    ("content", "<think>\nHmm.\n</think>\n\nThe answer.", Message("The answer.", "Hmm.")),
+    ("content", "<think>unfinished", Message("", "unfinished")),
+    ("content", 'Text <tool_call>{"name": "x"}', Message('Text <tool_call>{"name": "x"}')),
+    # hermes (Hermes 2 Pro, Qwen 2.5, Qwen3)
+    (
+        "hermes",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n'
+        "</tool_call>",
+        Message("", "", (WEATHER_PARIS,)),
+    ),
+    (
+        "hermes",
+        "Let me check.\n<tool_call>\n"
+        '{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "search", "arguments": {"query": "Paris events"}}\n</tool_call>',
+        Message(
+            "Let me check.",
+            "",
+            (WEATHER_PARIS, ToolCall(None, "search", '{"query": "Paris events"}')),
+        ),
+    ),
+    (
+        "hermes",
+        "<think>\nThe user wants the weather.\n</think>\n\n<tool_call>\n"
+        '{"name": "get", "arguments": {}}\n</tool_call>\n',
+        Message("", "The user wants the weather.", (ToolCall(None, "get", "{}"),)),
+    ),
+    ("hermes", "No tools needed: 2 < 3.", Message("No tools needed: 2 < 3.")),
+    ("hermes", "Ends with a tag start <tool_", Message("Ends with a tag start <tool_")),
+    # llama3
+    (
+        "llama3",
+        '{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}',
+        Message("", "", (WEATHER_PARIS,)),
+    ),
+    (
+        "llama3",
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}',
+        Message("", "", (WEATHER_PARIS,)),
+    ),
+    ("llama3", "Paris is sunny.", Message("Paris is sunny.")),
+    ("llama3", '{"answer": 42}', Message('{"answer": 42}')),
+    ("llama3", 'It is {"name": "x"}', Message('It is {"name": "x"}')),
+    # mistral
+    (
+        "mistral",
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}, '
+        '"id": "a1b2c3d4e"}]',
+        Message("", "", (ToolCall("a1b2c3d4e", "get_weather", '{"city": "Paris", "days": 3}'),)),
+    ),
+    (
+        "mistral",
+        'Checking.\n[TOOL_CALLS] [{"name": "get", "arguments": {}}, '
+        '{"name": "search", "arguments": {"query": "x"}}]',
+        Message(
+            "Checking.",
+            "",
+            (ToolCall(None, "get", "{}"), ToolCall(None, "search", '{"query": "x"}')),
+        ),
+    ),
+    ("mistral", "Plain [answer].", Message("Plain [answer].")),
+    # qwen3-coder
+    (
+        "qwen3-coder",
+        "I will look.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
+        "</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+        Message("I will look.", "", (WEATHER_PARIS,)),
+    ),
+    (
+        "qwen3-coder",
+        '<tool_call>\n<function=search>\n<parameter=tags>\n["a", "b"]\n</parameter>\n'
+        "<parameter=query>\n  two\nlines \n\n</parameter>\n<parameter=verbatim>\ntrue\n"
+        "</parameter>\n</function>\n</tool_call>",
+        Message(
+            "",
+            "",
+            (
+                ToolCall(
+                    None,
+                    "search",
+                    '{"tags": ["a", "b"], "query": "  two\\nlines \\n", "verbatim": true}',
+                ),
+            ),
+        ),
+    ),
+    (
+        "qwen3-coder",
+        "<tool_call><function=get></function></tool_call>",
+        Message("", "", (ToolCall(None, "get", "{}"),)),
+    ),
+    # deepseek-r1
+    (
+        "deepseek-r1",
+        "<think>\nWeather first.\n</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function"
+        '<｜tool▁sep｜>get_weather\n```json\n{"city": "Paris", "days": 3}\n```<｜tool▁call▁end｜>\n'
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get\n```json\n{}\n```<｜tool▁call▁end｜>"
+        "<｜tool▁calls▁end｜>",
+        Message("", "Weather first.", (WEATHER_PARIS, ToolCall(None, "get", "{}"))),
+    ),
+    ("deepseek-r1", "<think>x</think>Sunny.", Message("Sunny.", "x")),
+]
+
+
+@pytest.mark.parametrize(("fmt", "text", "expected"), CASES)
+def test_format_reads_model_output(fmt: str, text: str, expected: Message) -> None:
+    assert parse_message(text, fmt, TOOLS) == expected
+
+
+def test_formats_lists_every_format_by_name() -> None:
+    assert formats() == ["content", "hermes", "llama3", "mistral", "qwen3-coder", "deepseek-r1"]
+    assert [ChatFormat.parse(name) for name in formats()] == list(ChatFormat)
+    assert {fmt for fmt, _, _ in CASES} == set(formats())
+
+
+def test_formats_are_taken_as_enum_members_too() -> None:
+    text = "<think>a</think>b"
+    assert parse_message(text, ChatFormat.HERMES) == parse_message(text, "hermes")
+
+
+def test_tool_calls_need_no_tool_list() -> None:
+    text = '<tool_call>{"name": "any.thing", "arguments": {"x": [1, {"y": null}]}}</tool_call>'
+    message = parse_message(text, "hermes")
+    assert message.tool_calls == (ToolCall(None, "any.thing", '{"x": [1, {"y": null}]}'),)
+
+
+def test_qwen3_coder_values_stay_text_without_a_schema() -> None:
+    text = "<tool_call>\n<function=f>\n<parameter=n>\n3\n</parameter>\n</function>\n</tool_call>"
+    assert parse_message(text, "qwen3-coder").tool_calls[0].arguments == '{"n": "3"}'
+
+
+def test_message_to_dict_is_an_openai_assistant_message() -> None:
+    message = Message("Hi", "hm", (ToolCall("id1", "get", "{}"),))
+    assert message.to_dict() == {
+        "role": "assistant",
+        "content": "Hi",
+        "reasoning_content": "hm",
+        "tool_calls": [
+            {"id": "id1", "type": "function", "function": {"name": "get", "arguments": "{}"}}
+        ],
+    }
+
+
+def test_a_chat_parser_is_built_once_for_many_outputs() -> None:
+    from gbnfkit.chat import ChatParser, MessageDelta
+
+    reader = ChatParser("mistral", TOOLS)
+    assert reader.format is ChatFormat.MISTRAL
+    assert repr(reader) == "<ChatParser mistral (get_weather, search, get)>"
+    text = 'Hi[TOOL_CALLS][{"name": "get", "arguments": {}}]'
+    assert reader.parse(text) == parse_message(text, "mistral", TOOLS)
+    assert reader.parse("Hi[TOOL", partial=True) == Message("Hi")
+    stream = reader.stream()
+    assert stream.feed("Hi") == [MessageDelta("Hi")]
+    assert stream.finish() == Message("Hi")
+    assert reader.grammar("get") == reader.grammar("get")  # equal grammars, built anew
+    assert reader.parser.parse(text).is_complete_match

@@ -1,0 +1,111 @@
+"""grammar_for: lazy and eager grammars, triggers, and the tools' schemas enforced."""
+
+from __future__ import annotations
+
+import pytest
+from chat_corpus import GET, TOOLS, WEATHER
+
+from gbnfkit import Trigger
+from gbnfkit.chat import ChatFormat, ToolChoice, grammar_for
+
+TRIGGERS = {
+    "hermes": (Trigger.word("<tool_call>"),),
+    "mistral": (Trigger.word("[TOOL_CALLS]"),),
+    "qwen3-coder": (Trigger.word("<tool_call>"),),
+    "deepseek-r1": (Trigger.word("<｜tool▁calls▁begin｜>"),),
+    "llama3": (Trigger.pattern_full(r'\s*(<\|python_tag\|>|\{\s*"name")'),),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(TRIGGERS))
+def test_auto_is_lazy_and_woken_by_the_start_of_a_tool_call(fmt: str) -> None:
+    result = grammar_for(fmt, TOOLS)
+    assert result.lazy
+    assert result.triggers == TRIGGERS[fmt]
+    assert grammar_for(fmt, TOOLS, ToolChoice.AUTO).triggers == TRIGGERS[fmt]
+
+
+def test_the_content_format_has_an_eager_grammar_of_anything() -> None:
+    result = grammar_for("content", TOOLS)
+    assert not result.lazy
+    assert result.grammar.match("<think>a</think>b").accepted
+    assert result.grammar.match("anything at all").accepted
+
+
+def test_hermes_grammar_enforces_each_tools_schema() -> None:
+    grammar = grammar_for("hermes", TOOLS).grammar
+    ok = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}</tool_call>'
+    assert grammar.match(ok).accepted
+    assert not grammar.match(ok.replace("3", "30")).accepted  # maximum 14
+    assert not grammar.match(ok.replace('"Paris"', "1")).accepted  # not a string
+    assert not grammar.match(ok.replace('"city": "Paris", ', "")).accepted  # city required
+    assert not grammar.match(ok.replace("get_weather", "get_time")).accepted  # no such tool
+
+
+def test_required_is_eager_and_allows_reasoning_first() -> None:
+    result = grammar_for("hermes", TOOLS, "required")
+    assert not result.lazy and result.triggers == ()
+    call = '<tool_call>{"name": "get", "arguments": {}}</tool_call>'
+    assert result.grammar.match(call).accepted
+    assert result.grammar.match("<think>plan</think>\n" + call).accepted
+    assert not result.grammar.match("Sure! " + call).accepted
+
+
+def test_a_named_tool_choice_allows_that_tool_only() -> None:
+    result = grammar_for("mistral", TOOLS, "get")
+    assert not result.lazy
+    assert result.grammar.match('[TOOL_CALLS][{"name": "get", "arguments": {}}]').accepted
+    weather = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "x"}}]'
+    assert not result.grammar.match(weather).accepted
+    openai_style = {"type": "function", "function": {"name": "get_weather"}}
+    assert grammar_for("mistral", TOOLS, openai_style).grammar.match(weather).accepted
+
+
+def test_qwen3_coder_grammar_types_parameters_and_requires_the_required() -> None:
+    grammar = grammar_for("qwen3-coder", [WEATHER, GET], "required").grammar
+    call = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    )
+    assert grammar.match(call).accepted
+    assert not grammar.match(call.replace("\n3\n", "\nthree\n")).accepted
+    no_city = call.replace("<parameter=city>\nParis\n</parameter>\n", "")
+    assert not grammar.match(no_city).accepted
+    unit = call.replace("</function>", "<parameter=unit>\nkelvin\n</parameter>\n</function>")
+    assert not grammar.match(unit).accepted
+    assert grammar.match(unit.replace("kelvin", "celsius")).accepted
+
+
+def test_llama3_auto_grammar_starts_at_the_call() -> None:
+    result = grammar_for(ChatFormat.LLAMA3, TOOLS)
+    assert result.grammar.match('<|python_tag|>{"name": "get", "parameters": {}}').accepted
+    assert result.grammar.match('{"name": "get", "parameters": {}}').accepted
+    assert not result.grammar.match('{"name": "other", "parameters": {}}').accepted
+
+
+def test_tools_none_allows_any_tool_with_any_arguments() -> None:
+    grammar = grammar_for("hermes", None, "required").grammar
+    assert grammar.match('<tool_call>{"name": "x", "arguments": {"a": [1]}}</tool_call>').accepted
+
+
+def test_arguments_follow_the_schemas_property_order() -> None:
+    # models write the properties in the order the tool lists them
+    tool = {
+        "name": "move",
+        "parameters": {
+            "type": "object",
+            "properties": {"to": {"type": "string"}, "at": {"type": "integer"}},
+            "required": ["to", "at"],
+        },
+    }
+    grammar = grammar_for("hermes", [tool], "required").grammar
+    call = '<tool_call>{"name": "move", "arguments": {"to": "x", "at": 1}}</tool_call>'
+    assert grammar.match(call).accepted
+
+
+def test_no_grammar_for_outputs_that_start_inside_the_reasoning() -> None:
+    from gbnfkit.chat import ChatError, ChatParser
+
+    with pytest.raises(ChatError, match="reasoning_open"):
+        ChatParser("hermes", TOOLS, reasoning_open=True).grammar()
+    assert ChatParser("hermes", TOOLS).grammar().lazy

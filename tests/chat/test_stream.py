@@ -1,0 +1,116 @@
+"""MessageStream: what each chunk yields, what is held back, and the end of a stream."""
+
+from __future__ import annotations
+
+import pytest
+from chat_corpus import TOOLS
+
+from gbnfkit.chat import (
+    ChatError,
+    ChatParseError,
+    Message,
+    MessageDelta,
+    MessageStream,
+    ToolCall,
+    ToolCallDelta,
+)
+
+
+def test_a_possible_tag_start_is_held_back_until_decided() -> None:
+    stream = MessageStream("hermes", TOOLS)
+    assert stream.feed("Hello") == [MessageDelta("Hello")]
+    assert stream.feed(" <tool_") == []  # may still open a tool call
+    assert stream.feed("box>") == [MessageDelta(" <tool_box>")]
+    assert stream.finish() == Message("Hello <tool_box>")
+
+
+def test_whitespace_before_a_tool_call_is_never_given() -> None:
+    stream = MessageStream("hermes", TOOLS)
+    deltas = stream.feed("Sure.\n\n")
+    deltas += stream.feed('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa')
+    deltas += stream.feed('ris"}}\n</tool_call>')
+    deltas += stream.close()
+    assert deltas == [
+        MessageDelta("Sure."),
+        MessageDelta(tool_calls=(ToolCallDelta(0, None, "get_weather", '{"city": "Pa'),)),
+        MessageDelta(tool_calls=(ToolCallDelta(0, arguments='ris"}'),)),
+    ]
+    assert stream.finish().tool_calls == (ToolCall(None, "get_weather", '{"city": "Paris"}'),)
+
+
+def test_held_back_text_comes_out_when_the_stream_closes() -> None:
+    stream = MessageStream("mistral", TOOLS)
+    assert stream.feed("Price: [TOOL_") == [MessageDelta("Price:")]
+    assert stream.close() == [MessageDelta(" [TOOL_")]
+    assert stream.close() == []
+    assert stream.finish() == Message("Price: [TOOL_")
+
+
+def test_reasoning_streams_as_reasoning_content() -> None:
+    stream = MessageStream("deepseek-r1", TOOLS)
+    deltas = [d for ch in "<think>\nStep one.\n</think>\n\nDone." for d in stream.feed(ch)]
+    assert "".join(d.reasoning_content for d in deltas) == "Step one."
+    assert "".join(d.content for d in deltas) == "Done."
+    assert all(not (d.content and d.reasoning_content) for d in deltas)
+
+
+def test_the_mistral_id_arrives_after_the_arguments() -> None:
+    stream = MessageStream("mistral", TOOLS)
+    text = '[TOOL_CALLS][{"name": "get", "arguments": {}, "id": "abc123def"}]'
+    deltas = [d for ch in text for d in stream.feed(ch)] + stream.close()
+    calls = [c for d in deltas for c in d.tool_calls]
+    assert calls[0] == ToolCallDelta(0, None, "get", "")  # the name, as soon as it is whole
+    assert [c.id for c in calls if c.id is not None] == ["abc123def"]
+    assert stream.finish().tool_calls == (ToolCall("abc123def", "get", "{}"),)
+
+
+def test_qwen3_coder_text_values_stream_as_json_strings() -> None:
+    stream = MessageStream("qwen3-coder", TOOLS)
+    head = '<tool_call>\n<function=search>\n<parameter=query>\nsay "hi"\n'
+    deltas = stream.feed(head)
+    assert deltas == [
+        MessageDelta(tool_calls=(ToolCallDelta(0, None, "search", '{"query": "say \\"hi\\"'),))
+    ]
+    # the newline may be the one before </parameter>: held back
+    assert stream.feed("</parameter>\n</function>\n</tool_call>") == [
+        MessageDelta(tool_calls=(ToolCallDelta(0, arguments='"}'),))
+    ]
+    assert stream.finish().tool_calls[0].arguments == '{"query": "say \\"hi\\""}'
+
+
+def test_a_broken_stream_stops_and_close_raises() -> None:
+    stream = MessageStream("hermes", TOOLS)
+    assert stream.feed("Hi\n<tool_call>") == [MessageDelta("Hi")]
+    assert stream.feed('{"name": "nope"') == []
+    assert stream.feed(', "arguments": {}}</tool_call>') == []
+    with pytest.raises(ChatParseError, match="unknown tool 'nope'"):
+        stream.close()
+    with pytest.raises(ChatParseError):
+        stream.finish()
+    assert stream.is_closed
+
+
+def test_a_closed_stream_takes_no_more_text() -> None:
+    stream = MessageStream("content")
+    stream.feed("abc")
+    assert stream.finish() == Message("abc")
+    assert stream.text == "abc"
+    with pytest.raises(ChatError, match="closed"):
+        stream.feed("d")
+    with pytest.raises(TypeError):
+        MessageStream("content").feed(b"x")  # type: ignore[arg-type]
+
+
+def test_delta_to_dict_is_openai_shaped() -> None:
+    first = MessageDelta(tool_calls=(ToolCallDelta(0, "id7", "get", "{"),))
+    assert first.to_dict() == {
+        "tool_calls": [
+            {
+                "index": 0,
+                "id": "id7",
+                "type": "function",
+                "function": {"name": "get", "arguments": "{"},
+            }
+        ]
+    }
+    assert MessageDelta("a", "b").to_dict() == {"content": "a", "reasoning_content": "b"}

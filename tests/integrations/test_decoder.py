@@ -1,0 +1,108 @@
+"""The decoding loop on a scripted model: streaming, stop reasons, the grammar's hold."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from gbnfkit import Grammar, SamplingParams, Vocabulary
+from gbnfkit.integrations import Decoder, StopReason
+
+# 0 "{", 1 "}", 2 first byte of "é", 3 its second byte, 4 "a", 5 end of sequence
+VOCABULARY = Vocabulary([b"{", b"}", b"\xc3", b"\xa9", b"a", None], eos_token_ids=[5])
+GREEDY = SamplingParams(temperature=0.0)
+
+
+class ScriptedModel:
+    """A model that prefers the next token of ``script`` (then the end), 6 logits wide."""
+
+    def __init__(self, script: Sequence[int], context_size: int | None = None) -> None:
+        self._script = list(script)
+        self._context = context_size
+        self._position = 0
+        self.seen: list[int] = []
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return VOCABULARY
+
+    @property
+    def context_size(self) -> int | None:
+        return self._context
+
+    def encode_prompt(self, prompt: str, *, raw: bool) -> list[int]:
+        return [4] * len(prompt) if raw else [0, *([4] * len(prompt)), 1]
+
+    def _logits(self) -> npt.NDArray[np.float32]:
+        logits = np.zeros(6 + 2, dtype=np.float32)  # two padding logits beyond the vocabulary
+        wanted = self._script[self._position] if self._position < len(self._script) else 5
+        logits[wanted] = 10.0
+        logits[6:] = 50.0  # padding ids must never be sampled
+        return logits
+
+    def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        self._position = 0
+        self.seen = list(prompt_ids)
+        return self._logits()
+
+    def step(self, token_id: int) -> npt.NDArray[np.float32]:
+        self.seen.append(token_id)
+        self._position += 1
+        return self._logits()
+
+
+def test_a_character_split_across_tokens_streams_whole() -> None:
+    decoder = Decoder(ScriptedModel([4, 2, 3, 4]))
+    generation = decoder.stream("x", params=GREEDY)
+    assert list(generation) == ["a", "é", "a"]
+    result = generation.result
+    assert result.text == "aéa"
+    assert result.token_ids == (4, 2, 3, 4, 5)
+    assert result.stop is StopReason.EOS and result.complete
+    assert result.stats.tokens == 5 and result.stats.prompt_tokens == 3
+
+
+def test_the_grammar_holds_the_model() -> None:
+    model = ScriptedModel([4, 4, 4])  # wants "aaa", the grammar wants "{a}"
+    decoder = Decoder(model)
+    result = decoder.generate(
+        "x", grammar=Grammar.from_gbnf('root ::= "{" "a"* "}"'), params=GREEDY, max_tokens=10
+    )
+    assert result.text.startswith("{") and result.text.endswith("}")
+    assert result.stop is StopReason.EOS and result.complete
+    assert 0.0 < result.stats.grammar_share < 1.0
+
+
+def test_max_tokens_cuts_short_and_says_so() -> None:
+    decoder = Decoder(ScriptedModel([0, 4, 4, 4, 4]))
+    pieces: list[str] = []
+    result = decoder.generate(
+        "x",
+        grammar=Grammar.from_gbnf('root ::= "{" "a"* "}"'),
+        params=GREEDY,
+        max_tokens=3,
+        on_text=pieces.append,
+    )
+    assert result.text == "".join(pieces) == "{aa"
+    assert result.stop is StopReason.MAX_TOKENS and not result.complete
+
+
+def test_the_context_bounds_the_output() -> None:
+    model = ScriptedModel([4] * 10, context_size=6)
+    result = Decoder(model).generate("xy", params=GREEDY, raw=True)
+    assert result.stop is StopReason.CONTEXT and len(result.token_ids) == 4
+    with pytest.raises(ValueError, match="context"):
+        Decoder(ScriptedModel([], context_size=2)).generate("xyz", raw=True)
+
+
+def test_raw_skips_the_template_and_bad_arguments_raise() -> None:
+    model = ScriptedModel([])
+    Decoder(model).generate("ab", params=GREEDY, raw=True)
+    assert model.seen[:2] == [4, 4]
+    with pytest.raises(ValueError, match="max_tokens"):
+        Decoder(model).stream("x", max_tokens=0)
+    with pytest.raises(RuntimeError, match="not finished"):
+        _ = Decoder(model).stream("x").result

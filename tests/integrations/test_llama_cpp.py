@@ -1,0 +1,183 @@
+"""gbnfkit on llama-cpp-python with the bundled model (SmolLM2-135M-Instruct)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import llama_cpp
+import numpy as np
+import pytest
+from model_schemas import PROMPTS, SCHEMAS
+
+from gbnfkit import (
+    Grammar,
+    GrammarCompiler,
+    MatchStatus,
+    SamplingParams,
+    Trigger,
+    Vocabulary,
+)
+from gbnfkit.integrations import Decoder, StopReason
+from gbnfkit.integrations import llama_cpp as integration
+
+TOOL_CALL = Grammar.from_gbnf(
+    r'root ::= "<tool_call>" "{\"name\": \"" [a-z_]{1,12} "\"}" "</tool_call>"'
+)
+FEW_SHOT_TOOLS = (
+    'User: What is the weather in Paris?\nAssistant: <tool_call>{"name": "get_weather"}'
+    "</tool_call>\n"
+    'User: What time is it in Tokyo?\nAssistant: <tool_call>{"name": "get_time"}</tool_call>\n'
+    "User: Convert 10 euros to dollars.\nAssistant:"
+)
+
+
+def test_vocabulary_from_llama_is_the_gguf_vocabulary(llama: Any) -> None:
+    vocabulary = Vocabulary.from_llama(llama)
+    from_file = Vocabulary.from_gguf(integration.default_model_path())
+    assert vocabulary.size == llama.n_vocab() == from_file.size
+    assert vocabulary.tokens == from_file.tokens
+    assert vocabulary.special_token_ids == from_file.special_token_ids
+    # llama.cpp's end-of-generation set: the GGUF's end ids and more
+    assert from_file.eos_token_ids <= vocabulary.eos_token_ids
+    assert llama.token_eos() in vocabulary.eos_token_ids
+    assert integration.vocabulary_from_llama(llama) == vocabulary
+
+
+def test_vocabulary_from_something_else_is_a_vocabulary_error() -> None:
+    from gbnfkit import VocabularyError
+
+    with pytest.raises(VocabularyError, match="expected a loaded llama_cpp.Llama"):
+        Vocabulary.from_llama(object())
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_schema_outputs_validate(llama_decoder: Decoder, name: str) -> None:
+    schema = SCHEMAS[name]
+    grammar = Grammar.from_json_schema(schema)
+    for seed in (1, 2):
+        result = llama_decoder.generate(
+            PROMPTS[name], grammar=grammar, params=SamplingParams(seed=seed), max_tokens=80
+        )
+        assert result.stop is StopReason.EOS, result.text
+        assert result.complete
+        jsonschema.validate(json.loads(result.text), schema)
+
+
+@pytest.mark.parametrize("builtin", ["json", "arithmetic", "list"])
+def test_builtin_grammar_outputs_match(llama_decoder: Decoder, builtin: str) -> None:
+    grammar = Grammar.builtin(builtin)
+    prompts = {
+        "json": "A JSON object describing a cat.",
+        "arithmetic": "Write an arithmetic expression.",
+        "list": "List three fruits.",
+    }
+    for seed in (1, 2):
+        result = llama_decoder.generate(
+            prompts[builtin], grammar=grammar, params=SamplingParams(seed=seed), max_tokens=30
+        )
+        status = grammar.match(result.text).status
+        # cut short by max_tokens the text is a valid beginning; ended by EOS it is whole
+        assert status == (MatchStatus.ACCEPT if result.complete else MatchStatus.PREFIX)
+        if result.stop is StopReason.EOS:
+            assert status == MatchStatus.ACCEPT
+
+
+def test_seeds_reproduce(llama_decoder: Decoder) -> None:
+    grammar = Grammar.from_json_schema(SCHEMAS["cat"])
+
+    def run(seed: int) -> str:
+        params = SamplingParams(seed=seed, temperature=1.0)
+        return llama_decoder.generate(
+            PROMPTS["cat"], grammar=grammar, params=params, max_tokens=60
+        ).text
+
+    first = run(7)
+    assert run(7) == first
+    assert len({first, run(8), run(9)}) > 1  # the seed, not the prompt, decides
+
+
+def test_lazy_grammar_sleeps_through_plain_text(llama_decoder: Decoder) -> None:
+    params = SamplingParams(seed=3)
+    free = llama_decoder.generate("Say hello to Ada.", params=params, max_tokens=25)
+    compiled = llama_decoder.compiler.compile(TOOL_CALL)
+    matcher = compiled.matcher(triggers=[Trigger.word("<tool_call>")])
+    lazy = llama_decoder.generate(
+        "Say hello to Ada.", grammar=matcher, params=params, max_tokens=25
+    )
+    assert "<tool_call>" not in free.text
+    assert not matcher.is_active
+    assert lazy.text == free.text and lazy.token_ids == free.token_ids
+
+
+def test_lazy_grammar_constrains_after_its_trigger(llama_decoder: Decoder) -> None:
+    for seed in (0, 1):
+        compiled = llama_decoder.compiler.compile(TOOL_CALL)
+        matcher = compiled.matcher(triggers=[Trigger.word("<tool_call>")])
+        result = llama_decoder.generate(
+            FEW_SHOT_TOOLS,
+            grammar=matcher,
+            params=SamplingParams(seed=seed),
+            max_tokens=30,
+            raw=True,
+        )
+        assert matcher.is_active
+        call = result.text[result.text.index("<tool_call>") :]
+        assert TOOL_CALL.match(call).status == MatchStatus.ACCEPT, result.text
+        assert result.stop is StopReason.EOS
+
+
+def test_after_think_leaves_the_reasoning_free(llama_decoder: Decoder) -> None:
+    prompt = (
+        'Question: What is 2+2?\n<think>Two plus two makes four.</think>{"answer": 4}\n'
+        'Question: What is 3+5?\n<think>Three plus five makes eight.</think>{"answer": 8}\n'
+        "Question: What is 6+1?\n<think>"
+    )
+    answer = Grammar.from_gbnf(r'root ::= "{\"answer\": " [0-9]{1,3} "}"')
+    for seed in (0, 1):
+        result = llama_decoder.generate(
+            prompt,
+            grammar=answer,
+            triggers=[Trigger.after("</think>")],
+            params=SamplingParams(seed=seed),
+            max_tokens=40,
+            raw=True,
+        )
+        reasoning, _, rest = result.text.partition("</think>")
+        assert reasoning and answer.match(reasoning).status == MatchStatus.REJECT
+        assert answer.match(rest).status == MatchStatus.ACCEPT, result.text
+        assert result.complete and result.stop is StopReason.EOS
+
+
+def test_logits_processor_in_create_chat_completion(llama: Any) -> None:
+    schema = SCHEMAS["person"]
+    compiler = GrammarCompiler(Vocabulary.from_llama(llama))
+    processor = integration.LogitsProcessor(compiler.compile(Grammar.from_json_schema(schema)))
+    for seed in (1, 2):  # one processor, two requests: the second starts over
+        response = llama.create_chat_completion(
+            [{"role": "user", "content": PROMPTS["person"]}],
+            max_tokens=60,
+            seed=seed,
+            temperature=0.8,
+            logits_processor=llama_cpp.LogitsProcessorList([processor]),
+        )
+        text = response["choices"][0]["message"]["content"]
+        assert response["choices"][0]["finish_reason"] == "stop", text
+        jsonschema.validate(json.loads(text), schema)
+
+
+def test_logits_processor_compiles_a_grammar_for_the_model(llama: Any) -> None:
+    processor = integration.LogitsProcessor(Grammar.from_gbnf('root ::= "yes" | "no"'), llama)
+    prompt = llama.tokenize(b"Is water wet? Answer:", add_bos=True)
+    scores = np.zeros(llama.n_vocab() + 8, dtype=np.float32)
+    processor(np.asarray(prompt, dtype=np.intc), scores)
+    allowed = set(np.flatnonzero(np.isfinite(scores)).tolist())
+    assert allowed == set(processor.matcher.allowed_token_ids().tolist())
+    assert all(llama.detokenize([t]) in (b"y", b"ye", b"yes", b"n", b"no") for t in allowed)
+    assert not np.isfinite(scores[llama.n_vocab() :]).any()  # beyond the vocabulary
+
+
+def test_logits_processor_needs_the_model_for_a_grammar() -> None:
+    with pytest.raises(TypeError, match="pass llm"):
+        integration.LogitsProcessor(Grammar.builtin("json"))

@@ -1,0 +1,283 @@
+"""Every endpoint through the ASGI app (starlette's TestClient), on the bundled model."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+from serve_cases import MAX_TOKENS, SMALL_SCHEMA, WEATHER_TOOL, user
+from starlette.testclient import TestClient
+
+from gbnfkit.server import Engine
+
+
+def chat(client: TestClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/v1/chat/completions", json=body)
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def events(client: TestClient, path: str, **body: Any) -> list[dict[str, Any]]:
+    response = client.post(path, json={**body, "stream": True})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/event-stream")
+    lines = [line for line in response.text.split("\n\n") if line]
+    assert all(line.startswith("data: ") for line in lines)
+    assert lines[-1] == "data: [DONE]"
+    return [json.loads(line[len("data: ") :]) for line in lines[:-1]]
+
+
+def test_health_and_models(client: TestClient, engine: Engine) -> None:
+    health = client.get("/health").json()
+    assert health["status"] == "ok" and health["slots_idle"] == 2
+    models = client.get("/v1/models").json()
+    assert models["object"] == "list"
+    assert [m["id"] for m in models["data"]] == ["SmolLM2-135M-Instruct.Q4_1"]
+    assert models["data"][0]["meta"]["chat_format"] == "hermes"
+
+
+def test_plain_chat_counts_usage(client: TestClient, engine: Engine) -> None:
+    result = chat(client, messages=user("Say hello."), max_tokens=5, seed=3)
+    assert result["object"] == "chat.completion"
+    choice = result["choices"][0]
+    assert choice["message"]["role"] == "assistant" and choice["message"]["content"]
+    assert choice["finish_reason"] == "length"
+    assert result["timings"]["predicted_n"] == 5 and result["timings"]["grammar_ms"] == 0
+    prompt = engine.chat_prompt([{"role": "user", "content": "Say hello."}])
+    assert result["usage"] == {
+        "prompt_tokens": len(prompt),
+        "completion_tokens": 5,
+        "total_tokens": len(prompt) + 5,
+    }
+
+
+def test_json_schema_output_validates(client: TestClient) -> None:
+    response_format = {
+        "type": "json_schema",
+        "json_schema": {"name": "r", "schema": SMALL_SCHEMA, "strict": True},
+    }
+    for seed in (1, 2):
+        result = chat(
+            client,
+            messages=user("Reply in JSON."),
+            response_format=response_format,
+            seed=seed,
+            temperature=1.0,
+        )
+        choice = result["choices"][0]
+        assert choice["finish_reason"] == "stop"
+        jsonschema.validate(json.loads(choice["message"]["content"]), SMALL_SCHEMA)
+
+
+def test_json_object_and_llama_cpp_json_schema(client: TestClient) -> None:
+    result = chat(
+        client,
+        messages=user("A JSON object with one key."),
+        response_format={"type": "json_object"},
+        seed=1,
+        max_tokens=MAX_TOKENS,
+    )
+    text = result["choices"][0]["message"]["content"]
+    assert text.lstrip().startswith("{")
+    if result["choices"][0]["finish_reason"] == "stop":
+        assert isinstance(json.loads(text), dict)
+    result = chat(client, messages=user("JSON please"), json_schema=SMALL_SCHEMA, seed=4)
+    jsonschema.validate(json.loads(result["choices"][0]["message"]["content"]), SMALL_SCHEMA)
+
+
+def test_gbnf_grammar(client: TestClient) -> None:
+    result = chat(
+        client, messages=user("Is the sky blue?"), grammar='root ::= "yes" | "no"', seed=5
+    )
+    assert result["choices"][0]["message"]["content"] in ("yes", "no")
+    assert result["choices"][0]["finish_reason"] == "stop"
+
+
+def test_lazy_grammar_with_triggers(client: TestClient) -> None:
+    result = chat(
+        client,
+        messages=user("Count from one to five."),
+        grammar='root ::= "ANSWER: " [0-9]',
+        grammar_lazy=True,
+        grammar_triggers=[{"type": "word", "value": "ANSWER: "}],
+        logit_bias={},
+        seed=2,
+        max_tokens=12,
+    )
+    text = result["choices"][0]["message"]["content"]
+    if "ANSWER: " in text:  # once woken the grammar holds: one digit, then the end
+        tail = text[text.index("ANSWER: ") + len("ANSWER: ") :]
+        assert len(tail) <= 1 and (tail == "" or tail.isdigit())
+
+
+def test_required_tool_call_parses_into_the_schema(client: TestClient) -> None:
+    result = chat(
+        client,
+        messages=user("What is the weather in Paris?"),
+        tools=[WEATHER_TOOL],
+        tool_choice="required",
+        parallel_tool_calls=False,
+        seed=1,
+    )
+    choice = result["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    calls = choice["message"]["tool_calls"]
+    assert calls and all(call["type"] == "function" and call["id"] for call in calls)
+    for call in calls:
+        assert call["function"]["name"] == "get_weather"
+        arguments = json.loads(call["function"]["arguments"])
+        jsonschema.validate(arguments, WEATHER_TOOL["function"]["parameters"])
+
+
+def test_named_tool_choice_and_none(client: TestClient) -> None:
+    other = {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
+        },
+    }
+    named = {"type": "function", "function": {"name": "get_time"}}
+    result = chat(
+        client,
+        messages=user("Weather in Oslo?"),
+        tools=[WEATHER_TOOL, other],
+        tool_choice=named,
+        parallel_tool_calls=False,
+        seed=1,
+    )
+    calls = result["choices"][0]["message"]["tool_calls"]
+    assert {call["function"]["name"] for call in calls} == {"get_time"}
+    result = chat(
+        client,
+        messages=user("Weather in Oslo?"),
+        tools=[WEATHER_TOOL],
+        tool_choice="none",
+        seed=1,
+        max_tokens=8,
+    )
+    assert "tool_calls" not in result["choices"][0]["message"]
+
+
+def test_stream_concatenates_to_the_whole_message(client: TestClient) -> None:
+    for extra in (
+        {"messages": user("Tell me about cats.")},
+        {"messages": user("Weather in Rome?"), "tools": [WEATHER_TOOL], "tool_choice": "required"},
+        {
+            "messages": user("Reply in JSON"),
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "r", "schema": SMALL_SCHEMA},
+            },
+        },
+    ):
+        body = {**extra, "seed": 7, "max_tokens": 30}
+        whole = chat(client, **body)
+        chunks = events(
+            client, "/v1/chat/completions", **body, stream_options={"include_usage": True}
+        )
+        assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+        content, calls, finish = "", {}, None
+        for chunk in chunks[:-1]:
+            assert chunk["object"] == "chat.completion.chunk" and chunk["usage"] is None
+            choice = chunk["choices"][0]
+            delta = choice["delta"]
+            content += delta.get("content") or ""
+            for call in delta.get("tool_calls", []):
+                entry = calls.setdefault(call["index"], {"name": "", "arguments": ""})
+                entry["name"] += call["function"].get("name", "")
+                entry["arguments"] += call["function"]["arguments"]
+            finish = choice["finish_reason"] or finish
+        message = whole["choices"][0]["message"]
+        assert content == (message["content"] or "")
+        expected = [
+            {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+            for c in message.get("tool_calls", [])
+        ]
+        assert [calls[i] for i in sorted(calls)] == expected
+        assert finish == whole["choices"][0]["finish_reason"]
+        assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == whole["usage"]
+
+
+def test_stop_strings_and_n(client: TestClient) -> None:
+    result = chat(
+        client,
+        messages=user("List three fruits, one per line."),
+        stop=["\n"],
+        seed=1,
+        max_tokens=30,
+        n=2,
+    )
+    assert [c["index"] for c in result["choices"]] == [0, 1]
+    for choice in result["choices"]:
+        assert "\n" not in choice["message"]["content"]
+    assert result["usage"]["completion_tokens"] <= 60
+
+
+def test_sampling_fields_are_taken(client: TestClient) -> None:
+    body = {
+        "messages": user("Pick a word."),
+        "seed": 11,
+        "max_tokens": 6,
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "top_k": 20,
+        "min_p": 0.01,
+        "presence_penalty": 0.5,
+        "frequency_penalty": 0.5,
+        "repeat_penalty": 1.1,
+        "max_completion_tokens": 6,
+    }
+    first, second = chat(client, **body), chat(client, **body)
+    assert first["choices"][0]["message"] == second["choices"][0]["message"]
+    # banning the greedy token changes a greedy reply
+    greedy = chat(client, messages=user("Hi"), temperature=0, max_tokens=1)
+    text = greedy["choices"][0]["message"]["content"]
+    token = client.app.state.engine.tokenize(text, add_bos=False)[0]  # type: ignore[attr-defined]
+    banned = chat(
+        client, messages=user("Hi"), temperature=0, max_tokens=1, logit_bias={str(token): -100}
+    )
+    assert banned["choices"][0]["message"]["content"] != text
+
+
+def test_completions(client: TestClient) -> None:
+    response = client.post(
+        "/v1/completions", json={"prompt": "The capital of France is", "max_tokens": 4, "seed": 1}
+    )
+    result = response.json()
+    assert response.status_code == 200 and result["object"] == "text_completion"
+    assert result["usage"]["completion_tokens"] <= 4 and result["choices"][0]["text"]
+    result = client.post(
+        "/v1/completions",
+        json={"prompt": "Answer yes or no:", "grammar": 'root ::= "yes" | "no"', "seed": 1},
+    ).json()
+    assert result["choices"][0]["text"] in ("yes", "no")
+    chunks = events(client, "/v1/completions", prompt="One, two,", max_tokens=6, seed=2)
+    streamed = "".join(c["choices"][0]["text"] for c in chunks)
+    whole = client.post(
+        "/v1/completions", json={"prompt": "One, two,", "max_tokens": 6, "seed": 2}
+    ).json()
+    assert streamed == whole["choices"][0]["text"]
+    assert chunks[-1]["choices"][0]["finish_reason"] == whole["choices"][0]["finish_reason"]
+
+
+def test_auto_tool_choice_wakes_the_lazy_grammar(client: TestClient) -> None:
+    result = chat(
+        client,
+        messages=user("Write <tool_call> and then call get_weather for Paris."),
+        tools=[WEATHER_TOOL],
+        parallel_tool_calls=False,
+        seed=0,
+        temperature=0.2,
+    )
+    choice = result["choices"][0]
+    assert choice["finish_reason"] == "tool_calls", choice
+    (call,) = choice["message"]["tool_calls"]
+    assert call["function"]["name"] == "get_weather"
+    assert json.loads(call["function"]["arguments"]) == {"city": "Paris"}
+
+
+def test_seed_minus_one_is_random(client: TestClient) -> None:
+    result = chat(client, messages=user("Hi"), seed=-1, max_tokens=2)
+    assert result["usage"]["completion_tokens"] == 2

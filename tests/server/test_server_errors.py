@@ -1,0 +1,215 @@
+"""Bad requests get a 4xx with OpenAI's error body naming the problem; the server keeps
+serving. Also: the API key, cancellation of a client that goes away, the queue."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import httpx
+import pytest
+from serve_cases import WEATHER_TOOL, user
+from starlette.testclient import TestClient
+
+from gbnfkit import SamplingParams
+from gbnfkit.server import Engine, ServerConfig, create_app
+from gbnfkit.server._decode import Job, Outcome
+
+
+def error_of(response: httpx.Response, status: int = 400) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert isinstance(error["message"], str) and error["message"]
+    return dict(error)
+
+
+def post(client: TestClient, **body: Any) -> httpx.Response:
+    return client.post("/v1/chat/completions", json={"messages": user("Hi"), **body})
+
+
+def test_broken_grammar_names_line_and_column(client: TestClient) -> None:
+    error = error_of(post(client, grammar='root ::= "a" |\nfoo ::= ( "b"'))
+    assert error["param"] == "grammar" and error["code"] == "invalid_grammar"
+    assert "line 2, column" in error["message"]
+
+
+def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer", "minimum": "x"}}}
+    error = error_of(
+        post(
+            client,
+            response_format={"type": "json_schema", "json_schema": {"name": "s", "schema": schema}},
+        )
+    )
+    assert error["param"] == "response_format.json_schema.schema"
+    assert error["code"] == "invalid_schema" and "/properties/a" in error["message"]
+    error = error_of(post(client, json_schema={"type": "nonsense"}))
+    assert error["param"] == "json_schema" and "invalid JSON Schema at /" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "words"),
+    [
+        ({"messages": "hi"}, "messages", "must be a non-empty array"),
+        ({"messages": []}, "messages", "must be a non-empty array"),
+        ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role", "robot"),
+        ({"max_tokens": 10**6}, "max_tokens", "at most"),
+        ({"max_tokens": 0}, "max_tokens", "at least 1"),
+        ({"temperature": "hot"}, "temperature", "a finite number"),
+        ({"top_p": 1.5}, "top_p", "between 0 and 1"),
+        ({"n": 100}, "n", "at most"),
+        ({"seed": -5}, "seed", "at least -1"),
+        ({"seed": 2**64}, "seed", "at most"),
+        ({"stop": [1]}, "stop", "string"),
+        ({"logit_bias": {"999999": 1}}, "logit_bias", "not in the vocabulary"),
+        ({"logit_bias": {"abc": 1}}, "logit_bias", "token ids"),
+        ({"response_format": {"type": "yaml"}}, "response_format.type", "yaml"),
+        ({"grammar": 42}, "grammar", "a string"),
+        ({"grammar": 'root ::= "a"', "json_schema": {}}, "grammar", "one of"),
+        ({"grammar_lazy": True, "grammar": 'root ::= "a"'}, "grammar_triggers", "needs"),
+        (
+            {
+                "grammar": 'root ::= "a"',
+                "grammar_lazy": True,
+                "grammar_triggers": [{"type": "glob", "value": "x"}],
+            },
+            "grammar_triggers[0].type",
+            "glob",
+        ),
+        (
+            {
+                "grammar": 'root ::= "a"',
+                "grammar_lazy": True,
+                "grammar_triggers": [{"type": "pattern", "value": "("}],
+            },
+            "grammar_triggers[0]",
+            "",
+        ),
+        (
+            {
+                "grammar": 'root ::= "a"',
+                "grammar_lazy": True,
+                "grammar_triggers": [{"type": "token", "value": "two words"}],
+            },
+            "grammar_triggers[0].value",
+            "one token",
+        ),
+        ({"tools": [WEATHER_TOOL], "tool_choice": "sometimes"}, "tool_choice", "sometimes"),
+        (
+            {
+                "tools": [WEATHER_TOOL],
+                "tool_choice": {"type": "function", "function": {"name": "nope"}},
+            },
+            "tool_choice",
+            "nope",
+        ),
+        ({"tools": [{"type": "function", "function": {"parameters": {}}}]}, "tools", ""),
+        ({"tools": "all"}, "tools", "array"),
+        ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
+        ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
+        ({"messages": user("word " * 600)}, "messages", "context holds"),
+    ],
+)
+def test_bad_fields_are_named(
+    client: TestClient, body: dict[str, Any], param: str, words: str
+) -> None:
+    error = error_of(post(client, **body))
+    assert error["param"] == param and error["type"] == "invalid_request_error"
+    assert words in error["message"]
+
+
+def test_malformed_bodies_unknown_model_and_routes(client: TestClient) -> None:
+    error = error_of(client.post("/v1/chat/completions", content=b'{"messages": [}'))
+    assert error["code"] == "invalid_json" and "line 1, column" in error["message"]
+    error_of(client.post("/v1/chat/completions", content=b"[1, 2]"))
+    error_of(client.post("/v1/chat/completions", content=b"\xff\xfe"))
+    error = error_of(post(client, model="gpt-4o"), 404)
+    assert error["code"] == "model_not_found" and error["param"] == "model"
+    error_of(client.get("/v1/nothing"), 404)
+    error_of(client.get("/v1/chat/completions"), 405)
+    error = error_of(client.post("/v1/completions", json={"prompt": {"a": 1}}))
+    assert error["param"] == "prompt"
+    error = error_of(client.post("/v1/completions", json={"prompt": [10**7]}))
+    assert "not in the vocabulary" in error["message"]
+    error = error_of(client.post("/v1/chat/completions", content=b"{" * 100_000 + b"}" * 10))
+    assert error["code"] == "invalid_json"
+    assert client.get("/health").json()["status"] == "ok"
+    assert post(client, max_tokens=2).status_code == 200
+
+
+def test_oversize_body(engine: Engine) -> None:
+    app = create_app(ServerConfig(max_body_bytes=1000), engine=engine)
+    with TestClient(app) as small:
+        error = error_of(post(small, padding="x" * 2000), 413)
+        assert error["code"] == "request_too_large"
+
+
+def test_api_key(engine: Engine) -> None:
+    app = create_app(ServerConfig(api_key="sesame", max_tokens=4), engine=engine)
+    with TestClient(app) as locked:
+        assert locked.get("/health").status_code == 200  # open, for load balancers
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "sesame"}):
+            response = locked.get("/v1/models", headers=headers)
+            error = error_of(response, 401)
+            assert error["type"] == "authentication_error"
+        good = {"Authorization": "Bearer sesame"}
+        assert locked.get("/v1/models", headers=good).status_code == 200
+        response = locked.post("/v1/chat/completions", headers=good, json={"messages": user("Hi")})
+        assert response.status_code == 200
+
+
+def test_a_closed_stream_cancels_its_generation(engine: Engine) -> None:
+    async def scenario() -> tuple[int, bool]:
+        cancel = threading.Event()
+        prompt = engine.chat_prompt([{"role": "user", "content": "Write a long story."}])
+        job = Job(prompt, None, SamplingParams(seed=1), 400, (), cancel)
+        pieces = engine.generate(job)
+        first = await pieces.__anext__()
+        assert isinstance(first, str)
+        await pieces.aclose()  # what Starlette does when the client goes away
+        for _ in range(200):  # the slot comes back once the worker has seen the event
+            if engine.busy == 0:
+                break
+            await asyncio.sleep(0.01)
+        return engine.busy, cancel.is_set()
+
+    busy, cancelled = asyncio.run(scenario())
+    assert cancelled and busy == 0
+
+
+def test_requests_beyond_the_slots_wait_and_all_finish(engine: Engine) -> None:
+    app = create_app(ServerConfig(max_tokens=6), engine=engine)
+
+    async def scenario() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            bodies = [{"messages": user(f"Count to {i}"), "seed": i} for i in range(5)]
+            bodies += [{"messages": user("yes?"), "grammar": 'root ::= "yes" | "no"'}]
+            responses = await asyncio.gather(
+                *(http.post("/v1/chat/completions", json=b) for b in bodies)
+            )
+            return [r.status_code for r in responses]
+
+    assert asyncio.run(scenario()) == [200] * 6
+    assert engine.busy == 0 and engine.waiting == 0
+
+
+def test_outcome_counts_tokens_without_eos(engine: Engine) -> None:
+    async def scenario() -> Outcome:
+        prompt = engine.chat_prompt([{"role": "user", "content": "Yes or no?"}])
+        compiled = await engine.compiled(
+            __import__("gbnfkit").Grammar.from_gbnf('root ::= "yes" | "no"')
+        )
+        job = Job(
+            prompt, engine.matcher(compiled, ()), SamplingParams(seed=1), 20, (), threading.Event()
+        )
+        async for item in engine.generate(job):
+            if isinstance(item, Outcome):
+                return item
+        raise AssertionError("no outcome")
+
+    outcome = asyncio.run(scenario())
+    ids = engine.tokenize(outcome.text, add_bos=False)
+    assert outcome.text in ("yes", "no") and outcome.completion_tokens == len(ids)
