@@ -204,6 +204,8 @@ def dfa_of(branches: Sequence[Branch], limit: int = MAX_DFA) -> Dfa:
 def length_dfa(lo: int, hi: int | None) -> Dfa:
     """Strings of lo..hi characters (a counter; the last state is a sink)."""
     top = (hi + 1) if hi is not None else lo
+    if top > MAX_PRODUCT:
+        raise TooBig  # the product with it would be larger anyway; never build it
     moves = [[min(c + 1, top)] for c in range(top + 1)]
     accepting = [c >= lo and (hi is None or c <= hi) for c in range(top + 1)]
     return Dfa([0], moves, accepting)

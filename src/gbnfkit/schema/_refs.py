@@ -19,7 +19,8 @@ class Resolver:
 
     def __init__(self, root: Any) -> None:
         self.root = root
-        self.base = root.get("$id", "") if isinstance(root, dict) else ""
+        base = root.get("$id", "") if isinstance(root, dict) else ""
+        self.base = base if isinstance(base, str) else ""  # a malformed $id is ignored
         self.ids: dict[str, str] = {}  # absolute URI without fragment -> pointer
         self.anchors: dict[tuple[str, str], str] = {}  # (uri, anchor) -> pointer
         self._index(root, "", self.base if isinstance(self.base, str) else "")

@@ -750,7 +750,7 @@ def _read_npz(path: str | Path, where: str) -> dict[str, npt.NDArray[Any]]:
             unknown = sorted(set(names) - set(_SAVED_FIELDS))
             if unknown:
                 raise LoadError(f"unknown fields: {', '.join(unknown[:5])}", path=where)
-            return {name: data[name] for name in names}
+            return {name: np.asarray(data[name]) for name in names}
     except LoadError:
         raise
     except MemoryError:
@@ -759,7 +759,8 @@ def _read_npz(path: str | Path, where: str) -> dict[str, npt.NDArray[Any]]:
         raise LoadError(f"unreadable ({type(exc).__name__}: {exc})", path=where) from None
 
 
-def _scalar_int(value: npt.NDArray[Any], name: str, where: str) -> int:
+def _scalar_int(value: Any, name: str, where: str) -> int:
+    value = np.asarray(value)
     if value.shape != () or value.dtype.kind not in "iu":
         raise LoadError(f"field {name} is not an integer", path=where)
     return int(value)

@@ -57,6 +57,13 @@ class Trigger:
         if kind in (TriggerKind.PATTERN, TriggerKind.PATTERN_FULL):
             try:
                 re.compile(value)
+            except RecursionError:
+                raise GrammarError(
+                    f"the regular expression of a {kind.value} trigger nests too deeply",
+                    line=1,
+                    column=1,
+                    source=value,
+                ) from None
             except re.error as error:
                 raise GrammarError(
                     f"invalid regular expression for a {kind.value} trigger: {error.msg}",
