@@ -173,6 +173,18 @@ _TAG_PIECES = st.sampled_from(
 _plain = st.lists(st.one_of(_TEXT_ALPHABET, _TAG_PIECES), max_size=20).map("".join)
 
 
+# reasoning may write any format's tool-call tag: it stays reasoning, and the lazy grammar
+# must not wake inside it
+_reasoning = st.lists(
+    st.one_of(
+        _TEXT_ALPHABET,
+        _TAG_PIECES,
+        st.sampled_from(["<tool_call>", "[TOOL_CALLS]", DEEPSEEK_CALLS_BEGIN, '{"name": "get"']),
+    ),
+    max_size=20,
+).map("".join)
+
+
 def _free_text(fmt: ChatFormat, forbidden: tuple[str, ...]) -> st.SearchStrategy[str]:
     return _plain.filter(lambda s: not any(d in s for d in forbidden))
 
@@ -226,7 +238,7 @@ def messages(draw: st.DrawFn, fmt: ChatFormat) -> Message:
     """A random message that ``fmt`` can carry, normalised as parsing returns it."""
     reasoning = ""
     if fmt in REASONING_FORMATS and draw(st.booleans()):
-        reasoning = draw(_free_text(fmt, ("</think>",))).strip(" \t\r\n")
+        reasoning = draw(_reasoning.filter(lambda s: "</think>" not in s)).strip(" \t\r\n")
     max_calls = 0 if fmt is ChatFormat.CONTENT else 1 if fmt is ChatFormat.LLAMA3 else 3
     count = draw(st.integers(0, max_calls))
     calls = tuple(draw(_call(fmt, i)) for i in range(count))

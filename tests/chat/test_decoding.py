@@ -56,3 +56,42 @@ def test_required_constrains_from_the_first_token() -> None:
     assert not matcher.is_allowed(ord("S"))  # no content before the calls
     matcher.accept_text('[TOOL_CALLS][{"name": "get", "arguments": {}}]')
     assert matcher.is_complete
+
+
+# reasoning that writes the tool-call tag: the parser reads it as reasoning, so the lazy
+# grammar must not wake there (found by test_grammars_accept_what_the_formats_write)
+TAGS = {"hermes": "<tool_call>", "deepseek-r1": "<｜tool▁calls▁begin｜>"}
+
+
+@pytest.mark.parametrize("fmt", sorted(TAGS))
+@pytest.mark.parametrize("with_call", [False, True])
+def test_a_tool_call_tag_inside_the_reasoning_does_not_wake_the_grammar(
+    fmt: str, with_call: bool
+) -> None:
+    reasoning = f"\n  <think>\nI could write {TAGS[fmt]} here, or {TAGS[fmt]}{{ not JSON.\n</think>"
+    call = OUTPUTS[fmt][OUTPUTS[fmt].index(TAGS[fmt]) :] if with_call else ""
+    text = reasoning + "\nSure.\n" + call
+    constraint = grammar_for(fmt, TOOLS)
+    message = parse_message(text, fmt, TOOLS)
+    assert TAGS[fmt] in message.reasoning_content
+    assert len(message.tool_calls) == int(with_call)
+    matcher = gbnfkit.compile(constraint.grammar, VOCABULARY).matcher(triggers=constraint.triggers)
+    data, tag = text.encode(), TAGS[fmt].encode()
+    fires = data.index(tag, data.index(b"</think>")) + len(tag) - 1 if with_call else len(data)
+    for at, byte in enumerate(data):
+        assert matcher.is_allowed(byte), (fmt, at)
+        matcher.accept_token(byte)
+        # asleep through the reasoning, awake once the tag after it is complete
+        assert matcher.is_active == (at >= fires), (fmt, at)
+    assert matcher.is_complete
+    assert matcher.is_active == with_call
+
+
+@pytest.mark.parametrize("fmt", sorted(TAGS))
+def test_a_tool_call_tag_in_reasoning_left_open_does_not_wake_the_grammar(fmt: str) -> None:
+    constraint = grammar_for(fmt, TOOLS)
+    matcher = gbnfkit.compile(constraint.grammar, VOCABULARY).matcher(triggers=constraint.triggers)
+    text = f"<think>calling {TAGS[fmt]}{{\"name\": oops"
+    matcher.accept_text(text)
+    assert not matcher.is_active and matcher.is_complete
+    assert parse_message(text, fmt, TOOLS).reasoning_content == text[len("<think>") :]

@@ -8,11 +8,15 @@ from chat_corpus import GET, TOOLS, WEATHER
 from gbnfkit import Trigger
 from gbnfkit.chat import ChatFormat, ToolChoice, grammar_for
 
+# a tag after an optional leading <think>…</think> block, never inside it
+OUTSIDE_REASONING = (
+    r"(?:\s*<think>(?:[^<]|<(?!/think>))*</think>|(?!\s*<think>))[\s\S]*?({})[\s\S]*"
+)
 TRIGGERS = {
-    "hermes": (Trigger.word("<tool_call>"),),
+    "hermes": (Trigger.pattern_full(OUTSIDE_REASONING.format("<tool_call>")),),
     "mistral": (Trigger.word("[TOOL_CALLS]"),),
     "qwen3-coder": (Trigger.word("<tool_call>"),),
-    "deepseek-r1": (Trigger.word("<｜tool▁calls▁begin｜>"),),
+    "deepseek-r1": (Trigger.pattern_full(OUTSIDE_REASONING.format("<｜tool▁calls▁begin｜>")),),
     "llama3": (Trigger.pattern_full(r'\s*(<\|python_tag\|>|\{\s*"name")'),),
 }
 

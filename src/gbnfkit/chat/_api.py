@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
 from gbnfkit._grammar import Grammar
 from gbnfkit.chat._formats import syntax_of
-from gbnfkit.chat._formats._base import THINK_OPEN, Syntax
+from gbnfkit.chat._formats._base import THINK_OPEN, Syntax, triggers_outside_reasoning
 from gbnfkit.chat._mapping import Region, failure, to_message
 from gbnfkit.chat._tools import Toolset, tools_from
 from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
@@ -231,4 +231,8 @@ def _grammar(
         return ChatGrammar(syntax.required_parser(chosen).to_grammar(), ())
     lazy = syntax.parser(chosen, grammar=True).to_grammar(lazy=True)
     triggers = syntax.triggers(chosen)
-    return ChatGrammar(lazy.grammar, triggers if triggers is not None else lazy.triggers)
+    if triggers is None:
+        triggers = lazy.triggers
+        if syntax.has_reasoning:  # a tool-call tag inside <think>…</think> is reasoning
+            triggers = triggers_outside_reasoning(triggers)
+    return ChatGrammar(lazy.grammar, triggers)

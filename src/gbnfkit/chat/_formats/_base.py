@@ -23,7 +23,7 @@ from gbnfkit import peg
 from gbnfkit.chat._tools import Tool, Toolset
 from gbnfkit.chat._types import ChatFormat
 from gbnfkit.peg import Parser
-from gbnfkit.tokens._trigger import Trigger
+from gbnfkit.tokens._trigger import Trigger, TriggerKind
 
 __all__ = [
     "Syntax",
@@ -44,6 +44,7 @@ __all__ = [
     "string_typed",
     "think_block",
     "tool_arguments",
+    "triggers_outside_reasoning",
 ]
 
 TAG_REASONING = "reasoning"
@@ -110,6 +111,27 @@ def think_block(*, closed: bool) -> Parser:
     if not closed:
         close = close | peg.end()
     return peg.literal(THINK_OPEN) + peg.tag(TAG_REASONING, peg.until(THINK_CLOSE)) + close
+
+
+def triggers_outside_reasoning(triggers: Sequence[Trigger]) -> tuple[Trigger, ...]:
+    r"""The word ``triggers`` as one ``pattern_full`` trigger that fires on the first of the
+    words *after* an optional leading ``<think>…</think>`` block, as the parser reads it:
+    never inside the reasoning, closed or still open. The grammar starts at the word.
+
+    The regular expression runs in time linear in the output: the reasoning is matched up to
+    the first ``</think>`` only (a tempered ``(?:[^<]|<(?!/think>))*``, never a lazy
+    ``[\s\S]*?`` that could extend past it), and when the output opens with ``<think>``
+    the branch without reasoning is shut by a look-ahead instead of being retried.
+    """
+    words: list[str] = []
+    for trigger in triggers:
+        if trigger.kind is not TriggerKind.WORD or not isinstance(trigger.value, str):
+            raise AssertionError(f"a trigger rule gives word triggers, not {trigger!r}")
+        words.append(re.escape(trigger.value))
+    open_, close = re.escape(THINK_OPEN), re.escape(THINK_CLOSE)
+    reasoning = rf"\s*{open_}(?:[^<]|<(?!{re.escape(THINK_CLOSE[1:])}))*{close}"
+    regex = rf"(?:{reasoning}|(?!\s*{open_}))[\s\S]*?({'|'.join(words)})[\s\S]*"
+    return (Trigger.pattern_full(regex),)
 
 
 def tool_arguments(tool: Tool | None, index: int) -> Parser:
