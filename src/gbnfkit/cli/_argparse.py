@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from gbnfkit.cli._exit import CliError, ExitCode
 
-__all__ = ["ParserExit", "CliArgumentParser"]
+__all__ = ["CliArgumentParser", "ParserExit", "positive_int"]
 
 
 class ParserExit(Exception):
@@ -52,3 +52,14 @@ class CliArgumentParser(argparse.ArgumentParser):
         if message:
             raise CliError(f"{self.prog}: {message.strip()}", ExitCode.USAGE)
         raise ParserExit(status)
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: a positive integer, or a usage error that quotes the text."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value

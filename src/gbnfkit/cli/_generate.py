@@ -15,6 +15,7 @@ import re
 from typing import Any, TextIO
 
 from gbnfkit import GbnfkitError, Grammar, GrammarError, MissingDependencyError, Trigger
+from gbnfkit.cli._argparse import positive_int
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._inputs import load_grammar, text_from_args
 from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_grammar
@@ -92,16 +93,6 @@ def _logit_bias(text: str) -> tuple[int, float]:
     return int(match.group(1)), float(match.group(2).replace(" ", ""))
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return value
-
-
 def _sampling_fields() -> set[str]:
     from gbnfkit import SamplingParams
 
@@ -153,7 +144,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--max-tokens",
         metavar="N",
-        type=_positive,
+        type=positive_int,
         default=256,
         help="the most tokens to generate (default: 256)",
     )
@@ -176,7 +167,7 @@ def register(commands: Any) -> None:
         "-c",
         "--ctx-size",
         metavar="N",
-        type=_positive,
+        type=positive_int,
         default=2048,
         help="llama-cpp: the context size in tokens (default: 2048)",
     )
@@ -184,7 +175,7 @@ def register(commands: Any) -> None:
         "-t",
         "--threads",
         metavar="N",
-        type=_positive,
+        type=positive_int,
         help="threads (default: llama-cpp-python's, half the CPUs; transformers: torch's)",
     )
     sampling = parser.add_argument_group(

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gbnfkit import MissingDependencyError
+from gbnfkit.cli._argparse import positive_int
 from gbnfkit.cli._exit import CliError, ExitCode
 
 __all__ = ["register"]
@@ -27,16 +28,6 @@ exit status:
   6  the server's packages (starlette, uvicorn), llama-cpp-python or the bundled model
      are not installed; the message names the pip install that fixes it
 """
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
-    return value
 
 
 def _port(text: str) -> int:
@@ -65,7 +56,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--parallel",
         metavar="N",
-        type=_positive,
+        type=positive_int,
         default=1,
         help="requests decoded at once, one model instance each (default: 1)",
     )
@@ -79,7 +70,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--max-tokens",
         metavar="N",
-        type=_positive,
+        type=positive_int,
         default=512,
         help="the most tokens a request may ask for, and the default (512)",
     )
@@ -87,7 +78,7 @@ def register(commands: Any) -> None:
         "-c",
         "--ctx-size",
         metavar="N",
-        type=_positive,
+        type=positive_int,
         default=2048,
         help="context size of each slot in tokens (default: 2048)",
     )
@@ -95,7 +86,7 @@ def register(commands: Any) -> None:
         "-t",
         "--threads",
         metavar="N",
-        type=_positive,
+        type=positive_int,
         help="llama.cpp threads per slot (default: half the CPUs shared by the slots)",
     )
     parser.set_defaults(run=run)
