@@ -43,8 +43,10 @@ def build_parser() -> CliArgumentParser:
     """The argument parser of ``gbnfkit`` and its subcommands."""
     parser = CliArgumentParser(
         prog="gbnfkit",
-        description="Check texts against GBNF grammars (as in llama.cpp) and JSON Schemas, "
-        "show what may come next, format grammars, and convert JSON Schemas to GBNF.",
+        description="Grammar-constrained decoding: check texts against GBNF grammars (as in "
+        "llama.cpp) and JSON Schemas, show what may come next, format grammars, convert JSON "
+        "Schemas to GBNF, generate held to a grammar with a local model, read chat output, "
+        "and serve an OpenAI-compatible API.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
