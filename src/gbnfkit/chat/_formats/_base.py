@@ -26,6 +26,7 @@ from gbnfkit.peg import Parser
 from gbnfkit.tokens._trigger import Trigger, TriggerKind
 
 __all__ = [
+    "ReasoningCallsSyntax",
     "Syntax",
     "TAG_ARGS",
     "TAG_CONTENT",
@@ -97,6 +98,33 @@ class Syntax(ABC):
     def triggers(self, tools: Toolset) -> tuple[Trigger, ...] | None:
         """The triggers of the lazy grammar, when not those of the trigger rules."""
         return None
+
+
+class ReasoningCallsSyntax(Syntax):
+    """Optional reasoning, content up to the tool-call section, then the section
+    (hermes, deepseek-r1): a format only says what its section looks like."""
+
+    has_reasoning = True
+
+    @abstractmethod
+    def _calls(self, tools: Toolset) -> Parser:
+        """The tool-call section; it starts with ``content_delimiters[0]``."""
+
+    def parser(self, tools: Toolset, *, grammar: bool = False) -> Parser:
+        return (
+            peg.optional(peg.space() + think_block(closed=False))
+            + peg.tag(TAG_CONTENT, peg.until(self.content_delimiters[0]))
+            + peg.optional(peg.trigger_rule("tool-calls", self._calls(tools)))
+            + peg.end()
+        )
+
+    def required_parser(self, tools: Toolset) -> Parser:
+        return (
+            peg.optional(peg.space() + think_block(closed=True))
+            + peg.space()
+            + self._calls(tools)
+            + peg.end()
+        )
 
 
 def rule_name(prefix: str, index: int, name: str) -> str:

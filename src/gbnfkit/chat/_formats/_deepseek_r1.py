@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from gbnfkit import peg
 from gbnfkit.chat._formats._base import (
-    TAG_CONTENT,
     TAG_NAME,
     TAG_TOOL,
-    Syntax,
+    ReasoningCallsSyntax,
     ordered_tools,
-    think_block,
     tool_arguments,
 )
 from gbnfkit.chat._tools import Toolset
@@ -32,9 +30,8 @@ SEP = "<｜tool▁sep｜>"
 ANY_NAME = '[^\\x00-\\x20`<>"\\\\]'
 
 
-class DeepSeekR1Syntax(Syntax):
+class DeepSeekR1Syntax(ReasoningCallsSyntax):
     format = ChatFormat.DEEPSEEK_R1
-    has_reasoning = True
     content_delimiters = (CALLS_BEGIN,)
 
     def _calls(self, tools: Toolset) -> Parser:
@@ -68,20 +65,4 @@ class DeepSeekR1Syntax(Syntax):
             + peg.space()
             + CALLS_END
             + peg.space()
-        )
-
-    def parser(self, tools: Toolset, *, grammar: bool = False) -> Parser:
-        return (
-            peg.optional(peg.space() + think_block(closed=False))
-            + peg.tag(TAG_CONTENT, peg.until(CALLS_BEGIN))
-            + peg.optional(peg.trigger_rule("tool-calls", self._calls(tools)))
-            + peg.end()
-        )
-
-    def required_parser(self, tools: Toolset) -> Parser:
-        return (
-            peg.optional(peg.space() + think_block(closed=True))
-            + peg.space()
-            + self._calls(tools)
-            + peg.end()
         )
