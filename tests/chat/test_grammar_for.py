@@ -107,9 +107,10 @@ def test_arguments_follow_the_schemas_property_order() -> None:
     assert grammar.match(call).accepted
 
 
-def test_no_grammar_for_outputs_that_start_inside_the_reasoning() -> None:
-    from gbnfkit.chat import ChatError, ChatParser
+def test_a_chat_parser_reading_open_reasoning_gives_the_grammar_for_it() -> None:
+    from gbnfkit.chat import ChatParser
 
-    with pytest.raises(ChatError, match="reasoning_open"):
-        ChatParser("hermes", TOOLS, reasoning_open=True).grammar()
-    assert ChatParser("hermes", TOOLS).grammar().lazy
+    opened = ChatParser("hermes", TOOLS, reasoning_open=True)
+    expected = grammar_for("hermes", TOOLS, "required", reasoning_open=True)
+    assert opened.grammar("required") == expected
+    assert ChatParser("hermes", TOOLS).grammar() == grammar_for("hermes", TOOLS)

@@ -8,10 +8,11 @@ import random
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from peg_reference import NotComparable, as_tuples, reference_parse
-from peg_strategies import agreeing_parser, any_parser, sample
+from peg_strategies import agreeing_parser, any_parser
 
 from gbnfkit import PegError, peg
 from gbnfkit.peg import Parser, ParseStatus
+from grammar_sampling import sample
 
 TEXTS = st.text(alphabet='xyz "\\é{}', max_size=12)
 SETTINGS = settings(max_examples=300, deadline=None,

@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING
 from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
 from gbnfkit._grammar import Grammar
 from gbnfkit.chat._formats import syntax_of
-from gbnfkit.chat._formats._base import THINK_OPEN, Syntax, triggers_outside_reasoning
+from gbnfkit.chat._formats._base import (
+    THINK_OPEN,
+    ReasoningSyntax,
+    Syntax,
+    triggers_outside_reasoning,
+)
 from gbnfkit.chat._mapping import Region, failure, to_message
 from gbnfkit.chat._tools import Toolset, tools_from
 from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
@@ -53,8 +58,8 @@ class ChatParser:
         self._syntax: Syntax = syntax_of(self._format)
         self._tools = tools_from(tools)
         self._parser: Parser = self._syntax.parser(self._tools)
-        if reasoning_open and not self._syntax.has_reasoning:
-            raise ChatError(f"the {self._syntax.name!r} format has no reasoning to start in")
+        if reasoning_open:
+            _reasoning_syntax(self._syntax)
         self._prefix = THINK_OPEN if reasoning_open else ""
 
     @property
@@ -90,13 +95,9 @@ class ChatParser:
         return MessageStream(self)
 
     def grammar(self, tool_choice: str | ToolChoice | Mapping[str, object] = "auto") -> ChatGrammar:
-        """The grammar for these tools (see :func:`grammar_for`)."""
-        if self._prefix:
-            raise ChatError(
-                "no grammar for outputs that start inside the reasoning; build it with a "
-                "ChatParser without reasoning_open"
-            )
-        return _grammar(self._syntax, self._tools, tool_choice)
+        """The grammar for these tools (see :func:`grammar_for`), for outputs that start
+        inside the reasoning when this parser reads such outputs (``reasoning_open``)."""
+        return _grammar(self._syntax, self._tools, tool_choice, bool(self._prefix))
 
     def _read(self, result: ParseResult, text: str, partial: bool) -> tuple[Message, Region | None]:
         """The message (and open region) of ``result``, a parse of ``text`` (which starts
@@ -124,6 +125,21 @@ class ChatParser:
                 text=text[offset:],
             )
         return to_message(result, text, self._syntax, self._tools, partial)
+
+
+def _reasoning_syntax(syntax: Syntax) -> ReasoningSyntax:
+    """``syntax``, for output that starts inside the reasoning (a :class:`ChatError` when
+    its format has no reasoning)."""
+    if not isinstance(syntax, ReasoningSyntax):
+        raise ChatError(
+            f"the {syntax.name!r} format has no reasoning to start in (reasoning_open is for "
+            f"{', '.join(repr(f.value) for f in ChatFormat if _has_reasoning(f))})"
+        )
+    return syntax
+
+
+def _has_reasoning(fmt: ChatFormat) -> bool:
+    return isinstance(syntax_of(fmt), ReasoningSyntax)
 
 
 def _shifted(error: ChatParseError, offset: int) -> ChatParseError:
@@ -206,6 +222,8 @@ def grammar_for(
     format: str | ChatFormat,
     tools: Tools,
     tool_choice: str | ToolChoice | Mapping[str, object] = "auto",
+    *,
+    reasoning_open: bool = False,
 ) -> ChatGrammar:
     """The grammar that constrains output in ``format`` to valid tool calls.
 
@@ -213,26 +231,42 @@ def grammar_for(
     ``"required"`` (an eager grammar: the output is tool calls, after optional
     reasoning), or a tool's name (required, that tool only). Each tool's ``parameters``
     schema constrains its arguments. Built from the same parser as :func:`parse_message`.
+
+    ``reasoning_open``: the prompt ended with ``<think>``, so the output starts inside
+    the reasoning (formats with reasoning only): a lazy grammar wakes only after the
+    first ``</think>``, an eager one starts with the reasoning and its ``</think>``.
     """
-    return _grammar(syntax_of(ChatFormat.parse(format)), tools_from(tools), tool_choice)
+    syntax = syntax_of(ChatFormat.parse(format))
+    return _grammar(syntax, tools_from(tools), tool_choice, reasoning_open)
 
 
 def _grammar(
-    syntax: Syntax, toolset: Toolset, tool_choice: str | ToolChoice | Mapping[str, object]
+    syntax: Syntax,
+    toolset: Toolset,
+    tool_choice: str | ToolChoice | Mapping[str, object],
+    reasoning_open: bool,
 ) -> ChatGrammar:
+    opened = _reasoning_syntax(syntax) if reasoning_open else None
     choice, chosen = _choice(tool_choice, toolset)
     if not syntax.has_tool_calls:
         if choice is ToolChoice.REQUIRED:
             raise ChatError(f"the {syntax.name!r} format has no tool calls to require")
-        return ChatGrammar(syntax.parser(chosen, grammar=True).to_grammar(), ())
+        if opened is not None:
+            whole = opened.parser(chosen, grammar=True, reasoning_open=True)
+        else:
+            whole = syntax.parser(chosen, grammar=True)
+        return ChatGrammar(whole.to_grammar(), ())
     if not chosen.open and not chosen.tools:
         raise ChatError("grammar_for needs at least one tool (or tools=None for any tool)")
     if choice is ToolChoice.REQUIRED:
+        if opened is not None:
+            return ChatGrammar(opened.required_parser(chosen, reasoning_open=True).to_grammar(), ())
         return ChatGrammar(syntax.required_parser(chosen).to_grammar(), ())
+    # the lazy grammar is the tool-call section alone: only its triggers see the reasoning
     lazy = syntax.parser(chosen, grammar=True).to_grammar(lazy=True)
     triggers = syntax.triggers(chosen)
     if triggers is None:
         triggers = lazy.triggers
         if syntax.has_reasoning:  # a tool-call tag inside <think>…</think> is reasoning
-            triggers = triggers_outside_reasoning(triggers)
+            triggers = triggers_outside_reasoning(triggers, reasoning_open=reasoning_open)
     return ChatGrammar(lazy.grammar, triggers)

@@ -27,6 +27,7 @@ from gbnfkit.tokens._trigger import Trigger, TriggerKind
 
 __all__ = [
     "ReasoningCallsSyntax",
+    "ReasoningSyntax",
     "Syntax",
     "TAG_ARGS",
     "TAG_CONTENT",
@@ -40,6 +41,7 @@ __all__ = [
     "THINK_CLOSE",
     "THINK_OPEN",
     "json_call",
+    "leading_reasoning",
     "ordered_tools",
     "rule_name",
     "string_typed",
@@ -100,27 +102,47 @@ class Syntax(ABC):
         return None
 
 
-class ReasoningCallsSyntax(Syntax):
-    """Optional reasoning, content up to the tool-call section, then the section
-    (hermes, deepseek-r1): a format only says what its section looks like."""
+class ReasoningSyntax(Syntax):
+    """A format whose output may open with ``<think>…</think>`` reasoning; its parsers
+    also come in the form for output that starts inside the reasoning (``reasoning_open``:
+    the prompt ended with ``<think>``), which grammars are built from."""
 
     has_reasoning = True
+
+    @abstractmethod
+    def parser(
+        self, tools: Toolset, *, grammar: bool = False, reasoning_open: bool = False
+    ) -> Parser:
+        """As :meth:`Syntax.parser`; ``reasoning_open``: the output after a ``<think>``
+        the prompt wrote (it starts inside the reasoning)."""
+
+    @abstractmethod
+    def required_parser(self, tools: Toolset, *, reasoning_open: bool = False) -> Parser:
+        """As :meth:`Syntax.required_parser`; ``reasoning_open``: the reasoning is open at
+        the start and must be closed before the calls."""
+
+
+class ReasoningCallsSyntax(ReasoningSyntax):
+    """Optional reasoning, content up to the tool-call section, then the section
+    (hermes, deepseek-r1): a format only says what its section looks like."""
 
     @abstractmethod
     def _calls(self, tools: Toolset) -> Parser:
         """The tool-call section; it starts with ``content_delimiters[0]``."""
 
-    def parser(self, tools: Toolset, *, grammar: bool = False) -> Parser:
+    def parser(
+        self, tools: Toolset, *, grammar: bool = False, reasoning_open: bool = False
+    ) -> Parser:
         return (
-            peg.optional(peg.space() + think_block(closed=False))
+            leading_reasoning(reasoning_open=reasoning_open, closed=False)
             + peg.tag(TAG_CONTENT, peg.until(self.content_delimiters[0]))
             + peg.optional(peg.trigger_rule("tool-calls", self._calls(tools)))
             + peg.end()
         )
 
-    def required_parser(self, tools: Toolset) -> Parser:
+    def required_parser(self, tools: Toolset, *, reasoning_open: bool = False) -> Parser:
         return (
-            peg.optional(peg.space() + think_block(closed=True))
+            leading_reasoning(reasoning_open=reasoning_open, closed=True)
             + peg.space()
             + self._calls(tools)
             + peg.end()
@@ -135,16 +157,39 @@ def rule_name(prefix: str, index: int, name: str) -> str:
 
 def think_block(*, closed: bool) -> Parser:
     """``<think>`` reasoning ``</think>``; unless ``closed``, the output may end inside it."""
+    return peg.literal(THINK_OPEN) + _inside_think(closed=closed)
+
+
+def _inside_think(*, closed: bool) -> Parser:
+    """What follows ``<think>``: the reasoning up to the first ``</think>``, and that."""
     close: Parser = peg.literal(THINK_CLOSE)
     if not closed:
         close = close | peg.end()
-    return peg.literal(THINK_OPEN) + peg.tag(TAG_REASONING, peg.until(THINK_CLOSE)) + close
+    return peg.tag(TAG_REASONING, peg.until(THINK_CLOSE)) + close
 
 
-def triggers_outside_reasoning(triggers: Sequence[Trigger]) -> tuple[Trigger, ...]:
+def leading_reasoning(*, reasoning_open: bool, closed: bool) -> Parser:
+    """The reasoning that may open an output: an optional :func:`think_block`, or with
+    ``reasoning_open`` (the prompt wrote the ``<think>``) the reasoning text and its
+    ``</think>``.
+
+    Unless ``closed`` the output may end inside the reasoning. The open form reads text as
+    the other reads ``<think>`` + text: the reasoning ends at the first ``</think>``.
+    """
+    if reasoning_open:
+        return _inside_think(closed=closed)
+    return peg.optional(peg.space() + think_block(closed=closed))
+
+
+def triggers_outside_reasoning(
+    triggers: Sequence[Trigger], *, reasoning_open: bool = False
+) -> tuple[Trigger, ...]:
     r"""The word ``triggers`` as one ``pattern_full`` trigger that fires on the first of the
     words *after* an optional leading ``<think>…</think>`` block, as the parser reads it:
     never inside the reasoning, closed or still open. The grammar starts at the word.
+
+    ``reasoning_open``: the output starts inside the reasoning (the prompt wrote the
+    ``<think>``), so the words count only after its first ``</think>``.
 
     The regular expression runs in time linear in the output: the reasoning is matched up to
     the first ``</think>`` only (a tempered ``(?:[^<]|<(?!/think>))*``, never a lazy
@@ -157,8 +202,9 @@ def triggers_outside_reasoning(triggers: Sequence[Trigger]) -> tuple[Trigger, ..
             raise AssertionError(f"a trigger rule gives word triggers, not {trigger!r}")
         words.append(re.escape(trigger.value))
     open_, close = re.escape(THINK_OPEN), re.escape(THINK_CLOSE)
-    reasoning = rf"\s*{open_}(?:[^<]|<(?!{re.escape(THINK_CLOSE[1:])}))*{close}"
-    regex = rf"(?:{reasoning}|(?!\s*{open_}))[\s\S]*?({'|'.join(words)})[\s\S]*"
+    inside = rf"(?:[^<]|<(?!{re.escape(THINK_CLOSE[1:])}))*{close}"
+    lead = inside if reasoning_open else rf"(?:\s*{open_}{inside}|(?!\s*{open_}))"
+    regex = rf"{lead}[\s\S]*?({'|'.join(words)})[\s\S]*"
     return (Trigger.pattern_full(regex),)
 
 
