@@ -65,6 +65,7 @@ def test_the_content_format_reads_anything_from_inside_the_reasoning() -> None:
 
 @pytest.mark.parametrize("fmt", NO_REASONING)
 def test_formats_without_reasoning_refuse_reasoning_open(fmt: ChatFormat) -> None:
+    assert [f for f in ChatFormat if f.has_reasoning] == REASONING_FORMATS
     with pytest.raises(ChatError, match="no reasoning to start in"):
         grammar_for(fmt, TOOLS, reasoning_open=True)
     with pytest.raises(ChatError, match="no reasoning to start in"):

@@ -133,13 +133,9 @@ def _reasoning_syntax(syntax: Syntax) -> ReasoningSyntax:
     if not isinstance(syntax, ReasoningSyntax):
         raise ChatError(
             f"the {syntax.name!r} format has no reasoning to start in (reasoning_open is for "
-            f"{', '.join(repr(f.value) for f in ChatFormat if _has_reasoning(f))})"
+            f"{', '.join(repr(f.value) for f in ChatFormat if f.has_reasoning)})"
         )
     return syntax
-
-
-def _has_reasoning(fmt: ChatFormat) -> bool:
-    return isinstance(syntax_of(fmt), ReasoningSyntax)
 
 
 def _shifted(error: ChatParseError, offset: int) -> ChatParseError:

@@ -45,6 +45,14 @@ class ChatFormat(enum.Enum):
         known = ", ".join(m.value for m in cls)
         raise ChatError(f"unknown chat format {value!r} (known formats: {known})")
 
+    @property
+    def has_reasoning(self) -> bool:
+        """Whether output in this format may open with ``<think>…</think>`` reasoning
+        (``content``, ``hermes``, ``deepseek-r1``): only these take ``reasoning_open``."""
+        from gbnfkit.chat._formats import syntax_of
+
+        return syntax_of(self).has_reasoning
+
 
 class ToolChoice(enum.Enum):
     """What :func:`gbnfkit.chat.grammar_for` lets the model do with its tools."""

@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from gbnfkit._errors import ChatParseError
 from gbnfkit.chat import ChatParser, Message, MessageDelta, MessageStream
 from gbnfkit.server._config import ServerConfig
-from gbnfkit.server._constraints import Constraint, OutputKind, constraint_for
+from gbnfkit.server._constraints import Constraint, OutputKind, constraint_for, tools_offered
 from gbnfkit.server._decode import Finish, Job, Outcome
 from gbnfkit.server._engine import Engine
 from gbnfkit.server._errors import ApiError
@@ -53,26 +53,27 @@ def _plan(body: dict[str, Any], engine: Engine, config: ServerConfig) -> _Plan:
     if "messages" not in body:
         raise ApiError("'messages' is required", param="messages")
     sampling = sampling_of(body, cap=config.max_tokens, vocab_size=engine.vocabulary.size)
-    constraint = constraint_for(body, engine.chat_format, engine.token_of, chat=True)
-    tools = body.get("tools")
-    extra = None
-    if tools and body.get("tool_choice") != "none" and constraint.kind is OutputKind.CHAT:
-        extra = tools_instruction(engine.chat_format, tools)
+    extra = tools_instruction(engine.chat_format, body["tools"]) if tools_offered(body) else None
     messages = normalize_messages(body["messages"], extra)
     try:
-        prompt_ids = engine.chat_prompt(messages)
+        prompt = engine.render_chat(messages)
     except Exception as exc:  # the template's own raise_exception, or a Jinja error
         raise ApiError(
             f"'messages': the chat template refuses them: {exc}", param="messages"
         ) from None
+    prompt_ids = prompt.ids
     if len(prompt_ids) >= engine.context_size:
         raise ApiError(
             f"the prompt has {len(prompt_ids)} tokens; the context holds {engine.context_size}",
             param="messages",
             code="context_length_exceeded",
         )
+    # the template may open the reasoning (<think>): then the output starts inside it
+    constraint = constraint_for(
+        body, engine.chat_format, engine.token_of, chat=True, reasoning_open=prompt.reasoning_open
+    )
     parallel = optional_bool(body, "parallel_tool_calls")
-    one_call = parallel is False and constraint.parser is not None and bool(tools)
+    one_call = parallel is False and constraint.parser is not None and bool(body.get("tools"))
     return _Plan(prompt_ids, constraint, sampling, one_tool_call=one_call)
 
 

@@ -20,7 +20,7 @@ from gbnfkit.server._errors import ApiError
 from gbnfkit.server._fields import optional_bool, reject_unknown_type
 from gbnfkit.tokens._trigger import Trigger
 
-__all__ = ["Constraint", "OutputKind", "constraint_for"]
+__all__ = ["Constraint", "OutputKind", "constraint_for", "tools_offered"]
 
 TokenOf = Callable[[str], int | None]
 """The id of a token written as text (``None`` when the text is not one token)."""
@@ -182,19 +182,38 @@ def _tool_choice(body: Mapping[str, Any]) -> str | dict[str, Any]:
     raise reject_unknown_type("tool_choice", choice, "a string or an object")
 
 
-def _tools_parser(fmt: ChatFormat, tools: object) -> ChatParser:
+def tools_offered(body: Mapping[str, Any]) -> bool:
+    """Whether chat request ``body`` shows the model tools to call: ``tools`` (an array) and
+    a ``tool_choice`` other than ``none``. (With a grammar besides, :func:`constraint_for`
+    refuses the request.)"""
+    tools = body.get("tools")
+    return isinstance(tools, list) and bool(tools) and _tool_choice(body) != "none"
+
+
+def _tools_parser(fmt: ChatFormat, tools: object, reasoning_open: bool = False) -> ChatParser:
     if not isinstance(tools, list) or not tools:
         raise reject_unknown_type("tools", tools, "a non-empty array of tool definitions")
     try:
-        return ChatParser(fmt, tools)
+        return ChatParser(fmt, tools, reasoning_open=reasoning_open)
     except (GbnfkitError, ValueError, TypeError) as exc:
         raise ApiError(f"'tools': {exc}", param="tools", code="invalid_tools") from None
 
 
 def constraint_for(
-    body: Mapping[str, Any], fmt: ChatFormat, token_of: TokenOf, *, chat: bool
+    body: Mapping[str, Any],
+    fmt: ChatFormat,
+    token_of: TokenOf,
+    *,
+    chat: bool,
+    reasoning_open: bool = False,
 ) -> Constraint:
-    """The constraint of request ``body`` (``chat``: a chat completion, else a completion)."""
+    """The constraint of request ``body`` (``chat``: a chat completion, else a completion).
+
+    ``reasoning_open``: the chat prompt ended with ``<think>``, so the output starts inside
+    the reasoning; the chat parser reads it so and the tool-call grammar wakes (lazy) or
+    starts its calls (eager) only after the ``</think>``. In a format without reasoning
+    (llama3, mistral, qwen3-coder) it is ignored: such output is read as content.
+    """
     sources: list[tuple[str, Grammar | None]] = []
     if body.get("response_format") is not None:
         sources.append(("response_format", _response_format(body["response_format"])))
@@ -227,8 +246,9 @@ def constraint_for(
             _tools_parser(fmt, tools)  # still validated
         if isinstance(choice, dict) or choice == "required":
             raise ApiError(f"'tool_choice' {json.dumps(choice)} needs 'tools'", param="tool_choice")
-        return Constraint(None, (), OutputKind.CHAT, ChatParser(ChatFormat.CONTENT))
-    parser = _tools_parser(fmt, tools)
+        content = ChatParser(ChatFormat.CONTENT, reasoning_open=reasoning_open)
+        return Constraint(None, (), OutputKind.CHAT, content)
+    parser = _tools_parser(fmt, tools, reasoning_open and fmt.has_reasoning)
     try:
         chat_grammar = parser.grammar(choice)
     except (ChatError, GbnfkitError, ValueError) as exc:

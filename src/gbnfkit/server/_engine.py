@@ -19,7 +19,7 @@ from gbnfkit.integrations.llama_cpp import LlamaRunner, load_llama, vocabulary_f
 from gbnfkit.server._config import ServerConfig
 from gbnfkit.server._decode import Job, Outcome, run_job
 from gbnfkit.server._errors import ApiError
-from gbnfkit.server._prompt import format_from_template
+from gbnfkit.server._prompt import ChatPrompt, format_from_template
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
 from gbnfkit.tokens._trigger import Trigger
@@ -72,13 +72,20 @@ class Engine:
     def slots(self) -> int:
         return len(self._runners)
 
-    def chat_prompt(self, messages: list[dict[str, str]]) -> list[int]:
-        """The tokens of ``messages`` through the model's chat template (ChatML without one)."""
+    def render_chat(self, messages: list[dict[str, str]]) -> ChatPrompt:
+        """``messages`` through the model's chat template (ChatML without one), with the
+        generation prompt: the text and its tokens."""
         if self._formatter is not None:
             formatted = self._formatter(messages=messages)
-            return self.tokenize(formatted.prompt, add_bos=not formatted.added_special)
+            ids = self.tokenize(formatted.prompt, add_bos=not formatted.added_special)
+            return ChatPrompt(formatted.prompt, ids)
         text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
-        return self.tokenize(text + "<|im_start|>assistant\n", add_bos=True)
+        text += "<|im_start|>assistant\n"
+        return ChatPrompt(text, self.tokenize(text, add_bos=True))
+
+    def chat_prompt(self, messages: list[dict[str, str]]) -> list[int]:
+        """The tokens of ``messages`` through the model's chat template (ChatML without one)."""
+        return self.render_chat(messages).ids
 
     def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
         return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True))

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gbnfkit.chat import ChatFormat
 from gbnfkit.server._errors import ApiError
 from gbnfkit.server._fields import reject_unknown_type
 
-__all__ = ["format_from_template", "normalize_messages", "tools_instruction"]
+__all__ = [
+    "ChatPrompt",
+    "format_from_template",
+    "normalize_messages",
+    "opens_reasoning",
+    "tools_instruction",
+]
 
 # a marker the template writes -> the chat format it implies (first match wins)
 _TEMPLATE_MARKERS: tuple[tuple[str, ChatFormat], ...] = (
@@ -32,6 +39,26 @@ def format_from_template(template: str | None) -> ChatFormat:
         if template and marker in template:
             return fmt
     return ChatFormat.CONTENT
+
+
+def opens_reasoning(prompt: str) -> bool:
+    """Whether ``prompt`` ends inside a reasoning block it opened: the generation prompt of
+    DeepSeek-R1's, QwQ's and thinking Qwen3 templates ends with ``<think>`` (and a newline),
+    so the model's output starts inside the reasoning."""
+    return prompt.rstrip().endswith("<think>")
+
+
+@dataclass(frozen=True)
+class ChatPrompt:
+    """Messages rendered through the chat template: the ``text`` and its token ``ids``."""
+
+    text: str
+    ids: list[int]
+
+    @property
+    def reasoning_open(self) -> bool:
+        """Whether the output starts inside the reasoning (see :func:`opens_reasoning`)."""
+        return opens_reasoning(self.text)
 
 
 def tools_instruction(fmt: ChatFormat, tools: Sequence[Any]) -> str:
