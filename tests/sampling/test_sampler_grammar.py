@@ -18,6 +18,7 @@ from gbnfkit import (
     Sampler,
     SamplingError,
     SamplingParams,
+    Trigger,
     Vocabulary,
     compile,
 )
@@ -280,3 +281,8 @@ def test_a_matcher_whose_vocabulary_cannot_be_told_needs_vocabulary() -> None:
     sampler = Sampler(SamplingParams(seed=0), Bare(), vocabulary=VOCABULARY)
     assert sampler.vocabulary is VOCABULARY
     assert sampler.sample(np.zeros(WIDTH, dtype=np.float32)) < VOCABULARY.size
+
+
+def test_the_sampler_reads_the_vocabulary_of_gbnfkit_matchers() -> None:
+    for matcher in (LIST.matcher(), LIST.matcher(triggers=[Trigger.word("[")])):
+        assert Sampler(SamplingParams(), matcher).vocabulary is matcher.vocabulary

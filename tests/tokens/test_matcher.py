@@ -286,3 +286,16 @@ def test_is_complete_and_is_terminated_are_properties_with_a_deprecated_call() -
     matcher.accept_token(EOS)
     with pytest.warns(DeprecationWarning, match="Matcher.is_terminated"):
         assert matcher.is_terminated() is True
+
+
+def test_vocabulary_is_a_read_only_property_shared_by_forks() -> None:
+    compiled = gbnfkit.compile(OBJECT, VOCAB)
+    matcher = compiled.matcher()
+    assert matcher.vocabulary is VOCAB is compiled.vocabulary
+    assert matcher.fork().vocabulary is VOCAB
+    lazy = compiled.matcher(triggers=[gbnfkit.Trigger.word("{")])
+    assert lazy.vocabulary is VOCAB
+    lazy.accept_text('{"name":')  # active: still the same vocabulary
+    assert lazy.is_active and lazy.vocabulary is VOCAB
+    with pytest.raises(AttributeError):
+        matcher.vocabulary = VOCAB  # type: ignore[misc]

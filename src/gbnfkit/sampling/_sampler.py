@@ -52,9 +52,7 @@ def _token_id(value: object, size: int | None) -> int:
 
 
 def _vocabulary_of(matcher: TokenMatcher) -> Vocabulary:
-    found = getattr(matcher, "vocabulary", None)
-    if found is None:
-        found = getattr(matcher, "_vocab", None)  # gbnfkit's matchers keep it private
+    found = getattr(matcher, "vocabulary", None)  # Matcher.vocabulary, LazyMatcher.vocabulary
     if not isinstance(found, Vocabulary):
         raise ArgumentError(
             "cannot tell the matcher's vocabulary; pass it as Sampler(..., vocabulary=...)"

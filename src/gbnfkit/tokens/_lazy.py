@@ -28,6 +28,7 @@ from gbnfkit.tokens._trigger import Trigger, TriggerKind
 
 if TYPE_CHECKING:
     from gbnfkit.tokens._compiled import CompiledGrammar
+    from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = ["LazyMatcher"]
 
@@ -196,6 +197,11 @@ class LazyMatcher:
     def steps(self) -> int:
         """How many steps :meth:`rollback` can undo (before and after activation)."""
         return len(self._history) + (self._inner.steps if self._inner is not None else 0)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary the grammar was compiled for (whose token ids this takes)."""
+        return self._vocab
 
     # -- masks --------------------------------------------------------------
     def _words(self) -> npt.NDArray[np.int32]:

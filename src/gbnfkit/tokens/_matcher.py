@@ -14,6 +14,7 @@ from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 
 if TYPE_CHECKING:
     from gbnfkit.tokens._compiled import CompiledGrammar
+    from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = ["Matcher", "locate_refusal"]
 
@@ -222,6 +223,11 @@ class Matcher:
     def steps(self) -> int:
         """How many steps :meth:`rollback` can undo."""
         return len(self._history)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary the grammar was compiled for (whose token ids this takes)."""
+        return self._vocab
 
     def jump_forward(self) -> str:
         """The longest text every valid continuation must start with ('' if none).
