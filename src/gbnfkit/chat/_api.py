@@ -95,8 +95,8 @@ class ChatParser:
         return MessageStream(self)
 
     def grammar(self, tool_choice: str | ToolChoice | Mapping[str, object] = "auto") -> ChatGrammar:
-        """The grammar for these tools (see :func:`grammar_for`), for outputs that start
-        inside the reasoning when this parser reads such outputs (``reasoning_open``)."""
+        """The grammar for these tools (see :func:`grammar_for`); with ``reasoning_open``,
+        for output that starts inside the reasoning, as this parser reads it."""
         return _grammar(self._syntax, self._tools, tool_choice, bool(self._prefix))
 
     def _read(self, result: ParseResult, text: str, partial: bool) -> tuple[Message, Region | None]:
