@@ -147,9 +147,7 @@ class VocabularyIndex:
         packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
         return packed
 
-    def sparse_ranges(
-        self, lo: list[int], hi: list[int]
-    ) -> tuple[npt.NDArray[np.intp], Words]:
+    def sparse_ranges(self, lo: list[int], hi: list[int]) -> tuple[npt.NDArray[np.intp], Words]:
         """The packed bits of the tokens at sorted positions ``lo[k] .. hi[k]``, sparse:
         the indices of the non-zero words (ascending, distinct) and those words.
 
@@ -168,6 +166,14 @@ class VocabularyIndex:
                 np.array(order, dtype=np.intp),
                 np.array([found[w] for w in order], dtype=np.uint32),
             )
+        if count * 8 > self.n_sorted:
+            # a large part of the vocabulary: mark the ranges, one pass over it
+            marks = np.zeros(self.n_sorted + 1, dtype=np.int32)
+            np.add.at(marks, np.array(lo, dtype=np.int64), 1)
+            np.add.at(marks, np.array(hi, dtype=np.int64), -1)
+            words = self.pack_ids(sorted_ids[np.cumsum(marks[:-1]) > 0])
+            nonzero = np.flatnonzero(words)
+            return nonzero, words[nonzero]
         starts = np.array(lo, dtype=np.int64)
         lengths = np.array(hi, dtype=np.int64) - starts
         # position k of the concatenated ranges: its range's start plus its offset there
