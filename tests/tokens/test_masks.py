@@ -215,7 +215,14 @@ def test_builtin_grammars_both_walk_kinds(name: str) -> None:
     """Contexts split by numpy or by trie walks agree with the engine."""
     grammar = Grammar.builtin(name)
     vocabulary = synthetic_vocabulary("ABCDEFGHIJKLMNOPQRSTUVWXYZ.!?;#<>&|%", seed=7)
-    for tuning in (Tuning(wide=0), Tuning(wide=10**9, many_first_bytes=256), Tuning()):
+    tunings = (
+        Tuning(wide=0),
+        Tuning(wide=10**9, many_first_bytes=256),
+        # every walk asks for a shared split at its first node, then resumes; jumps always
+        Tuning(short_walk=0, jump_bytes=256, jump_subtree=0),
+        Tuning(),
+    )
+    for tuning in tunings:
         compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, tuning=tuning)
         _walk_compiled(compiled, grammar, random.Random(name), steps=12)
 

@@ -147,21 +147,42 @@ class VocabularyIndex:
         packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
         return packed
 
-    def pack_ranges(self, lo: list[int], hi: list[int]) -> Words:
-        """Packed bits of the tokens at sorted positions ``lo[k] .. hi[k]``."""
-        if not lo:
-            return np.zeros(self.nwords, dtype=np.uint32)
-        if len(lo) < 256 and sum(hi) - sum(lo) < 1024:
+    def sparse_ranges(self, lo: list[int], hi: list[int]) -> tuple[npt.NDArray[np.intp], Words]:
+        """The packed bits of the tokens at sorted positions ``lo[k] .. hi[k]``, sparse:
+        the indices of the non-zero words (ascending, distinct) and those words.
+
+        A narrow split accepts few tokens (a median of 8 on MaskBench), so its bits are
+        built without a whole-vocabulary array; ranges may overlap.
+        """
+        count = sum(hi) - sum(lo)
+        sorted_ids = self.trie.sorted_ids
+        if count <= 16:
             positions = [p for a, b in zip(lo, hi, strict=True) for p in range(a, b)]
-            ids = self.trie.sorted_ids[np.array(positions, dtype=np.int64)]
-            words = np.zeros(self.nwords, dtype=np.uint32)
-            np.bitwise_or.at(words, ids >> 5, np.left_shift(1, ids & 31).astype(np.uint32))
-            return words
-        marks = np.zeros(self.n_sorted + 1, dtype=np.int32)
-        marks[np.array(lo, dtype=np.int64)] += 1
-        marks[np.array(hi, dtype=np.int64)] -= 1
-        chosen = np.cumsum(marks[:-1]) > 0
-        return self.pack_ids(self.trie.sorted_ids[chosen])
+            found: dict[int, int] = {}
+            for t in sorted_ids[positions].tolist():
+                found[t >> 5] = found.get(t >> 5, 0) | 1 << (t & 31)
+            order = sorted(found)
+            return (
+                np.array(order, dtype=np.intp),
+                np.array([found[w] for w in order], dtype=np.uint32),
+            )
+        if count * 8 > self.n_sorted:
+            # a large part of the vocabulary: mark the ranges, one pass over it
+            marks = np.zeros(self.n_sorted + 1, dtype=np.int32)
+            np.add.at(marks, np.array(lo, dtype=np.int64), 1)
+            np.add.at(marks, np.array(hi, dtype=np.int64), -1)
+            words = self.pack_ids(sorted_ids[np.cumsum(marks[:-1]) > 0])
+            nonzero = np.flatnonzero(words)
+            return nonzero, words[nonzero]
+        starts = np.array(lo, dtype=np.int64)
+        lengths = np.array(hi, dtype=np.int64) - starts
+        # position k of the concatenated ranges: its range's start plus its offset there
+        offsets = np.cumsum(lengths) - lengths
+        ids = np.sort(sorted_ids[np.repeat(starts - offsets, lengths) + np.arange(count)])
+        index = ids >> 5
+        first = np.flatnonzero(np.concatenate(([True], index[1:] != index[:-1])))
+        bits = np.bitwise_or.reduceat(np.left_shift(1, ids & 31).astype(np.uint32), first)
+        return index[first].astype(np.intp), bits
 
 
 @dataclass(frozen=True)
@@ -200,6 +221,18 @@ class _Context:
         return _Context(
             None, nonzero, words[nonzero].copy(), uncertain, uncertain_tokens, tails, depth
         )
+
+    @staticmethod
+    def of_sparse(
+        index: npt.NDArray[np.intp], bits: Words, nwords: int, uncertain: tuple[int, ...]
+    ) -> _Context:
+        """A narrow split from its accepted bits as :meth:`VocabularyIndex.sparse_ranges`
+        gives them (kept sparse unless dense by :meth:`of`'s measure)."""
+        if len(index) * 8 > nwords:
+            words = np.zeros(nwords, dtype=np.uint32)
+            words[index] = bits
+            return _Context.of(words, uncertain)
+        return _Context(None, index, bits, uncertain)
 
     def add_to(self, words: Words) -> None:
         """OR the accepted bits into ``words``."""
@@ -425,22 +458,34 @@ class CompiledGrammar:
         # most contexts allow few tokens: a short walk settles them; free text (many
         # first bytes) would exhaust the walk's budget, so it goes straight to numpy
         many = automaton.allowed_bits(root).bit_count() > tuning.many_first_bytes
-        walked = (
-            None if many else walk_all(trie, automaton, root, min(tuning.short_walk, tuning.wide))
-        )
-        if walked is None:
-            # free-text contexts are the costly ones: they are shared between grammars
+        canon: tuple[object, ...] | None = None
+        shared: _Context | None = None
+        asked = False
+
+        def more() -> int:
+            # a long walk (or free text): a split shared between grammars may be kept;
+            # if not, the walk goes on up to `wide` nodes in all
+            nonlocal canon, shared, asked
+            if asked:
+                return 0
+            asked = True
             canon = self._canonical(key)
             shared = index.shared_context(canon) if canon is not None else None
-            if shared is not None:
-                return shared
-            if not many:
-                walked = walk_all(trie, automaton, root, tuning.wide)
+            return 0 if shared is not None else tuning.wide - min(tuning.short_walk, tuning.wide)
+
+        walked = None
+        if many:
+            more()
         else:
-            canon = None
+            walked = walk_all(
+                trie, automaton, root, min(tuning.short_walk, tuning.wide), more, tuning
+            )
+        if shared is not None:
+            return shared
         if walked is not None:
             acc_lo, acc_hi, uncertain = walked
-            return _Context.of(index.pack_ranges(acc_lo, acc_hi), tuple(uncertain))
+            word_index, word_bits = index.sparse_ranges(acc_lo, acc_hi)
+            return _Context.of_sparse(word_index, word_bits, index.nwords, tuple(uncertain))
         if shallower:
             # a wide context: its top frames but one (free text, e.g. a string body) are
             # more often shared, by other contexts and other grammars with that structure;
@@ -579,12 +624,13 @@ class CompiledGrammar:
                         if fed is None:
                             continue
                         start = fed
-                    got = walk(trie, automaton, start, node, trie.end[node])
+                    got = walk(trie, automaton, start, node, trie.end[node], tuning=self._tuning)
                     assert got is not None
                     extra_lo.extend(got[0])
                     extra_hi.extend(got[1])
         if extra_lo:
-            words |= index.pack_ranges(extra_lo, extra_hi)
+            word_index, word_bits = index.sparse_ranges(extra_lo, extra_hi)
+            words[word_index] |= word_bits
         return words
 
     # -- serialisation ---------------------------------------------------------

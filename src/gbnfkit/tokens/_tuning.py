@@ -36,6 +36,10 @@ class Tuning:
             uncertain tokens.
         max_tail_tokens: wide splits leaving more uncertain tokens than this check
             them one by one instead of grouped by tail.
+        jump_bytes, jump_subtree: a trie walk below a node with more than
+            ``jump_subtree`` nodes under it, in a state that accepts at most
+            ``jump_bytes`` bytes next (and no bottom marker on the path), visits only
+            the children with those bytes instead of trying every child.
     """
 
     many_first_bytes: int = 48
@@ -48,6 +52,8 @@ class Tuning:
     max_extra_depth: int = 8
     shallow_uncertain: int = 16_384
     max_tail_tokens: int = 16_384
+    jump_bytes: int = 8
+    jump_subtree: int = 32
 
 
 DEFAULT_TUNING = Tuning()

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 
 __all__ = ["WalkResult", "walk", "walk_all", "walk_sorted"]
 
 _MISSING: ByteState | None = ByteState(frozenset())  # a sentinel no cache holds
-_JUMP_BYTES = 8  # a state accepting at most this many bytes visits only matching children
-_JUMP_SUBTREE = 32  # ... of a node with more than this many nodes below it
 
 # (accepted sorted-position ranges as parallel lo/hi lists, uncertain subtree node indices)
 WalkResult = tuple[list[int], list[int], list[int]]
@@ -25,6 +24,8 @@ def walk(
     first: int = 0,
     stop: int | None = None,
     budget: list[int] | None = None,
+    more: Callable[[], int] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> WalkResult | None:
     """Walk nodes ``first .. stop`` (a run of sibling subtrees) from ``root``.
 
@@ -33,11 +34,13 @@ def walk(
     subtree is *uncertain*: rejected by the frames ``root`` knows, but only after a path
     reached the bottom marker, so the frames below must decide.  States without the
     bottom marker never leave anything uncertain.  With ``budget`` (``[nodes]``, shared
-    and decremented), returns ``None`` once more nodes than that would be visited.
+    and decremented), returns ``None`` once more nodes than that would be visited,
+    unless ``more()`` (asked each time the budget runs out) grants more nodes.
 
     Nodes are visited in preorder, one run of siblings at a time; below a node whose
     state accepts few bytes (and no bottom marker on the path), only the children
-    with those bytes are visited, so a walk costs what matches, not the trie's width.
+    with those bytes are visited, so a walk costs what matches, not the trie's width
+    (``tuning.jump_bytes``, ``tuning.jump_subtree``).
     """
     byte = trie.byte
     depth = trie.depth
@@ -48,6 +51,8 @@ def walk(
     step = automaton.step
     allowed_bits = automaton.allowed_bits
     missing = _MISSING
+    jump_bytes = tuning.jump_bytes
+    jump_subtree = tuning.jump_subtree
     if stop is None:
         stop = len(byte)
     states: list[ByteState] = [root] * (trie.max_depth + 1)
@@ -55,6 +60,7 @@ def walk(
     acc_lo: list[int] = []
     acc_hi: list[int] = []
     uncertain: list[int] = []
+    last_hi = -1
     left = budget[0] if budget is not None else len(byte) + 1
     todo = [(first, stop)]
     while todo:
@@ -62,12 +68,18 @@ def walk(
         while i < last:
             left -= 1
             if left < 0:
-                return None
+                left += more() if more is not None else 0
+                if left < 0:
+                    return None
             d = depth[i]
             parent = states[d - 1]
             b = byte[i]
-            got = parent.trans.get(b, missing)
-            s = step(parent, b) if got is missing else got
+            s = parent.trans.get(b, missing)
+            if s is missing:
+                bits = parent.bits
+                if bits < 0:
+                    bits = allowed_bits(parent)
+                s = step(parent, b) if (bits >> b) & 1 else None
             if s is None:
                 if flags[d - 1]:
                     uncertain.append(i)
@@ -77,14 +89,19 @@ def walk(
             flag = flags[d] = flags[d - 1] or s.bottom
             lo = here_lo[i]
             if lo != here_hi[i]:
-                acc_lo.append(lo)
-                acc_hi.append(here_hi[i])
+                # preorder is sorted order: a run of accepted nodes is one range
+                if lo == last_hi:
+                    acc_hi[-1] = last_hi = here_hi[i]
+                else:
+                    acc_lo.append(lo)
+                    acc_hi.append(here_hi[i])
+                    last_hi = here_hi[i]
             after = end[i]
-            if not flag and after - i > _JUMP_SUBTREE:
+            if not flag and after - i > jump_subtree:
                 bits = s.bits
                 if bits < 0:
                     bits = allowed_bits(s)
-                if bits.bit_count() <= _JUMP_BYTES:
+                if bits.bit_count() <= jump_bytes:
                     # few bytes can follow: visit just those children, then the siblings
                     todo.append((after, last))
                     kids = children(i)
@@ -102,27 +119,44 @@ def walk(
 
 
 def walk_all(
-    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState, budget: int | None = None
+    trie: TokenTrie,
+    automaton: ByteAutomaton,
+    root: ByteState,
+    budget: int | None = None,
+    more: Callable[[], int] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> WalkResult | None:
     """:func:`walk` over the whole trie, visiting only subtrees of bytes ``root`` allows.
 
-    With ``budget``, ``None`` when the walk would visit more nodes than that.
+    With ``budget``, ``None`` when the walk would visit more nodes than that, unless
+    ``more()`` (asked when the budget runs out, then again when the nodes it granted
+    run out) returns how many more it may visit: a long walk can stop for a split found
+    elsewhere without starting again otherwise.
     """
+    left = None if budget is None else [budget]
     if root.bottom:
-        return walk(trie, automaton, root)
+        return walk(trie, automaton, root, 0, None, left, more, tuning)
     acc_lo: list[int] = []
     acc_hi: list[int] = []
     uncertain: list[int] = []
     end = trie.end
-    left = None if budget is None else [budget]
-    for b in automaton.allowed_bytes(root):
-        node = trie.root_child[b]
+    root_child = trie.root_child
+    bits = automaton.allowed_bits(root)
+    while bits:
+        low = bits & -bits
+        bits ^= low
+        node = root_child[low.bit_length() - 1]
         if node >= 0:
-            got = walk(trie, automaton, root, node, end[node], left)
+            got = walk(trie, automaton, root, node, end[node], left, more, tuning)
             if got is None:
                 return None
-            acc_lo.extend(got[0])
-            acc_hi.extend(got[1])
+            if acc_hi and got[0] and got[0][0] == acc_hi[-1]:
+                acc_hi[-1] = got[1][0]  # adjacent ranges, one range
+                acc_lo.extend(got[0][1:])
+                acc_hi.extend(got[1][1:])
+            else:
+                acc_lo.extend(got[0])
+                acc_hi.extend(got[1])
             uncertain.extend(got[2])
     return acc_lo, acc_hi, uncertain
 

@@ -1,0 +1,148 @@
+"""The narrow split's trie walk and its packing agree with stepping every token alone.
+
+``walk_all`` splits the vocabulary from a context state into accepted token ranges and
+uncertain subtrees; these tests check it against the definition (feed each token's
+bytes, one at a time) under every walk knob: children visited by jumping or one by one,
+a budget that stops the walk, and a budget resumed by ``more()`` in small steps.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gbnfkit
+from gbnfkit._grammar import Grammar
+from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
+from gbnfkit.tokens._compiled import VocabularyIndex
+from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._tuning import Tuning
+from gbnfkit.tokens._vocabulary import Vocabulary
+from gbnfkit.tokens._walk import walk_all
+
+GRAMMARS = [
+    'root ::= "{" ws ("\\"" [a-z]{1,6} "\\"" ws ":" ws [0-9]+ ws)? "}"\nws ::= [ \\n]{0,3}',
+    'root ::= ("ab" | "abc" | "b" [^"]* "q")+',
+    'root ::= [a-c]* "x" | "ccc" [0-9]{2,4}',
+    'root ::= "é" [^a]* | "中"{1,3} "a"',
+]
+ALPHABET = 'abcqx019 \n"{}:é中'
+
+
+def _vocabulary(seed: int) -> Vocabulary:
+    rng = random.Random(seed)
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
+    for _ in range(400):
+        data = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(2, 7))).encode()
+        tokens.append(data[rng.randint(0, 1) :])  # some start inside a character
+    return Vocabulary(list(dict.fromkeys(tokens)))
+
+
+def _reference(
+    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState
+) -> tuple[set[int], set[int]]:
+    """Sorted positions accepted and uncertain, each token stepped alone."""
+    accepted: set[int] = set()
+    uncertain: set[int] = set()
+    for pos, data in enumerate(trie.sorted_bytes):
+        state: ByteState | None = root
+        bottom = root.bottom
+        for byte in data:
+            assert state is not None
+            state = automaton.step(state, byte)
+            if state is None:
+                break
+            bottom = bottom or state.bottom
+        if state is not None:
+            accepted.add(pos)
+        elif bottom:
+            uncertain.add(pos)
+    return accepted, uncertain
+
+
+def _positions(
+    trie: TokenTrie, walked: tuple[list[int], list[int], list[int]]
+) -> tuple[set[int], set[int]]:
+    lo, hi, nodes = walked
+    accepted = {p for a, b in zip(lo, hi, strict=True) for p in range(a, b)}
+    assert sum(hi) - sum(lo) == len(accepted)  # ranges do not overlap
+    uncertain = {p for n in nodes for p in range(trie.tok_lo[n], trie.tok_hi[n])}
+    return accepted, uncertain
+
+
+def _contexts(automaton: ByteAutomaton, rng: random.Random) -> list[ByteState]:
+    """Context states (top frames over the bottom marker) along a random text."""
+    out = []
+    state: ByteState | None = automaton.initial
+    for _ in range(8):
+        assert state is not None
+        stacks = [s for s in state.stacks if s]
+        for depth in (1, 2, 3):
+            out.append(automaton.intern(frozenset((BOTTOM,) + s[-depth:] for s in stacks)))
+        out.append(state)
+        bits = automaton.allowed_bits(state)
+        choices = [b for b in range(256) if (bits >> b) & 1]
+        if not choices:
+            break
+        state = automaton.step(state, rng.choice(choices))
+    return out
+
+
+def _granting(nodes: int, asked: list[int]) -> Callable[[], int]:
+    """A ``more`` that grants ``nodes`` each time, counting the calls in ``asked``."""
+
+    def more() -> int:
+        asked.append(1)
+        return nodes
+
+    return more
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(GRAMMARS), st.integers(0, 3), st.randoms(use_true_random=False))
+def test_walk_all_matches_stepping_each_token(text: str, seed: int, rng: random.Random) -> None:
+    vocabulary = _vocabulary(seed)
+    compiled = gbnfkit.CompiledGrammar(Grammar.from_gbnf(text), vocabulary)
+    automaton = compiled.automaton
+    trie = compiled.index.trie
+    never = Tuning(jump_bytes=0)
+    always = Tuning(jump_bytes=256, jump_subtree=0)
+    for root in _contexts(automaton, rng):
+        expected = _reference(trie, automaton, root)
+        full = walk_all(trie, automaton, root)
+        assert full is not None
+        assert _positions(trie, full) == expected
+        for tuning in (never, always):
+            got = walk_all(trie, automaton, root, tuning=tuning)
+            assert got is not None and _positions(trie, got) == expected
+        # a budget resumed 3 nodes at a time gives the same split
+        asked: list[int] = []
+        three = _granting(3, asked)
+        resumed = walk_all(trie, automaton, root, 1, three)
+        assert resumed is not None and _positions(trie, resumed) == expected
+        # a budget that runs out (and is not extended) stops the walk
+        cut = walk_all(trie, automaton, root, len(asked) // 2, lambda: 0)
+        if len(asked) >= 2:
+            assert cut is None
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.integers(0, 650), st.integers(0, 120)), max_size=40))
+def test_sparse_ranges_are_the_packed_bits(spans: list[tuple[int, int]]) -> None:
+    vocabulary = _vocabulary(1)
+    index = VocabularyIndex(vocabulary)
+    n = index.n_sorted
+    lo = [min(a, n) for a, _ in spans]
+    hi = [min(a + k, n) for a, k in spans]
+    chosen = sorted({p for a, b in zip(lo, hi, strict=True) for p in range(a, b)})
+    expected = index.pack_ids(index.trie.sorted_ids[np.array(chosen, dtype=np.int64)])
+    word_index, word_bits = index.sparse_ranges(lo, hi)
+    assert list(word_index) == sorted(set(word_index.tolist()))
+    assert np.all(word_bits != 0)
+    got = np.zeros(index.nwords, dtype=np.uint32)
+    got[word_index] = word_bits
+    assert np.array_equal(got, expected)
