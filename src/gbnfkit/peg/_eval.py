@@ -173,7 +173,16 @@ class Evaluator(JsonScanner):
                 res = (MORE, res[1], None, res[3])
         elif code == 13:
             # the combinator definition in track mode: it names what was expected
-            res = self.ev(kids[0], pos) if self.track else self.json_kind(arg, pos)
+            if self.track:
+                res = self.ev(kids[0], pos)
+            elif self.first is None:
+                res = self.json_kind(arg, pos)
+                if res[0] == MORE and self.first is not None and pos < self.n \
+                        and self.t[pos] in "{[":
+                    # an open object or array (it holds what looked at the end first)
+                    self.first = fr.json_record(pos, self.n)
+            else:
+                res = self.json_kind(arg, pos)
         else:
             res = self.lookahead(code, kids[0], pos)
         if res[3]:
@@ -372,7 +381,7 @@ class Evaluator(JsonScanner):
         if best != -1:
             return (OK, best, None, False)
         if self.first is None:
-            self.first = fr.until_record(pos, n, firsts, firsts_rx)
+            self.first = fr.until_record(pos, n, delims, firsts, firsts_rx)
         return (OK, n, None, True)
 
     def string_content(self, key: int, pos: int) -> Res:

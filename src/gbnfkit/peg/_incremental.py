@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from gbnfkit.peg._eval import FAIL, MORE, Evaluator, Res, flatten
-from gbnfkit.peg._frontier import Frontier, usable
+from gbnfkit.peg._frontier import Frontier, Grow, usable
+from gbnfkit.peg._json_prefix import JsonPrefix
 from gbnfkit.peg._nodes import Parser
 from gbnfkit.peg._result import AstNode, ParseResult, ParseStatus, failure
 
@@ -43,9 +44,7 @@ class IncrementalParser:
         self._stable: dict[int, Res] = {}
         self._resume: dict[int, Any] = {}
         self._frontier: Frontier | None = None
-        self._status = ParseStatus.SUCCESS  # of the last parse, when there is a frontier
-        self._stops = ""  # the frontier's stop characters ("" with none: no 1-char test)
-        self._end = 0  # where the last parse ended (a frontier that does not move keeps it)
+        self._json: JsonPrefix | None = None  # the check of the last open JSON value
 
     @property
     def parser(self) -> Parser:
@@ -64,20 +63,24 @@ class IncrementalParser:
         self._stable = {}
         self._resume = {}
         self._frontier = None
+        self._json = None
 
     def feed(self, chunk: str) -> ParseResult:
         """Append ``chunk`` and parse the whole text as partial input."""
         frontier = self._frontier
         if frontier is not None and type(chunk) is str:
             buffer = self._buffer
-            if (chunk not in self._stops if len(chunk) == 1 and frontier.stops is not None
-                    else frontier.absorbs(chunk, buffer.n)):
+            if len(chunk) == 1 and (chunk in frontier.one) is frontier.one_in:
+                end = buffer.n + 1
+            else:
+                end = frontier.take(chunk, buffer.n)
+                frontier = self._frontier = frontier.then
+            if end >= 0:
                 buffer.pieces.append(chunk)
-                buffer.n += len(chunk)
-                if frontier.moves:
-                    return ParseResult._deferred(self._status, buffer.n, self._later)
-                return ParseResult._deferred(self._status, self._end,
-                                             _Later(self, buffer, buffer.n))
+                n = buffer.n = buffer.n + len(chunk)
+                if end == n:
+                    return ParseResult._deferred(frontier.status, n, self._later)
+                return ParseResult._deferred(frontier.status, end, _Later(self, buffer, n))
         if not isinstance(chunk, str):
             from gbnfkit._errors import PegError
 
@@ -117,14 +120,25 @@ class IncrementalParser:
         first = ev.first
         if partial and usable(first, ev.bad, res[1], len(text)):
             assert first is not None
-            frontier = Frontier(first)
-            self._frontier = frontier
-            self._status = _STATUS[status]
-            self._end = res[1]
-            self._stops = frontier.stops or ""
+            json = None
+            if first[0] is Grow.JSON:
+                json = self._json_prefix(first[1], text)
+            if first[0] is not Grow.JSON or (json is not None and json.end() == res[1]):
+                self._frontier = Frontier(first, _STATUS[status], json)
         if not partial:
             return ParseResult(_STATUS[status], res[1], flatten(res[2]), text=text)
         return ParseResult._deferred(_STATUS[status], res[1], _Built(res[2], text))
+
+    def _json_prefix(self, start: int, text: str) -> JsonPrefix | None:
+        """The check of the open JSON value at ``start``, brought to the end of ``text``
+        (the last one goes on where it stopped if it is the same value)."""
+        json = self._json
+        if json is None or json.start != start or json.pos > len(text):
+            json = self._json = JsonPrefix(start)
+        if not json.advance(text[json.pos :]):
+            self._json = None  # cannot happen while the scanner needs more input
+            return None
+        return json
 
     def _nodes_at(self, buffer: _Buffer, n: int) -> tuple[AstNode, ...]:
         """The nodes of a partial parse of the first ``n`` characters of ``buffer``."""
