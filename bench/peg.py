@@ -2,8 +2,9 @@
 
 For each workload it prints the CPU time (process time, as the machine may be shared) of
 one parse of the whole output (best of 5); the total time of feeding it through an
-``IncrementalParser`` one character at a time (a partial parse of the whole text so far
-after every character, then ``finish()``; best of 3); the same with 4-character chunks
+``IncrementalParser`` one character at a time (``feed`` after every character: the result
+of a partial parse of the whole text so far, parsed only when the character does not just
+extend the open leaf; then ``finish()``; best of 3); the same with 4-character chunks
 (about one token); and the ratios of the streaming totals to one full parse.  Target: the
 one-character ratio stays below 50.
 

@@ -168,3 +168,28 @@ def test_a_stream_of_broken_output_never_takes_text_back(
     deltas += stream.close()
     assert stream.finish() == expected
     assert _concat(deltas, len(expected.tool_calls)) == expected
+
+
+@SETTINGS
+@given(formatted(), st.lists(st.integers(0, 10_000), max_size=40), st.booleans(), st.booleans())
+def test_the_format_parser_fed_in_chunks_gives_the_fresh_partial_results(
+    case: tuple[ChatFormat, Message, str], cuts: list[int], one_by_one: bool, late: bool
+) -> None:
+    """``IncrementalParser.feed`` skips the parse when a chunk only extends the open leaf
+    (its frontier); every result, read at once or only after later chunks (``late``: its
+    tree is built when first read), is the fresh partial parse of the text so far."""
+    fmt, _message, text = case
+    parser = ChatParser(fmt, TOOLS).parser
+    stream = parser.incremental()
+    fed = ""
+    results = []
+    for chunk in list(text) if one_by_one else _chunks(text, cuts):
+        fed += chunk
+        got = stream.feed(chunk)
+        if late:
+            results.append((fed, got))
+        else:
+            assert got == parser.parse(fed, partial=True), (fmt, fed)
+    for prefix, got in results:
+        assert got == parser.parse(prefix, partial=True), (fmt, prefix)
+    assert stream.finish() == parser.parse(text)

@@ -117,3 +117,20 @@ def test_streamed_json_gives_the_fresh_results(value: object, step: int) -> None
     for i in range(0, len(text), step):
         assert stream.feed(text[i : i + step]) == parser.parse(text[: i + step], partial=True)
     assert stream.finish() == parser.parse(text)
+
+
+@settings(max_examples=15, deadline=None)
+@given(JSON_VALUES, st.booleans(), st.integers(0, 2**32))
+def test_json_fed_one_character_at_a_time_gives_the_fresh_results(
+    value: object, indent: bool, seed: int
+) -> None:
+    """An open object or array is followed character by character without parsing (the
+    frontier's JSON prefix check): right and broken JSON (mutations), every prefix."""
+    parser = peg.tag("v", peg.json()) + peg.space() + peg.end()
+    text = pyjson.dumps({"a": value, "b": [value, "x\\u00e9\\n"]}, indent=1 if indent else None)
+    text = text[:150] + text[-30:]  # long enough for every construct, short enough to repeat
+    for candidate in [text, *_mutations(text, seed)[len(text) + 1 :]]:  # no prefixes
+        stream = parser.incremental()
+        for j, ch in enumerate(candidate, 1):
+            assert stream.feed(ch) == parser.parse(candidate[:j], partial=True), candidate[:j]
+        assert stream.finish() == parser.parse(candidate)

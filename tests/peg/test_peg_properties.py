@@ -15,6 +15,8 @@ from gbnfkit.peg import Parser, ParseStatus
 from grammar_sampling import sample
 
 TEXTS = st.text(alphabet='xyz "\\é{}', max_size=12)
+# JSON-like texts for streaming: strings, numbers, nesting, escapes and whitespace
+STREAMED = st.text(alphabet='xyz "\\{}[],:0123456789.-eEtrulnfas \n', max_size=24)
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
@@ -60,19 +62,47 @@ def test_the_memoised_parser_agrees_with_the_naive_reference(
 
 
 @SETTINGS
-@given(any_parser(), TEXTS, st.integers(0, 2**32))
-def test_incremental_parsing_gives_the_fresh_results(p: Parser, text: str, seed: int) -> None:
+@given(any_parser(), TEXTS, st.integers(0, 2**32), st.integers(1, 3), st.booleans())
+def test_incremental_parsing_gives_the_fresh_results(
+    p: Parser, text: str, seed: int, longest: int, late: bool
+) -> None:
+    """Every result of ``feed`` (chunks of 1 to ``longest`` characters; one character at a
+    time included) equals a fresh partial parse of the text so far, whether it is read at
+    once or only after later chunks (``late``: ``feed`` may skip the parse and build the
+    tree when it is read)."""
     rng = random.Random(seed)
-    texts = [text, *_accepted_samples(p, seed, 2)]
+    texts = [text, *_accepted_samples(p, seed, 3)]
     for whole in texts:
         stream = p.incremental()
+        results = []
         i = 0
         while i < len(whole):
-            j = min(len(whole), i + rng.randint(1, 3))
+            j = min(len(whole), i + rng.randint(1, longest))
             got = stream.feed(whole[i:j])
-            assert got == p.parse(whole[:j], partial=True), (p, whole[:j])
+            if late:
+                results.append((whole[:j], got))
+            else:
+                assert got == p.parse(whole[:j], partial=True), (p, whole[:j])
             i = j
+        for prefix, got in results:
+            assert got == p.parse(prefix, partial=True), (p, prefix)
         assert stream.finish() == p.parse(whole), (p, whole)
+
+
+@SETTINGS
+@given(any_parser(), TEXTS, st.integers(0, 2**32))
+def test_a_skipped_parse_matches_in_every_field(p: Parser, text: str, seed: int) -> None:
+    """Results given without parsing: status, end, nodes (atomic ones never half-built),
+    text, and equality with the fresh result, field by field."""
+    for whole in [text, *_accepted_samples(p, seed, 3)]:
+        stream = p.incremental()
+        for j, ch in enumerate(whole, 1):
+            got = stream.feed(ch)
+            fresh = p.parse(whole[:j], partial=True)
+            assert (got.status, got.end, got.text, got.position, got.expected, got.excerpt) == (
+                fresh.status, fresh.end, fresh.text, fresh.position, fresh.expected,
+                fresh.excerpt), (p, whole[:j])
+            assert got.nodes == fresh.nodes and hash(got) == hash(fresh), (p, whole[:j])
 
 
 @SETTINGS
@@ -125,3 +155,29 @@ def test_a_lazy_grammar_accepts_what_its_trigger_rules_parse(
             text = sample(rule.to_grammar().ir, rng)
             assert (rule + peg.end()).parse(text).status is ParseStatus.SUCCESS, (rule, text)
             assert lazy.grammar.match(text).status == "accept", (rule, text)
+
+
+_STREAMED_PARSERS = [
+    peg.tag("v", peg.json()) + peg.space() + peg.end(),
+    peg.tag("c", peg.until("<t>")) + peg.zero_or_more(
+        peg.atomic(peg.tag("t", "<t>" + peg.space() + peg.json_object() + peg.space() + "</t>"))
+        + peg.space()) + peg.end(),
+    peg.tag("s", peg.json_string()) + peg.tag("n", peg.json_number()) + peg.rest(),
+    peg.zero_or_more(peg.tag("w", peg.chars("[a-z]")) + peg.space()) + peg.end(),
+    "[" + peg.tag("k", peg.until_one_of(["]]", "],"])) + peg.optional(peg.json_array()),
+]
+
+
+@SETTINGS
+@given(st.sampled_from(_STREAMED_PARSERS), STREAMED, st.integers(0, 2**32))
+def test_streamed_json_and_text_give_the_fresh_results_at_every_character(
+    p: Parser, text: str, seed: int
+) -> None:
+    """Parsers with the leaves that ``feed`` extends without parsing (``until``, JSON
+    strings, numbers and whitespace, character runs, literals), fed one character at a
+    time: texts that go wrong anywhere, and texts they accept."""
+    for whole in [text, *_accepted_samples(p, seed, 4)]:
+        stream = p.incremental()
+        for j, ch in enumerate(whole, 1):
+            assert stream.feed(ch) == p.parse(whole[:j], partial=True), (p, whole[:j])
+        assert stream.finish() == p.parse(whole), (p, whole)

@@ -133,7 +133,8 @@ def _settled(node: AstNode | None, text: str, partial: bool) -> bool:
     return not partial or (not node.is_partial and node.end < len(text))
 
 
-_JSON_OUTSIDE_STRINGS = re.compile(r'(?:[^"]+|"(?:[^"\\]|\\.)*")*', re.DOTALL)
+# possessive: runs of characters at a time, and no backtracking into an unclosed string
+_JSON_OUTSIDE_STRINGS = re.compile(r'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
 
 
 def _in_json_string(raw: str) -> bool:

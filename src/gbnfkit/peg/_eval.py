@@ -10,6 +10,10 @@ keeps between calls.  Results that touched the end go to a memo of the current c
 Loops that may run over the whole text (repetitions, character runs, ``until``, JSON
 string content) also keep *resume* points: how far they got on the stable part of the
 text, so that a longer text continues from there instead of starting over.
+
+Every result that looked at the end of the text records itself in ``first`` if it is the
+first one, and a lookahead or failure that looked at it sets ``bad``: the frontier of the
+parse (``_frontier.py``), which lets an incremental parser skip the next parses.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from gbnfkit._errors import PegError
+from gbnfkit.peg import _frontier as fr
 from gbnfkit.peg._json_scan import JsonScanner
 from gbnfkit.peg._program import SIMPLE, Program
 from gbnfkit.peg._result import AstNode
@@ -87,6 +92,13 @@ class Evaluator(JsonScanner):
         self.track = track
         self.far = -1
         self.expected: list[str] = []
+        self.first: fr.Record | None = None  # the first result that looked at the end
+        self.bad = False  # a lookahead or a failure looked at the end
+
+    def touch(self, record: fr.Record) -> None:
+        """A result looked at the end of the text (``record``: see ``_frontier.py``)."""
+        if self.first is None:
+            self.first = record
 
     def run(self, nid: int) -> Res:
         """Evaluate op ``nid`` at position 0."""
@@ -114,7 +126,10 @@ class Evaluator(JsonScanner):
             n = self.n
             if n - pos < len(arg) and arg.startswith(t[pos:]):
                 if self.partial:
+                    if self.first is None:
+                        self.first = fr.literal_record(pos, n, arg)
                     return (MORE, n, None, True)
+                self.touch(fr.OTHER_RECORD)
                 if self.track:
                     self.fail_at(pos, _quote(arg))
                 return (FAIL, pos, None, True)
@@ -158,7 +173,16 @@ class Evaluator(JsonScanner):
                 res = (MORE, res[1], None, res[3])
         elif code == 13:
             # the combinator definition in track mode: it names what was expected
-            res = self.ev(kids[0], pos) if self.track else self.json_kind(arg, pos)
+            if self.track:
+                res = self.ev(kids[0], pos)
+            elif self.first is None:
+                res = self.json_kind(arg, pos)
+                if res[0] == MORE and self.first is not None and pos < self.n \
+                        and self.t[pos] in "{[":
+                    # an open object or array (it holds what looked at the end first)
+                    self.first = fr.json_record(pos, self.n)
+            else:
+                res = self.json_kind(arg, pos)
         else:
             res = self.lookahead(code, kids[0], pos)
         if res[3]:
@@ -173,6 +197,7 @@ class Evaluator(JsonScanner):
         if code == 14:  # any
             if pos < n:
                 return (OK, pos + 1, None, False)
+            self.touch(fr.OTHER_RECORD)
             if self.partial:
                 return (MORE, pos, None, True)
             if self.track:
@@ -188,11 +213,14 @@ class Evaluator(JsonScanner):
             return (FAIL, pos, None, False)
         if code == 17:  # end
             if pos >= n:
+                self.touch(fr.OTHER_RECORD)
                 return (OK, pos, None, True)
             if self.track:
                 self.fail_at(pos, "the end of the text")
             return (FAIL, pos, None, False)
-        return (OK, n, None, True)  # rest
+        if self.first is None:  # rest
+            self.first = fr.rest_record(pos, n)
+        return (OK, n, None, True)
 
     def sequence(self, kids: tuple[int, ...], pos: int) -> Res:
         ops, t, stable, nops = self.ops, self.t, self.stable, self.nops
@@ -215,6 +243,8 @@ class Evaluator(JsonScanner):
                 touched = True
             s = r[0]
             if s == FAIL:
+                if touched:
+                    self.bad = True
                 return (FAIL, pos, None, touched)
             if r[2] is not None:
                 nodes = _cat(nodes, r[2])
@@ -236,6 +266,8 @@ class Evaluator(JsonScanner):
                 touched = True
             if r[0] != FAIL:
                 return (r[0], r[1], r[2], touched) if touched else r
+        if touched:
+            self.bad = True
         return (FAIL, pos, None, touched)
 
     def repeat(self, key: int, arg: tuple[int, int | None], child: int, pos: int) -> Res:
@@ -255,6 +287,7 @@ class Evaluator(JsonScanner):
         stable, nops = self.stable, self.nops
         while hi is None or count < hi:
             if p >= n and partial:
+                self.touch(fr.OTHER_RECORD)
                 touched = True
                 break
             if memoised:
@@ -266,6 +299,8 @@ class Evaluator(JsonScanner):
             s = r[0]
             if s == OK:
                 if r[1] == p:
+                    if r[3]:
+                        self.bad = True  # the item might not match nothing on more text
                     empty = True
                     break
                 nodes = _cat(nodes, r[2])
@@ -284,6 +319,8 @@ class Evaluator(JsonScanner):
         if count < lo and not empty:
             if p >= n and partial:
                 return (MORE, p, nodes, True)
+            if touched:
+                self.bad = True
             return (FAIL, pos, None, touched)
         return (OK, p, nodes, touched)
 
@@ -298,8 +335,12 @@ class Evaluator(JsonScanner):
         n = self.n
         count = k - pos
         touched = k >= n and (hi is None or count < hi)
-        if touched and hi is None:
-            self.resume[key] = k
+        if touched:
+            if hi is None:
+                self.resume[key] = k
+                if self.first is None and count >= lo:
+                    self.first = fr.run_record(pos, k, rx)
+            self.touch(fr.OTHER_RECORD)
         if count >= lo:
             if self.track and k < n and (hi is None or count < hi) and desc != "whitespace":
                 self.fail_at(k, desc)  # the run could have gone on
@@ -310,8 +351,8 @@ class Evaluator(JsonScanner):
             self.fail_at(k, desc)
         return (FAIL, pos, None, touched)
 
-    def until(self, key: int, arg: tuple[tuple[str, ...], int], pos: int) -> Res:
-        delims, maxlen = arg
+    def until(self, key: int, arg: tuple[Any, ...], pos: int) -> Res:
+        delims, maxlen, firsts, firsts_rx = arg
         t, n = self.t, self.n
         scan_from = self.resume.get(key, pos)
         best = -1
@@ -331,11 +372,16 @@ class Evaluator(JsonScanner):
         if best == -1:
             self.resume[key] = max(scan_from, n - maxlen + 1)
         if held != -1:
+            if self.first is None:
+                self.first = (fr.held_record(held, n, delims, t[held:]) if self.partial
+                              else fr.OTHER_RECORD)
             if self.partial:
                 return (MORE, held, None, True)
             return (OK, best if best != -1 else n, None, True)
         if best != -1:
             return (OK, best, None, False)
+        if self.first is None:
+            self.first = fr.until_record(pos, n, delims, firsts, firsts_rx)
         return (OK, n, None, True)
 
     def string_content(self, key: int, pos: int) -> Res:
@@ -347,6 +393,7 @@ class Evaluator(JsonScanner):
                 return (OK, k, None, False)
             if c == "\\" and PARTIAL_ESCAPE.fullmatch(t, k):
                 self.resume[key] = k
+                self.touch(fr.OTHER_RECORD)
                 if self.partial:
                     return (MORE, k, None, True)
                 if self.track:
@@ -357,7 +404,10 @@ class Evaluator(JsonScanner):
             return (FAIL, pos, None, False)
         self.resume[key] = k
         if self.partial:
+            if self.first is None:
+                self.first = fr.string_record(pos, k)
             return (MORE, k, None, True)
+        self.touch(fr.OTHER_RECORD)
         if self.track:
             self.fail_at(k, "a JSON string character or '\"'")
         return (FAIL, pos, None, True)
@@ -366,12 +416,14 @@ class Evaluator(JsonScanner):
         r = self.ev(child, pos)
         if r[0] == FAIL:
             return r
-        node = AstNode(name, pos, r[1], self.t[pos : r[1]], flatten(r[2]), r[0] == MORE)
+        node = AstNode._make(name, pos, r[1], self.t[pos : r[1]], flatten(r[2]), r[0] == MORE)
         return (r[0], r[1], node, r[3])
 
     def lookahead(self, code: int, child: int, pos: int) -> Res:
         r = self.ev(child, pos)
         s, touched = r[0], r[3]
+        if touched:
+            self.bad = True
         if code == 11:  # peek
             return (s, pos, None, touched)
         # negate

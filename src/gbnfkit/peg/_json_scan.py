@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from gbnfkit.peg import _frontier as fr
 from gbnfkit.peg._scan import JSON_STRING_RUN, PARTIAL_ESCAPE, SPACE_RUN
 
 if TYPE_CHECKING:
@@ -37,6 +38,10 @@ class JsonScanner:
     volatile: dict[int, Res]
     resume: dict[int, Any]
     json_id: int
+    first: fr.Record | None
+    bad: bool
+
+    def touch(self, record: fr.Record) -> None: ...  # see Evaluator
 
     def json_value(self, pos: int) -> Res:
         """A JSON value at ``pos`` (memoised)."""
@@ -53,6 +58,7 @@ class JsonScanner:
 
     def at_end(self) -> Res:
         """A literal (or anything that needs a character) at the end of the text."""
+        self.touch(fr.OTHER_RECORD)
         if self.partial:
             return (MORE, self.n, None, True)
         return (FAIL, 0, None, True)
@@ -83,6 +89,8 @@ class JsonScanner:
             if t.startswith(word, pos):
                 return (OK, pos + len(word), None, False)
             if n - pos < len(word) and word.startswith(t[pos:]):
+                if self.first is None:
+                    self.first = fr.literal_record(pos, n, word)
                 return self.at_end()
         return (FAIL, pos, None, False)
 
@@ -96,10 +104,16 @@ class JsonScanner:
                 return (OK, k + 1, None, False)
             if c == "\\" and PARTIAL_ESCAPE.fullmatch(t, k):
                 self.resume[key] = k
+                self.touch(fr.OTHER_RECORD)
                 return (MORE, k, None, True) if self.partial else (FAIL, pos, None, True)
             return (FAIL, pos, None, False)
         self.resume[key] = k
-        return (MORE, k, None, True) if self.partial else (FAIL, pos, None, True)
+        if self.partial:
+            if self.first is None:
+                self.first = fr.string_record(pos, k)
+            return (MORE, k, None, True)
+        self.touch(fr.OTHER_RECORD)
+        return (FAIL, pos, None, True)
 
     def scan_number(self, pos: int) -> Res:
         t, n, partial = self.t, self.n, self.partial
@@ -114,6 +128,8 @@ class JsonScanner:
         else:
             return (FAIL, pos, None, False)
         if p >= n:
+            # more digits lengthen the number, except after a leading 0
+            self.touch(fr.digits_record(pos, p) if c != "0" else fr.OTHER_RECORD)
             return (OK, p, None, True)
         touched = False
         if t[p] == ".":
@@ -122,8 +138,10 @@ class JsonScanner:
             if m > q:
                 p = m
                 if m >= n:
+                    self.touch(fr.digits_record(pos, p))
                     return (OK, p, None, True)
             elif q >= n:
+                self.touch(fr.OTHER_RECORD)
                 if partial:
                     return (MORE, n, None, True)
                 touched = True  # no fraction after all
@@ -133,8 +151,11 @@ class JsonScanner:
                 q += 1
             m = _DIGITS.match(t, q).end()  # type: ignore[union-attr]
             if m > q:
+                if m >= n:
+                    self.touch(fr.digits_record(pos, m))
                 return (OK, m, None, m >= n)
             if q >= n:
+                self.touch(fr.OTHER_RECORD)
                 if partial:
                     return (MORE, n, None, True)
                 touched = True  # no exponent after all
@@ -164,12 +185,16 @@ class JsonScanner:
             return r
         q = self.space(r[1])
         if q >= n:
+            if self.first is None:
+                self.first = fr.space_record(r[1], n)
             return self.at_end()
         if t[q] != ":":
             return (FAIL, p, None, False)
         start = self.space(q + 1)
         if start < n:
             self.resume[-key - 1] = start
+        elif self.first is None:
+            self.first = fr.space_record(q + 1, n)
         return self.json_value(start)
 
     def scan_container(self, pos: int, key: int, is_object: bool) -> Res:
@@ -182,6 +207,7 @@ class JsonScanner:
         else:
             p = self.space(pos + 1)
             if p >= n:
+                self.touch(fr.space_record(pos + 1, n))
                 if partial:
                     return (MORE, n, None, True)
                 touched = True
@@ -199,17 +225,23 @@ class JsonScanner:
         # zero or more of: space "," space member
         while True:
             if p >= n and partial:
+                self.touch(fr.space_record(p, n))  # close() needs more input
                 touched = True
                 break
             q = self.space(p)
             if q >= n:
+                self.touch(fr.space_record(p, n))
                 if partial:
                     return (MORE, n, None, True)
                 touched = True
                 break
             if t[q] != ",":
                 break
-            r = self.member(self.space(q + 1), is_object)
+            item = self.space(q + 1)
+            if item >= n and partial:
+                self.touch(fr.space_record(q + 1, n))
+                return (MORE, n, None, True)
+            r = self.member(item, is_object)
             if r[3]:
                 touched = True
             if r[0] == MORE:
@@ -226,7 +258,11 @@ class JsonScanner:
         if p < self.n:
             if self.t[p] == close:
                 return (OK, p + 1, None, touched)
+            if touched:
+                self.bad = True
             return (FAIL, pos, None, touched)
+        self.touch(fr.OTHER_RECORD)
         if self.partial:
             return (MORE, self.n, None, True)
+        self.bad = True
         return (FAIL, pos, None, True)

@@ -209,8 +209,12 @@ def _op_arg(node: Parser) -> Any:
         text, klass, lo, hi = node.arg
         return (class_pattern(klass, lo, hi), lo, hi, text)
     if kind is Kind.UNTIL:
+        import re
+
         delims: tuple[str, ...] = node.arg
-        return (delims, max(len(d) for d in delims))
+        firsts = "".join(sorted({d[0] for d in delims}))
+        return (delims, max(len(d) for d in delims), firsts,
+                re.compile("[" + re.escape(firsts) + "]"))
     if kind is Kind.RULE:
         return node.arg[0]
     return node.arg
