@@ -20,7 +20,13 @@ from gbnfkit._errors import GrammarError
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 
-__all__ = ["check_grammar", "left_recursion_error", "nullable_rules", "undefined_message"]
+__all__ = [
+    "check_grammar",
+    "check_parsed_grammar",
+    "left_recursion_error",
+    "nullable_rules",
+    "undefined_message",
+]
 
 _FIX_HINT = (
     'rewrite the recursion as a repetition, e.g. `expr ::= term ("+" term)*` '
@@ -33,11 +39,20 @@ def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
 
     ``source`` is the grammar text, when there is one, so errors can show it.
     """
+    check_parsed_grammar(ir, source, parsed=False)
+
+
+def check_parsed_grammar(ir: GrammarIR, source: str | None, *, parsed: bool) -> None:
+    """:func:`check_grammar`; with ``parsed``, the repetition bounds and references that
+    the GBNF parser has already checked (and refused with its own message) are skipped."""
     if not ir.rules:
         raise GrammarError(
             "empty grammar: it defines no rules; write at least `root ::= ...`",
             source=source,
         )
+    if parsed:
+        _check_start_and_recursion(ir, source)
+        return
     _check_repeats(ir, source)
     missing: list[str] = []
     first_user: dict[str, str] = {}
@@ -56,6 +71,10 @@ def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
             source=source,
             rules=missing,
         )
+    _check_start_and_recursion(ir, source)
+
+
+def _check_start_and_recursion(ir: GrammarIR, source: str | None) -> None:
     if ir.root not in ir.rules:
         raise _missing_root(ir, source)
     cycle = llama_left_recursion(ir.rules, exact=False)

@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 
 from gbnfkit._errors import GrammarError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
-from gbnfkit.grammar._checks import check_grammar, left_recursion_error, undefined_message
+from gbnfkit.grammar._checks import (
+    check_parsed_grammar,
+    left_recursion_error,
+    undefined_message,
+)
 from gbnfkit.grammar._ir import (
     ANY,
     MAX_CODE_POINT,
@@ -46,6 +51,29 @@ _HEX_SIZES = {"x": 2, "u": 4, "U": 8}
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _MAX_DEPTH = 200  # nesting of the raw tree (groups, sequences, repetitions)
 _OPERATORS: dict[str, tuple[int, int | None]] = {"*": (0, None), "+": (1, None), "?": (0, 1)}
+_REPEAT_CHARS = frozenset("*+?{")
+
+
+def _end_of(pattern: str) -> Callable[[str, int], int]:
+    """``end(text, i)``: where the longest match of ``pattern`` (which may be empty)
+    starting at ``i`` ends."""
+    match = re.compile(pattern).match
+
+    def end(text: str, i: int) -> int:
+        found = match(text, i)
+        assert found is not None
+        return found.end()
+
+    return end
+
+
+_name_end = _end_of(r"[a-zA-Z0-9-]*")
+_skip_blanks = _end_of(r"(?:[ \t]+|#[^\n\r]*)*")  # and comments
+_skip_blanks_newlines = _end_of(r"(?:[ \t\n\r]+|#[^\n\r]*)*")
+_plain_string_end = _end_of(r'[^"\\]*')  # the characters of a literal up to '"' or '\\'
+
+
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
 
 def _is_word_char(c: str) -> bool:
@@ -66,7 +94,7 @@ def parse_gbnf(text: str, root: str = "root", *, limits: Limits = DEFAULT_LIMITS
     ir = GrammarIR({name: normalize(body) for name, body in raw.items()}, root, parser.positions)
     if raw:
         parser.check_references()
-    check_grammar(ir, text)
+    check_parsed_grammar(ir, text, parsed=True)
     # llama.cpp's own left-recursion check, on the tree that still has every group
     cycle = llama_left_recursion(raw, exact=True)
     if cycle is not None:
@@ -95,6 +123,9 @@ class _Parser:
         self.positions: dict[str, tuple[int, int]] = {}
         self.first_ref: dict[str, int] = {}
         self.depth = 0
+        # bounds of the current rule's raw nesting (see rule())
+        self.deepest_group = 0
+        self.repetitions = 0
         self.line_starts: list[int] | None = None
 
     # -- helpers ---------------------------------------------------------------
@@ -115,23 +146,10 @@ class _Parser:
 
     def space(self, i: int, newline_ok: bool) -> int:
         """Skip blanks and ``#`` comments (and newlines when ``newline_ok``)."""
-        s, n = self.s, self.n
-        while i < n:
-            c = s[i]
-            if c == " " or c == "\t" or (newline_ok and (c == "\n" or c == "\r")):
-                i += 1
-            elif c == "#":
-                while i < n and s[i] != "\n" and s[i] != "\r":
-                    i += 1
-            else:
-                break
-        return i
+        return (_skip_blanks_newlines if newline_ok else _skip_blanks)(self.s, i)
 
     def name_end(self, i: int) -> int:
-        j = i
-        while j < self.n and _is_word_char(self.s[j]):
-            j += 1
-        return j
+        return _name_end(self.s, i)
 
     # -- grammar and rules -----------------------------------------------------
 
@@ -171,8 +189,12 @@ class _Parser:
         self.positions[name] = self.where(start)
         self.rules[name] = Seq(())  # reserve the definition order
         i = self.space(i + 3, True)
+        self.deepest_group = self.repetitions = 0
         body, i = self.alternates(i, nested=False)
-        if _depth(body) > _MAX_DEPTH:
+        # the rule's Alt and Seq, two levels per group, one per repetition, and a literal's
+        # Seq bound the nesting: only a rule that may be too deep is measured
+        bound = 3 + 2 * self.deepest_group + self.repetitions
+        if bound > _MAX_DEPTH and _depth(body) > _MAX_DEPTH:
             raise self.error(
                 f"rule {name!r} is nested too deeply (more than {_MAX_DEPTH} levels of "
                 "groups and repetitions); split it into smaller rules",
@@ -233,40 +255,42 @@ class _Parser:
     # -- expressions -----------------------------------------------------------
 
     def alternates(self, i: int, nested: bool) -> tuple[Expr, int]:
-        options: list[Expr] = []
+        s, n = self.s, self.n
         seq, i = self.sequence(i, nested)
-        options.append(seq)
-        while self.at(i) == "|":
-            i = self.space(i + 1, True)
+        options = [seq]
+        while i < n and s[i] == "|":
+            i = _skip_blanks_newlines(s, i + 1)
             seq, i = self.sequence(i, nested)
             options.append(seq)
         return Alt(tuple(options)), i
 
     def sequence(self, i: int, nested: bool) -> tuple[Expr, int]:
-        s = self.s
+        s, n = self.s, self.n
+        skip = _skip_blanks_newlines if nested else _skip_blanks
         items: list[Expr] = []
         # like llama.cpp's last_sym_start: does the last item produce any element?
         has_last = False
-        while i < self.n:
+        while i < n:
             c = s[i]
             start = i
-            if c == '"':
+            if c in _WORD_CHARS:
+                end = _name_end(s, i)
+                name = s[i:end]
+                if name not in self.first_ref:
+                    self.first_ref[name] = i
+                items.append(RuleRef(name))
+                has_last = True
+                i = skip(s, end)
+            elif c == '"':
                 item, i = self.literal(i)
                 items.append(item)
-                has_last = item != Literal("")
-                i = self.space(i, nested)
+                has_last = not isinstance(item, Literal) or item.text != ""
+                i = skip(s, i)
             elif c == "[":
                 item, i = self.char_class(i)
                 items.append(item)
                 has_last = True
-                i = self.space(i, nested)
-            elif _is_word_char(c):
-                end = self.name_end(i)
-                name = s[i:end]
-                self.first_ref.setdefault(name, i)
-                items.append(RuleRef(name))
-                has_last = True
-                i = self.space(end, nested)
+                i = skip(s, i)
             elif c == "(":
                 self.depth += 1
                 if self.depth > _MAX_DEPTH // 2:
@@ -275,19 +299,21 @@ class _Parser:
                         "split the rule into smaller rules",
                         i,
                     )
-                i = self.space(i + 1, True)
+                if self.depth > self.deepest_group:
+                    self.deepest_group = self.depth
+                i = _skip_blanks_newlines(s, i + 1)
                 item, i = self.alternates(i, nested=True)
-                if self.at(i) != ")":
+                if i >= n or s[i] != ")":
                     raise self.group_error(i, start)
                 self.depth -= 1
                 items.append(item)
                 has_last = True
-                i = self.space(i + 1, nested)
+                i = skip(s, i + 1)
             elif c == ".":
                 items.append(ANY)
                 has_last = True
-                i = self.space(i + 1, nested)
-            elif c in "*+?{":
+                i = skip(s, i + 1)
+            elif c in _REPEAT_CHARS:
                 if not has_last:
                     raise self.error(
                         f"nothing to repeat before {c!r}: put the repetition after an item "
@@ -299,8 +325,9 @@ class _Parser:
                 else:
                     lo, hi = _OPERATORS[c]
                     i += 1
-                i = self.space(i, nested)
+                i = skip(s, i)
                 items[-1] = Repeat(items[-1], lo, hi)
+                self.repetitions += 1
                 has_last = hi != 0
             else:
                 break
@@ -361,10 +388,13 @@ class _Parser:
         chars: list[str] = []
         parts: list[Expr] = []
         while True:
+            plain = _plain_string_end(s, i)
+            if plain > i:
+                chars.append(s[i:plain])
+                i = plain
             if i >= n:
                 raise self.error("unterminated string literal: add the closing '\"'", start)
-            c = s[i]
-            if c == '"':
+            if s[i] == '"':
                 break
             cp, i = self.char(i, start, "string literal")
             if cp > MAX_CODE_POINT:
