@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gbnfkit import GrammarError
-from gbnfkit.grammar import GrammarIR, parse_gbnf
+from gbnfkit.grammar import GrammarIR, normalize, parse_gbnf
+from gbnfkit.grammar._parser import raw_rules
 from gbnfkit.grammar._printer import to_gbnf
 
 _TOKENS = st.sampled_from(
@@ -46,6 +47,8 @@ def _outcome(text: str) -> None:
         str(err)  # renders
         return
     assert isinstance(ir, GrammarIR) and "root" in ir.rules
+    # the canonical rules the parser builds as it goes are the raw tree, normalized
+    assert ir.rules == {name: normalize(body) for name, body in raw_rules(text).items()}
     assert parse_gbnf(to_gbnf(ir)) == ir
 
 

@@ -40,7 +40,7 @@ from gbnfkit.grammar._ir import (
     Seq,
 )
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
-from gbnfkit.grammar._normalize import normalize
+from gbnfkit.grammar._normalize import make_alt, make_seq, normalize
 from gbnfkit.grammar._text import class_char, describe_char
 
 __all__ = ["parse_gbnf", "raw_rules"]
@@ -91,7 +91,7 @@ def parse_gbnf(text: str, root: str = "root", *, limits: Limits = DEFAULT_LIMITS
         raise GrammarError(f"grammar text must be a str, not {type(text).__name__}")
     parser = _Parser(text, limits)
     raw = parser.parse()
-    ir = GrammarIR({name: normalize(body) for name, body in raw.items()}, root, parser.positions)
+    ir = GrammarIR(parser.canonical, root, parser.positions)
     if raw:
         parser.check_references()
     check_parsed_grammar(ir, text, parsed=True)
@@ -112,7 +112,8 @@ class _Parser:
 
     It builds a *raw* tree that mirrors llama.cpp's rules: every sequence is a
     :class:`Seq`, every alternation (a rule body or a parenthesised group) an
-    :class:`Alt`, even of one option.  :func:`parse_gbnf` normalises it.
+    :class:`Alt`, even of one option; and, as it goes, the canonical form of each rule
+    (``normalize`` of the raw tree), which :func:`parse_gbnf` returns.
     """
 
     def __init__(self, text: str, limits: Limits) -> None:
@@ -120,6 +121,7 @@ class _Parser:
         self.n = len(text)
         self.limits = limits
         self.rules: dict[str, Expr] = {}
+        self.canonical: dict[str, Expr] = {}  # the rules in canonical form
         self.positions: dict[str, tuple[int, int]] = {}
         self.first_ref: dict[str, int] = {}
         self.depth = 0
@@ -188,9 +190,10 @@ class _Parser:
             )
         self.positions[name] = self.where(start)
         self.rules[name] = Seq(())  # reserve the definition order
+        self.canonical[name] = Seq(())
         i = self.space(i + 3, True)
         self.deepest_group = self.repetitions = 0
-        body, i = self.alternates(i, nested=False)
+        body, canonical, i = self.alternates(i, nested=False)
         # the rule's Alt and Seq, two levels per group, one per repetition, and a literal's
         # Seq bound the nesting: only a rule that may be too deep is measured
         bound = 3 + 2 * self.deepest_group + self.repetitions
@@ -202,6 +205,7 @@ class _Parser:
                 (name,),
             )
         self.rules[name] = body
+        self.canonical[name] = canonical
         c = self.at(i)
         if c == "\r":
             i += 2 if self.at(i + 1) == "\n" else 1
@@ -254,20 +258,25 @@ class _Parser:
 
     # -- expressions -----------------------------------------------------------
 
-    def alternates(self, i: int, nested: bool) -> tuple[Expr, int]:
+    def alternates(self, i: int, nested: bool) -> tuple[Expr, Expr, int]:
+        """The raw tree of the alternatives at ``i``, its canonical form, the index after."""
         s, n = self.s, self.n
-        seq, i = self.sequence(i, nested)
+        seq, canonical, i = self.sequence(i, nested)
         options = [seq]
+        canonicals = [canonical]
         while i < n and s[i] == "|":
             i = _skip_blanks_newlines(s, i + 1)
-            seq, i = self.sequence(i, nested)
+            seq, canonical, i = self.sequence(i, nested)
             options.append(seq)
-        return Alt(tuple(options)), i
+            canonicals.append(canonical)
+        return Alt(tuple(options)), make_alt(canonicals), i
 
-    def sequence(self, i: int, nested: bool) -> tuple[Expr, int]:
+    def sequence(self, i: int, nested: bool) -> tuple[Expr, Expr, int]:
+        """Like :meth:`alternates`, for one sequence."""
         s, n = self.s, self.n
         skip = _skip_blanks_newlines if nested else _skip_blanks
         items: list[Expr] = []
+        canonical: list[Expr] = []  # the canonical forms of the items
         # like llama.cpp's last_sym_start: does the last item produce any element?
         has_last = False
         while i < n:
@@ -278,17 +287,21 @@ class _Parser:
                 name = s[i:end]
                 if name not in self.first_ref:
                     self.first_ref[name] = i
-                items.append(RuleRef(name))
+                item: Expr = RuleRef(name)
+                items.append(item)
+                canonical.append(item)
                 has_last = True
                 i = skip(s, end)
             elif c == '"':
                 item, i = self.literal(i)
                 items.append(item)
+                canonical.append(normalize(item))
                 has_last = not isinstance(item, Literal) or item.text != ""
                 i = skip(s, i)
             elif c == "[":
                 item, i = self.char_class(i)
                 items.append(item)
+                canonical.append(item)
                 has_last = True
                 i = skip(s, i)
             elif c == "(":
@@ -302,15 +315,17 @@ class _Parser:
                 if self.depth > self.deepest_group:
                     self.deepest_group = self.depth
                 i = _skip_blanks_newlines(s, i + 1)
-                item, i = self.alternates(i, nested=True)
+                item, group, i = self.alternates(i, nested=True)
                 if i >= n or s[i] != ")":
                     raise self.group_error(i, start)
                 self.depth -= 1
                 items.append(item)
+                canonical.append(group)
                 has_last = True
                 i = skip(s, i + 1)
             elif c == ".":
                 items.append(ANY)
+                canonical.append(ANY)
                 has_last = True
                 i = skip(s, i + 1)
             elif c in _REPEAT_CHARS:
@@ -327,11 +342,12 @@ class _Parser:
                     i += 1
                 i = skip(s, i)
                 items[-1] = Repeat(items[-1], lo, hi)
+                canonical[-1] = Repeat(canonical[-1], lo, hi)
                 self.repetitions += 1
                 has_last = hi != 0
             else:
                 break
-        return Seq(tuple(items)), i
+        return Seq(tuple(items)), make_seq(canonical), i
 
     def braces(self, start: int, nested: bool) -> tuple[int, int | None, int]:
         """``{m}``, ``{m,}`` or ``{m,n}`` at ``start``: (min, max, index after '}')."""
