@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
 
 from gbnfkit._errors import GrammarError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
@@ -53,24 +52,11 @@ _MAX_DEPTH = 200  # nesting of the raw tree (groups, sequences, repetitions)
 _OPERATORS: dict[str, tuple[int, int | None]] = {"*": (0, None), "+": (1, None), "?": (0, 1)}
 _REPEAT_CHARS = frozenset("*+?{")
 
-
-def _end_of(pattern: str) -> Callable[[str, int], int]:
-    """``end(text, i)``: where the longest match of ``pattern`` (which may be empty)
-    starting at ``i`` ends."""
-    match = re.compile(pattern).match
-
-    def end(text: str, i: int) -> int:
-        found = match(text, i)
-        assert found is not None
-        return found.end()
-
-    return end
-
-
-_name_end = _end_of(r"[a-zA-Z0-9-]*")
-_skip_blanks = _end_of(r"(?:[ \t]+|#[^\n\r]*)*")  # and comments
-_skip_blanks_newlines = _end_of(r"(?:[ \t\n\r]+|#[^\n\r]*)*")
-_plain_string_end = _end_of(r'[^"\\]*')  # the characters of a literal up to '"' or '\\'
+# each may match the empty string, so .match() never gives None
+_NAME = re.compile(r"[a-zA-Z0-9-]*")
+_BLANKS = re.compile(r"(?:[ \t]+|#[^\n\r]*)*")  # and comments
+_BLANKS_NEWLINES = re.compile(r"(?:[ \t\n\r]+|#[^\n\r]*)*")
+_PLAIN_STRING = re.compile(r'[^"\\]*')  # the characters of a literal up to '"' or '\\'
 
 
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
@@ -148,10 +134,10 @@ class _Parser:
 
     def space(self, i: int, newline_ok: bool) -> int:
         """Skip blanks and ``#`` comments (and newlines when ``newline_ok``)."""
-        return (_skip_blanks_newlines if newline_ok else _skip_blanks)(self.s, i)
+        return (_BLANKS_NEWLINES if newline_ok else _BLANKS).match(self.s, i).end()  # type: ignore[union-attr]
 
     def name_end(self, i: int) -> int:
-        return _name_end(self.s, i)
+        return _NAME.match(self.s, i).end()  # type: ignore[union-attr]
 
     # -- grammar and rules -----------------------------------------------------
 
@@ -265,7 +251,7 @@ class _Parser:
         options = [seq]
         canonicals = [canonical]
         while i < n and s[i] == "|":
-            i = _skip_blanks_newlines(s, i + 1)
+            i = _BLANKS_NEWLINES.match(s, i + 1).end()  # type: ignore[union-attr]
             seq, canonical, i = self.sequence(i, nested)
             options.append(seq)
             canonicals.append(canonical)
@@ -274,7 +260,7 @@ class _Parser:
     def sequence(self, i: int, nested: bool) -> tuple[Expr, Expr, int]:
         """Like :meth:`alternates`, for one sequence."""
         s, n = self.s, self.n
-        skip = _skip_blanks_newlines if nested else _skip_blanks
+        skip = (_BLANKS_NEWLINES if nested else _BLANKS).match
         items: list[Expr] = []
         canonical: list[Expr] = []  # the canonical forms of the items
         # like llama.cpp's last_sym_start: does the last item produce any element?
@@ -283,7 +269,7 @@ class _Parser:
             c = s[i]
             start = i
             if c in _WORD_CHARS:
-                end = _name_end(s, i)
+                end = _NAME.match(s, i).end()  # type: ignore[union-attr]
                 name = s[i:end]
                 if name not in self.first_ref:
                     self.first_ref[name] = i
@@ -291,19 +277,19 @@ class _Parser:
                 items.append(item)
                 canonical.append(item)
                 has_last = True
-                i = skip(s, end)
+                i = skip(s, end).end()  # type: ignore[union-attr]
             elif c == '"':
                 item, i = self.literal(i)
                 items.append(item)
                 canonical.append(normalize(item))
                 has_last = not isinstance(item, Literal) or item.text != ""
-                i = skip(s, i)
+                i = skip(s, i).end()  # type: ignore[union-attr]
             elif c == "[":
                 item, i = self.char_class(i)
                 items.append(item)
                 canonical.append(item)
                 has_last = True
-                i = skip(s, i)
+                i = skip(s, i).end()  # type: ignore[union-attr]
             elif c == "(":
                 self.depth += 1
                 if self.depth > _MAX_DEPTH // 2:
@@ -314,7 +300,7 @@ class _Parser:
                     )
                 if self.depth > self.deepest_group:
                     self.deepest_group = self.depth
-                i = _skip_blanks_newlines(s, i + 1)
+                i = _BLANKS_NEWLINES.match(s, i + 1).end()  # type: ignore[union-attr]
                 item, group, i = self.alternates(i, nested=True)
                 if i >= n or s[i] != ")":
                     raise self.group_error(i, start)
@@ -322,12 +308,12 @@ class _Parser:
                 items.append(item)
                 canonical.append(group)
                 has_last = True
-                i = skip(s, i + 1)
+                i = skip(s, i + 1).end()  # type: ignore[union-attr]
             elif c == ".":
                 items.append(ANY)
                 canonical.append(ANY)
                 has_last = True
-                i = skip(s, i + 1)
+                i = skip(s, i + 1).end()  # type: ignore[union-attr]
             elif c in _REPEAT_CHARS:
                 if not has_last:
                     raise self.error(
@@ -340,7 +326,7 @@ class _Parser:
                 else:
                     lo, hi = _OPERATORS[c]
                     i += 1
-                i = skip(s, i)
+                i = skip(s, i).end()  # type: ignore[union-attr]
                 items[-1] = Repeat(items[-1], lo, hi)
                 canonical[-1] = Repeat(canonical[-1], lo, hi)
                 self.repetitions += 1
@@ -404,7 +390,7 @@ class _Parser:
         chars: list[str] = []
         parts: list[Expr] = []
         while True:
-            plain = _plain_string_end(s, i)
+            plain = _PLAIN_STRING.match(s, i).end()  # type: ignore[union-attr]
             if plain > i:
                 chars.append(s[i:plain])
                 i = plain
