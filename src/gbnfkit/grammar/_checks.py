@@ -39,19 +39,25 @@ def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
 
     ``source`` is the grammar text, when there is one, so errors can show it.
     """
-    check_parsed_grammar(ir, source, parsed=False)
+    _check(ir, source, None)
 
 
-def check_parsed_grammar(ir: GrammarIR, source: str | None, *, parsed: bool) -> None:
-    """:func:`check_grammar`; with ``parsed``, the repetition bounds and references that
-    the GBNF parser has already checked (and refused with its own message) are skipped."""
+def check_parsed_grammar(ir: GrammarIR, source: str, raw: Mapping[str, Expr]) -> None:
+    """:func:`check_grammar` for the GBNF parser, which has checked the repetition bounds
+    and references already (refusing them with its own messages); ``raw`` is its raw
+    tree, on which llama.cpp's exact left-recursion check then runs (see
+    :mod:`gbnfkit.grammar._llama_leftrec`)."""
+    _check(ir, source, raw)
+
+
+def _check(ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None) -> None:
     if not ir.rules:
         raise GrammarError(
             "empty grammar: it defines no rules; write at least `root ::= ...`",
             source=source,
         )
-    if parsed:
-        _check_start_and_recursion(ir, source)
+    if raw is not None:
+        _check_start_and_recursion(ir, source, raw)
         return
     _check_repeats(ir, source)
     missing: list[str] = []
@@ -71,16 +77,23 @@ def check_parsed_grammar(ir: GrammarIR, source: str | None, *, parsed: bool) -> 
             source=source,
             rules=missing,
         )
-    _check_start_and_recursion(ir, source)
+    _check_start_and_recursion(ir, source, None)
 
 
-def _check_start_and_recursion(ir: GrammarIR, source: str | None) -> None:
+def _check_start_and_recursion(
+    ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None
+) -> None:
     if ir.root not in ir.rules:
         raise _missing_root(ir, source)
     cycle = llama_left_recursion(ir.rules, exact=False)
     if cycle is not None:
         raise left_recursion_error(ir, source, cycle)
-    loop = _pushdown_left_recursion(ir)
+    nullable = nullable_rules(ir.rules)
+    edges: dict[str, list[tuple[str, bool]]] = {
+        name: _left_refs(body, False, nullable) for name, body in ir.rules.items()
+    }
+    component = _components(edges)
+    loop = _pushdown_left_recursion(edges, component)
     if loop is not None:
         names = loop
         raise GrammarError(
@@ -92,6 +105,41 @@ def _check_start_and_recursion(ir: GrammarIR, source: str | None) -> None:
             source=source,
             rules=names[:-1],
         )
+    if raw is not None and _may_loop_for_llama(ir.rules, edges, component, nullable):
+        cycle = llama_left_recursion(raw, exact=True)
+        if cycle is not None:
+            raise left_recursion_error(ir, source, cycle)
+
+
+def _may_loop_for_llama(
+    rules: Mapping[str, Expr],
+    edges: Mapping[str, list[tuple[str, bool]]],
+    component: Mapping[str, int],
+    nullable: Collection[str],
+) -> bool:
+    """False only if llama.cpp's exact left-recursion check cannot find a cycle.
+
+    That check follows a reference past the elements before it only when they may be
+    empty (an empty alternative), which implies they are nullable; so each of its steps
+    from rule to rule is a left edge of ``edges``.  A cycle of its generated rules alone
+    needs a ``*``-like repetition (``x{m,}``) of something nullable: only those loop back.
+    """
+    if any(len(out) > 1 for out in _members(component).values()):
+        return True
+    if any(target == name for name, out in edges.items() for target, _ in out):
+        return True
+    return any(
+        isinstance(e, Repeat) and e.max is None and _nullable(e.item, nullable)
+        for body in rules.values()
+        for e in _walk(body)
+    )
+
+
+def _members(component: Mapping[str, int]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for name, index in component.items():
+        out.setdefault(index, []).append(name)
+    return out
 
 
 def undefined_message(missing: list[str], defined: Collection[str]) -> str:
@@ -226,13 +274,12 @@ def _left_refs(expr: Expr, cont: bool, nullable: Collection[str]) -> list[tuple[
     return []
 
 
-def _pushdown_left_recursion(ir: GrammarIR) -> list[str] | None:
-    """A left-recursive cycle in which some reference leaves a continuation, or None."""
-    nullable = nullable_rules(ir.rules)
-    edges: dict[str, list[tuple[str, bool]]] = {
-        name: _left_refs(body, False, nullable) for name, body in ir.rules.items()
-    }
-    component = _components(edges)
+def _pushdown_left_recursion(
+    edges: Mapping[str, list[tuple[str, bool]]], component: Mapping[str, int]
+) -> list[str] | None:
+    """A left-recursive cycle in which some reference leaves a continuation, or None;
+    ``edges``: each rule's left references (:func:`_left_refs`), ``component``: their
+    strongly connected components."""
     for start, out in edges.items():
         for target, cont in out:
             if cont and component.get(target) == component[start]:

@@ -23,7 +23,6 @@ from gbnfkit._errors import GrammarError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.grammar._checks import (
     check_parsed_grammar,
-    left_recursion_error,
     undefined_message,
 )
 from gbnfkit.grammar._ir import (
@@ -38,7 +37,6 @@ from gbnfkit.grammar._ir import (
     RuleRef,
     Seq,
 )
-from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 from gbnfkit.grammar._normalize import make_alt, make_seq, normalize
 from gbnfkit.grammar._text import class_char, describe_char
 
@@ -80,11 +78,9 @@ def parse_gbnf(text: str, root: str = "root", *, limits: Limits = DEFAULT_LIMITS
     ir = GrammarIR(parser.canonical, root, parser.positions)
     if raw:
         parser.check_references()
-    check_parsed_grammar(ir, text, parsed=True)
-    # llama.cpp's own left-recursion check, on the tree that still has every group
-    cycle = llama_left_recursion(raw, exact=True)
-    if cycle is not None:
-        raise left_recursion_error(ir, text, cycle)
+    # last of them llama.cpp's own left-recursion check, on the tree that still has every
+    # group
+    check_parsed_grammar(ir, text, raw)
     return ir
 
 
