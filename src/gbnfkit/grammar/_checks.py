@@ -14,7 +14,7 @@ rule exists, and no rule is left-recursive.  Left recursion is refused in two wa
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 
 from gbnfkit._errors import GrammarError
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
@@ -171,17 +171,20 @@ def _check_repeats(ir: GrammarIR, source: str | None) -> None:
                 )
 
 
-def _walk(expr: Expr) -> Iterable[Expr]:
+def _walk(expr: Expr) -> list[Expr]:
+    """Every node of ``expr`` (a list: cheaper to build than to yield one by one)."""
+    out: list[Expr] = []
     stack = [expr]
     while stack:
         e = stack.pop()
-        yield e
+        out.append(e)
         if isinstance(e, Seq):
             stack.extend(e.items)
         elif isinstance(e, Alt):
             stack.extend(e.options)
         elif isinstance(e, Repeat):
             stack.append(e.item)
+    return out
 
 
 def _missing_root(ir: GrammarIR, source: str | None) -> GrammarError:
@@ -222,7 +225,7 @@ def nullable_rules(rules: Mapping[str, Expr]) -> set[str]:
     """Names of the rules that can match the empty string (a worklist fixpoint)."""
     users: dict[str, list[str]] = {}
     for name, body in rules.items():
-        for ref in set(_refs(body)):
+        for ref in _refs(body):
             users.setdefault(ref, []).append(name)
     nullable: set[str] = set()
     pending = list(rules)
@@ -234,8 +237,8 @@ def nullable_rules(rules: Mapping[str, Expr]) -> set[str]:
     return nullable
 
 
-def _refs(expr: Expr) -> Iterable[str]:
-    return (e.name for e in _walk(expr) if isinstance(e, RuleRef))
+def _refs(expr: Expr) -> set[str]:
+    return {e.name for e in _walk(expr) if isinstance(e, RuleRef)}
 
 
 def _nullable(expr: Expr, nullable: Collection[str]) -> bool:
