@@ -18,6 +18,7 @@ from gbnfkit.grammar import (
     parse_gbnf,
 )
 from gbnfkit.grammar._checks import _components, nullable_rules
+from gbnfkit.grammar._llama_leftrec import _builder_cycle, _named_left_cycle
 
 
 def error(text: str) -> GrammarError:
@@ -220,3 +221,28 @@ def test_long_chains_of_nullable_rules() -> None:
     with pytest.raises(GrammarError, match="left recursion") as info:
         parse_gbnf("\n".join(lines))
     assert len(info.value.rules) == n + 1
+
+
+_REC_NAMES = ("r", "s", "t")
+_REC_LEAVES = st.one_of(
+    st.sampled_from([Literal("a"), Literal(""), Seq(())]),
+    st.builds(RuleRef, st.sampled_from(_REC_NAMES)),
+)
+_REC_EXPRS = st.recursive(
+    _REC_LEAVES,
+    lambda inner: st.one_of(
+        st.builds(lambda items: Seq(tuple(items)), st.lists(inner, max_size=3)),
+        st.builds(lambda options: Alt(tuple(options)), st.lists(inner, max_size=3)),
+        st.builds(Repeat, inner, st.integers(0, 3), st.one_of(st.none(), st.integers(0, 4))),
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_REC_EXPRS, min_size=1, max_size=3))
+def test_fast_llama_precheck_finds_the_cycles_of_the_generated_rules(bodies: list) -> None:
+    """The shortcut of the exact=False reading says "cycle" exactly when the generated
+    rules it stands for have one (so it never hides a cycle, nor costs a false alarm)."""
+    rules = dict(zip(_REC_NAMES, bodies, strict=False))
+    assert _named_left_cycle(rules) == (_builder_cycle(rules, exact=False) is not None)

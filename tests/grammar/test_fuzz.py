@@ -6,7 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gbnfkit import GrammarError
-from gbnfkit.grammar import GrammarIR, parse_gbnf
+from gbnfkit.grammar import GrammarIR, normalize, parse_gbnf
+from gbnfkit.grammar._llama_leftrec import llama_left_recursion
+from gbnfkit.grammar._parser import raw_rules
 from gbnfkit.grammar._printer import to_gbnf
 
 _TOKENS = st.sampled_from(
@@ -46,6 +48,11 @@ def _outcome(text: str) -> None:
         str(err)  # renders
         return
     assert isinstance(ir, GrammarIR) and "root" in ir.rules
+    # the canonical rules the parser builds as it goes are the raw tree, normalized
+    raw = raw_rules(text)
+    assert ir.rules == {name: normalize(body) for name, body in raw.items()}
+    # the parser runs llama.cpp's exact check only where a shortcut says it could refuse
+    assert llama_left_recursion(raw, exact=True) is None
     assert parse_gbnf(to_gbnf(ir)) == ir
 
 

@@ -14,13 +14,19 @@ rule exists, and no rule is left-recursive.  Left recursion is refused in two wa
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 
 from gbnfkit._errors import GrammarError
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 
-__all__ = ["check_grammar", "left_recursion_error", "nullable_rules", "undefined_message"]
+__all__ = [
+    "check_grammar",
+    "check_parsed_grammar",
+    "left_recursion_error",
+    "nullable_rules",
+    "undefined_message",
+]
 
 _FIX_HINT = (
     'rewrite the recursion as a repetition, e.g. `expr ::= term ("+" term)*` '
@@ -33,11 +39,26 @@ def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
 
     ``source`` is the grammar text, when there is one, so errors can show it.
     """
+    _check(ir, source, None)
+
+
+def check_parsed_grammar(ir: GrammarIR, source: str, raw: Mapping[str, Expr]) -> None:
+    """:func:`check_grammar` for the GBNF parser, which has checked the repetition bounds
+    and references already (refusing them with its own messages); ``raw`` is its raw
+    tree, on which llama.cpp's exact left-recursion check then runs (see
+    :mod:`gbnfkit.grammar._llama_leftrec`)."""
+    _check(ir, source, raw)
+
+
+def _check(ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None) -> None:
     if not ir.rules:
         raise GrammarError(
             "empty grammar: it defines no rules; write at least `root ::= ...`",
             source=source,
         )
+    if raw is not None:
+        _check_start_and_recursion(ir, source, raw)
+        return
     _check_repeats(ir, source)
     missing: list[str] = []
     first_user: dict[str, str] = {}
@@ -56,12 +77,23 @@ def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
             source=source,
             rules=missing,
         )
+    _check_start_and_recursion(ir, source, None)
+
+
+def _check_start_and_recursion(
+    ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None
+) -> None:
     if ir.root not in ir.rules:
         raise _missing_root(ir, source)
     cycle = llama_left_recursion(ir.rules, exact=False)
     if cycle is not None:
         raise left_recursion_error(ir, source, cycle)
-    loop = _pushdown_left_recursion(ir)
+    nullable = nullable_rules(ir.rules)
+    edges: dict[str, list[tuple[str, bool]]] = {
+        name: _left_refs(body, False, nullable) for name, body in ir.rules.items()
+    }
+    component = _components(edges)
+    loop = _pushdown_left_recursion(edges, component)
     if loop is not None:
         names = loop
         raise GrammarError(
@@ -73,6 +105,41 @@ def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
             source=source,
             rules=names[:-1],
         )
+    if raw is not None and _may_loop_for_llama(ir.rules, edges, component, nullable):
+        cycle = llama_left_recursion(raw, exact=True)
+        if cycle is not None:
+            raise left_recursion_error(ir, source, cycle)
+
+
+def _may_loop_for_llama(
+    rules: Mapping[str, Expr],
+    edges: Mapping[str, list[tuple[str, bool]]],
+    component: Mapping[str, int],
+    nullable: Collection[str],
+) -> bool:
+    """False only if llama.cpp's exact left-recursion check cannot find a cycle.
+
+    That check follows a reference past the elements before it only when they may be
+    empty (an empty alternative), which implies they are nullable; so each of its steps
+    from rule to rule is a left edge of ``edges``.  A cycle of its generated rules alone
+    needs a ``*``-like repetition (``x{m,}``) of something nullable: only those loop back.
+    """
+    if any(len(out) > 1 for out in _members(component).values()):
+        return True
+    if any(target == name for name, out in edges.items() for target, _ in out):
+        return True
+    return any(
+        isinstance(e, Repeat) and e.max is None and _nullable(e.item, nullable)
+        for body in rules.values()
+        for e in _walk(body)
+    )
+
+
+def _members(component: Mapping[str, int]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for name, index in component.items():
+        out.setdefault(index, []).append(name)
+    return out
 
 
 def undefined_message(missing: list[str], defined: Collection[str]) -> str:
@@ -104,17 +171,20 @@ def _check_repeats(ir: GrammarIR, source: str | None) -> None:
                 )
 
 
-def _walk(expr: Expr) -> Iterable[Expr]:
+def _walk(expr: Expr) -> list[Expr]:
+    """Every node of ``expr`` (a list: cheaper to build than to yield one by one)."""
+    out: list[Expr] = []
     stack = [expr]
     while stack:
         e = stack.pop()
-        yield e
+        out.append(e)
         if isinstance(e, Seq):
             stack.extend(e.items)
         elif isinstance(e, Alt):
             stack.extend(e.options)
         elif isinstance(e, Repeat):
             stack.append(e.item)
+    return out
 
 
 def _missing_root(ir: GrammarIR, source: str | None) -> GrammarError:
@@ -155,7 +225,7 @@ def nullable_rules(rules: Mapping[str, Expr]) -> set[str]:
     """Names of the rules that can match the empty string (a worklist fixpoint)."""
     users: dict[str, list[str]] = {}
     for name, body in rules.items():
-        for ref in set(_refs(body)):
+        for ref in _refs(body):
             users.setdefault(ref, []).append(name)
     nullable: set[str] = set()
     pending = list(rules)
@@ -167,8 +237,8 @@ def nullable_rules(rules: Mapping[str, Expr]) -> set[str]:
     return nullable
 
 
-def _refs(expr: Expr) -> Iterable[str]:
-    return (e.name for e in _walk(expr) if isinstance(e, RuleRef))
+def _refs(expr: Expr) -> set[str]:
+    return {e.name for e in _walk(expr) if isinstance(e, RuleRef)}
 
 
 def _nullable(expr: Expr, nullable: Collection[str]) -> bool:
@@ -207,13 +277,12 @@ def _left_refs(expr: Expr, cont: bool, nullable: Collection[str]) -> list[tuple[
     return []
 
 
-def _pushdown_left_recursion(ir: GrammarIR) -> list[str] | None:
-    """A left-recursive cycle in which some reference leaves a continuation, or None."""
-    nullable = nullable_rules(ir.rules)
-    edges: dict[str, list[tuple[str, bool]]] = {
-        name: _left_refs(body, False, nullable) for name, body in ir.rules.items()
-    }
-    component = _components(edges)
+def _pushdown_left_recursion(
+    edges: Mapping[str, list[tuple[str, bool]]], component: Mapping[str, int]
+) -> list[str] | None:
+    """A left-recursive cycle in which some reference leaves a continuation, or None;
+    ``edges``: each rule's left references (:func:`_left_refs`), ``component``: their
+    strongly connected components."""
     for start, out in edges.items():
         for target, cont in out:
             if cont and component.get(target) == component[start]:

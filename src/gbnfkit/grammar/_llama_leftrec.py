@@ -99,6 +99,13 @@ def llama_left_recursion(rules: Mapping[str, Expr], exact: bool) -> list[str] | 
     A cycle made only of generated rules (a repetition of something that may be empty)
     is returned as ``[owning_rule]``.  ``None`` if llama.cpp accepts the grammar.
     """
+    if not exact and not _named_left_cycle(rules):
+        return None  # the generated rules cannot close a cycle without a named one
+    return _builder_cycle(rules, exact)
+
+
+def _builder_cycle(rules: Mapping[str, Expr], exact: bool) -> list[str] | None:
+    """:func:`llama_left_recursion` on the generated rules themselves."""
     builder = _Builder(exact)
     for name, body in rules.items():
         builder.current = name
@@ -133,6 +140,60 @@ def llama_left_recursion(rules: Mapping[str, Expr], exact: bool) -> list[str] | 
     rotated = cycle[start:] + cycle[:start]
     names = [node for node in rotated if isinstance(node, str)]
     return [*names, names[0]]
+
+
+def _first_refs(expr: Expr, out: set[str]) -> None:
+    """Add to ``out`` the rules that the ``exact=False`` reading of ``expr`` consults first.
+
+    In that reading every item of a sequence or repetition is its own generated rule and
+    no rule consulted may be empty, so only the first item of a sequence counts, and a
+    generated rule only leads (down the tree of ``expr``) to its first item's rules.
+    """
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, RuleRef):
+            out.add(e.name)
+        elif isinstance(e, Seq):
+            if e.items:
+                stack.append(e.items[0])
+        elif isinstance(e, Alt):
+            stack.extend(e.options)
+        elif isinstance(e, Repeat):
+            # Builder.repeat: min(min, 2) copies, then a star or chain rule if max > min
+            if min(e.min, 2) > 0 or e.max is None or e.max > e.min:
+                stack.append(e.item)
+
+
+def _named_left_cycle(rules: Mapping[str, Expr]) -> bool:
+    """Whether the ``exact=False`` leftmost-reference graph has a cycle (named rules only:
+    the generated rules form a tree under their rule, which leads down and never back)."""
+    edges: dict[str, set[str]] = {}
+    for name, body in rules.items():
+        out: set[str] = set()
+        _first_refs(body, out)
+        edges[name] = out
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for start in rules:
+        if start in state:
+            continue
+        state[start] = 1
+        path = [start]
+        iters = [iter(edges[start])]
+        while path:
+            for target in iters[-1]:
+                mark = state.get(target)
+                if mark == 1:
+                    return True
+                if mark is None and target in edges:
+                    state[target] = 1
+                    path.append(target)
+                    iters.append(iter(edges[target]))
+                    break
+            else:
+                state[path.pop()] = 2
+                iters.pop()
+    return False
 
 
 def _find_cycle(order: list[Node], edges: dict[Node, list[Node]]) -> list[Node] | None:

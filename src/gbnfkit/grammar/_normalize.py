@@ -57,18 +57,24 @@ def make_alt(options: list[Expr]) -> Expr:
 
 def normalize(expr: Expr) -> Expr:
     """The canonical form of ``expr`` (same meaning)."""
-    if isinstance(expr, Literal):
-        return expr if expr.text else EMPTY
-    if isinstance(expr, CharClass):
-        return CharClass.of(expr.ranges, expr.negated)
     if isinstance(expr, RuleRef):
         return expr
     if isinstance(expr, Seq):
         return make_seq([normalize(item) for item in expr.items])
     if isinstance(expr, Alt):
-        if not expr.options:
+        options = expr.options
+        if len(options) == 1:  # (an Alt that it normalizes to is flat already)
+            return normalize(options[0])
+        if not options:
             return expr
-        return make_alt([normalize(option) for option in expr.options])
+        return make_alt([normalize(option) for option in options])
+    if isinstance(expr, Literal):
+        return expr if expr.text else EMPTY
+    if isinstance(expr, CharClass):
+        ranges = expr.ranges
+        if len(ranges) == 1 and ranges[0][0] <= ranges[0][1]:
+            return expr  # one non-empty range is canonical already
+        return CharClass.of(ranges, expr.negated)
     return Repeat(normalize(expr.item), expr.min, expr.max)
 
 

@@ -21,7 +21,10 @@ import re
 
 from gbnfkit._errors import GrammarError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
-from gbnfkit.grammar._checks import check_grammar, left_recursion_error, undefined_message
+from gbnfkit.grammar._checks import (
+    check_parsed_grammar,
+    undefined_message,
+)
 from gbnfkit.grammar._ir import (
     ANY,
     MAX_CODE_POINT,
@@ -34,8 +37,7 @@ from gbnfkit.grammar._ir import (
     RuleRef,
     Seq,
 )
-from gbnfkit.grammar._llama_leftrec import llama_left_recursion
-from gbnfkit.grammar._normalize import normalize
+from gbnfkit.grammar._normalize import make_alt, make_seq, normalize
 from gbnfkit.grammar._text import class_char, describe_char
 
 __all__ = ["parse_gbnf", "raw_rules"]
@@ -46,6 +48,16 @@ _HEX_SIZES = {"x": 2, "u": 4, "U": 8}
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _MAX_DEPTH = 200  # nesting of the raw tree (groups, sequences, repetitions)
 _OPERATORS: dict[str, tuple[int, int | None]] = {"*": (0, None), "+": (1, None), "?": (0, 1)}
+_REPEAT_CHARS = frozenset("*+?{")
+
+# each may match the empty string, so .match() never gives None
+_NAME = re.compile(r"[a-zA-Z0-9-]*")
+_BLANKS = re.compile(r"(?:[ \t]+|#[^\n\r]*)*")  # and comments
+_BLANKS_NEWLINES = re.compile(r"(?:[ \t\n\r]+|#[^\n\r]*)*")
+_PLAIN_STRING = re.compile(r'[^"\\]*')  # the characters of a literal up to '"' or '\\'
+
+
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
 
 def _is_word_char(c: str) -> bool:
@@ -63,14 +75,12 @@ def parse_gbnf(text: str, root: str = "root", *, limits: Limits = DEFAULT_LIMITS
         raise GrammarError(f"grammar text must be a str, not {type(text).__name__}")
     parser = _Parser(text, limits)
     raw = parser.parse()
-    ir = GrammarIR({name: normalize(body) for name, body in raw.items()}, root, parser.positions)
+    ir = GrammarIR(parser.canonical, root, parser.positions)
     if raw:
         parser.check_references()
-    check_grammar(ir, text)
-    # llama.cpp's own left-recursion check, on the tree that still has every group
-    cycle = llama_left_recursion(raw, exact=True)
-    if cycle is not None:
-        raise left_recursion_error(ir, text, cycle)
+    # last of them llama.cpp's own left-recursion check, on the tree that still has every
+    # group
+    check_parsed_grammar(ir, text, raw)
     return ir
 
 
@@ -84,7 +94,8 @@ class _Parser:
 
     It builds a *raw* tree that mirrors llama.cpp's rules: every sequence is a
     :class:`Seq`, every alternation (a rule body or a parenthesised group) an
-    :class:`Alt`, even of one option.  :func:`parse_gbnf` normalises it.
+    :class:`Alt`, even of one option; and, as it goes, the canonical form of each rule
+    (``normalize`` of the raw tree), which :func:`parse_gbnf` returns.
     """
 
     def __init__(self, text: str, limits: Limits) -> None:
@@ -92,9 +103,13 @@ class _Parser:
         self.n = len(text)
         self.limits = limits
         self.rules: dict[str, Expr] = {}
+        self.canonical: dict[str, Expr] = {}  # the rules in canonical form
         self.positions: dict[str, tuple[int, int]] = {}
         self.first_ref: dict[str, int] = {}
         self.depth = 0
+        # bounds of the current rule's raw nesting (see rule())
+        self.deepest_group = 0
+        self.repetitions = 0
         self.line_starts: list[int] | None = None
 
     # -- helpers ---------------------------------------------------------------
@@ -115,23 +130,10 @@ class _Parser:
 
     def space(self, i: int, newline_ok: bool) -> int:
         """Skip blanks and ``#`` comments (and newlines when ``newline_ok``)."""
-        s, n = self.s, self.n
-        while i < n:
-            c = s[i]
-            if c == " " or c == "\t" or (newline_ok and (c == "\n" or c == "\r")):
-                i += 1
-            elif c == "#":
-                while i < n and s[i] != "\n" and s[i] != "\r":
-                    i += 1
-            else:
-                break
-        return i
+        return (_BLANKS_NEWLINES if newline_ok else _BLANKS).match(self.s, i).end()  # type: ignore[union-attr]
 
     def name_end(self, i: int) -> int:
-        j = i
-        while j < self.n and _is_word_char(self.s[j]):
-            j += 1
-        return j
+        return _NAME.match(self.s, i).end()  # type: ignore[union-attr]
 
     # -- grammar and rules -----------------------------------------------------
 
@@ -170,9 +172,14 @@ class _Parser:
             )
         self.positions[name] = self.where(start)
         self.rules[name] = Seq(())  # reserve the definition order
+        self.canonical[name] = Seq(())
         i = self.space(i + 3, True)
-        body, i = self.alternates(i, nested=False)
-        if _depth(body) > _MAX_DEPTH:
+        self.deepest_group = self.repetitions = 0
+        body, canonical, i = self.alternates(i, nested=False)
+        # the rule's Alt and Seq, two levels per group, one per repetition, and a literal's
+        # Seq bound the nesting: only a rule that may be too deep is measured
+        bound = 3 + 2 * self.deepest_group + self.repetitions
+        if bound > _MAX_DEPTH and _depth(body) > _MAX_DEPTH:
             raise self.error(
                 f"rule {name!r} is nested too deeply (more than {_MAX_DEPTH} levels of "
                 "groups and repetitions); split it into smaller rules",
@@ -180,6 +187,7 @@ class _Parser:
                 (name,),
             )
         self.rules[name] = body
+        self.canonical[name] = canonical
         c = self.at(i)
         if c == "\r":
             i += 2 if self.at(i + 1) == "\n" else 1
@@ -232,41 +240,52 @@ class _Parser:
 
     # -- expressions -----------------------------------------------------------
 
-    def alternates(self, i: int, nested: bool) -> tuple[Expr, int]:
-        options: list[Expr] = []
-        seq, i = self.sequence(i, nested)
-        options.append(seq)
-        while self.at(i) == "|":
-            i = self.space(i + 1, True)
-            seq, i = self.sequence(i, nested)
+    def alternates(self, i: int, nested: bool) -> tuple[Expr, Expr, int]:
+        """The raw tree of the alternatives at ``i``, its canonical form, the index after."""
+        s, n = self.s, self.n
+        seq, canonical, i = self.sequence(i, nested)
+        options = [seq]
+        canonicals = [canonical]
+        while i < n and s[i] == "|":
+            i = _BLANKS_NEWLINES.match(s, i + 1).end()  # type: ignore[union-attr]
+            seq, canonical, i = self.sequence(i, nested)
             options.append(seq)
-        return Alt(tuple(options)), i
+            canonicals.append(canonical)
+        return Alt(tuple(options)), make_alt(canonicals), i
 
-    def sequence(self, i: int, nested: bool) -> tuple[Expr, int]:
-        s = self.s
+    def sequence(self, i: int, nested: bool) -> tuple[Expr, Expr, int]:
+        """Like :meth:`alternates`, for one sequence."""
+        s, n = self.s, self.n
+        skip = (_BLANKS_NEWLINES if nested else _BLANKS).match
         items: list[Expr] = []
+        canonical: list[Expr] = []  # the canonical forms of the items
         # like llama.cpp's last_sym_start: does the last item produce any element?
         has_last = False
-        while i < self.n:
+        while i < n:
             c = s[i]
             start = i
-            if c == '"':
+            if c in _WORD_CHARS:
+                end = _NAME.match(s, i).end()  # type: ignore[union-attr]
+                name = s[i:end]
+                if name not in self.first_ref:
+                    self.first_ref[name] = i
+                item: Expr = RuleRef(name)
+                items.append(item)
+                canonical.append(item)
+                has_last = True
+                i = skip(s, end).end()  # type: ignore[union-attr]
+            elif c == '"':
                 item, i = self.literal(i)
                 items.append(item)
-                has_last = item != Literal("")
-                i = self.space(i, nested)
+                canonical.append(normalize(item))
+                has_last = not isinstance(item, Literal) or item.text != ""
+                i = skip(s, i).end()  # type: ignore[union-attr]
             elif c == "[":
                 item, i = self.char_class(i)
                 items.append(item)
+                canonical.append(item)
                 has_last = True
-                i = self.space(i, nested)
-            elif _is_word_char(c):
-                end = self.name_end(i)
-                name = s[i:end]
-                self.first_ref.setdefault(name, i)
-                items.append(RuleRef(name))
-                has_last = True
-                i = self.space(end, nested)
+                i = skip(s, i).end()  # type: ignore[union-attr]
             elif c == "(":
                 self.depth += 1
                 if self.depth > _MAX_DEPTH // 2:
@@ -275,19 +294,23 @@ class _Parser:
                         "split the rule into smaller rules",
                         i,
                     )
-                i = self.space(i + 1, True)
-                item, i = self.alternates(i, nested=True)
-                if self.at(i) != ")":
+                if self.depth > self.deepest_group:
+                    self.deepest_group = self.depth
+                i = _BLANKS_NEWLINES.match(s, i + 1).end()  # type: ignore[union-attr]
+                item, group, i = self.alternates(i, nested=True)
+                if i >= n or s[i] != ")":
                     raise self.group_error(i, start)
                 self.depth -= 1
                 items.append(item)
+                canonical.append(group)
                 has_last = True
-                i = self.space(i + 1, nested)
+                i = skip(s, i + 1).end()  # type: ignore[union-attr]
             elif c == ".":
                 items.append(ANY)
+                canonical.append(ANY)
                 has_last = True
-                i = self.space(i + 1, nested)
-            elif c in "*+?{":
+                i = skip(s, i + 1).end()  # type: ignore[union-attr]
+            elif c in _REPEAT_CHARS:
                 if not has_last:
                     raise self.error(
                         f"nothing to repeat before {c!r}: put the repetition after an item "
@@ -299,12 +322,14 @@ class _Parser:
                 else:
                     lo, hi = _OPERATORS[c]
                     i += 1
-                i = self.space(i, nested)
+                i = skip(s, i).end()  # type: ignore[union-attr]
                 items[-1] = Repeat(items[-1], lo, hi)
+                canonical[-1] = Repeat(canonical[-1], lo, hi)
+                self.repetitions += 1
                 has_last = hi != 0
             else:
                 break
-        return Seq(tuple(items)), i
+        return Seq(tuple(items)), make_seq(canonical), i
 
     def braces(self, start: int, nested: bool) -> tuple[int, int | None, int]:
         """``{m}``, ``{m,}`` or ``{m,n}`` at ``start``: (min, max, index after '}')."""
@@ -361,10 +386,13 @@ class _Parser:
         chars: list[str] = []
         parts: list[Expr] = []
         while True:
+            plain = _PLAIN_STRING.match(s, i).end()  # type: ignore[union-attr]
+            if plain > i:
+                chars.append(s[i:plain])
+                i = plain
             if i >= n:
                 raise self.error("unterminated string literal: add the closing '\"'", start)
-            c = s[i]
-            if c == '"':
+            if s[i] == '"':
                 break
             cp, i = self.char(i, start, "string literal")
             if cp > MAX_CODE_POINT:

@@ -8,6 +8,14 @@ from collections.abc import Iterable
 __all__ = ["RuleTable", "char_class", "literal", "seq", "alt", "group"]
 
 _SAFE = re.compile(r"[^a-zA-Z0-9-]+")
+_PLAIN = re.compile(r'[ !#-\[\]-~]*')  # printable ASCII but '"' and '\\': written as is
+# printable ASCII that a class writes as is (not "]-[^\\"), by code point
+_CLASS_CHARS = {cp: chr(cp) for cp in range(0x20, 0x7F) if chr(cp) not in "]-[^\\"}
+_NAME = re.compile(r"[a-zA-Z0-9-]+")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_CLASS = re.compile(r"\[(?:[^\]\\]|\\.)*\]")
+# what _is_atom steps over in a group: an escape, a string or class (perhaps unclosed)
+_GROUP_TOKENS = re.compile(r'\\.|"(?:[^"\\]|\\.)*"?|\[(?:[^\]\\]|\\.)*\]?|[()]', re.S)
 
 
 def _escape_char(cp: int, special: str) -> str:
@@ -33,6 +41,8 @@ def _escape_char(cp: int, special: str) -> str:
 
 def literal(text: str) -> str:
     """A GBNF string literal for ``text`` (``""`` for the empty string)."""
+    if _PLAIN.fullmatch(text):
+        return f'"{text}"'
     return '"' + "".join(_escape_char(ord(c), '"') for c in text) + '"'
 
 
@@ -40,13 +50,13 @@ def char_class(ranges: Iterable[tuple[int, int]], negated: bool = False) -> str:
     """A GBNF character class; ranges must be non-empty unless ``negated``."""
     parts = []
     for lo, hi in ranges:
-        a = _escape_char(lo, "]-[^")
+        a = _CLASS_CHARS.get(lo) or _escape_char(lo, "]-[^")
         if lo == hi:
             parts.append(a)
         elif hi == lo + 1:
-            parts.append(a + _escape_char(hi, "]-[^"))
+            parts.append(a + (_CLASS_CHARS.get(hi) or _escape_char(hi, "]-[^")))
         else:
-            parts.append(a + "-" + _escape_char(hi, "]-[^"))
+            parts.append(a + "-" + (_CLASS_CHARS.get(hi) or _escape_char(hi, "]-[^")))
     return "[" + ("^" if negated else "") + "".join(parts) + "]"
 
 
@@ -58,36 +68,19 @@ def group(expr: str) -> str:
 
 
 def _is_atom(expr: str) -> bool:
-    if re.fullmatch(r"[a-zA-Z0-9-]+", expr):
-        return True
-    if re.fullmatch(r'"(?:[^"\\]|\\.)*"', expr):
-        return True
-    if re.fullmatch(r"\[(?:[^\]\\]|\\.)*\]", expr):
+    if _NAME.fullmatch(expr) or _STRING.fullmatch(expr) or _CLASS.fullmatch(expr):
         return True
     if expr.startswith("(") and expr.endswith(")"):
         depth = 0
-        in_str = in_cls = False
-        i = 0
-        while i < len(expr):
-            c = expr[i]
-            if c == "\\":
-                i += 2
-                continue
-            if in_str:
-                in_str = c != '"'
-            elif in_cls:
-                in_cls = c != "]"
-            elif c == '"':
-                in_str = True
-            elif c == "[":
-                in_cls = True
-            elif c == "(":
+        last = len(expr)
+        for token in _GROUP_TOKENS.finditer(expr):
+            c = token.group()
+            if c == "(":
                 depth += 1
             elif c == ")":
                 depth -= 1
-                if depth == 0 and i != len(expr) - 1:
+                if depth == 0 and token.end() != last:
                     return False
-            i += 1
         return True
     return False
 

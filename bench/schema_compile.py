@@ -1,0 +1,150 @@
+"""Schema compile time by stage: ``Grammar.from_json_schema`` + compile to the first mask.
+
+For every schema of ``../shared/maskbench/dev.jsonl`` (``property_order="any"``, as the
+token-level MaskBench run converts them), CPU time of each stage of what a first request
+pays, one schema at a time with the compiler's shared splits forgotten before each:
+
+* ``convert``: the JSON Schema to the converter's output (``json_schema_to_gbnf`` text);
+* ``parse``: that text to checked grammar IR (``parse_gbnf``: syntax, checks);
+* ``grammar``: ``Grammar(ir)`` (engine program and engine);
+* ``first mask``: ``GrammarCompiler.compile`` (byte lowering) and the first bitmask;
+* ``total``: the sum; p50 / p90 / p99 / max in ms over the schemas that convert.
+
+With ``--trees A,B`` each source tree (a ``src`` directory) is measured in its own
+process, one after the other in the same run, and the ratios B / A are printed: the way
+to compare a branch with ``main``::
+
+    python bench/schema_compile.py --trees /work/main/src,src --vocab deepseek
+    python bench/schema_compile.py --limit 300 --no-mask   # no vocabulary: front end only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+STAGES = ("convert", "parse", "grammar", "first mask", "total")
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * q / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def measure(limit: int | None, vocab_name: str | None) -> dict[str, Any]:
+    """Per-stage times (ms) of every schema, in this process's gbnfkit."""
+    import gbnfkit
+    from gbnfkit import Grammar, SchemaError
+    from gbnfkit.grammar import parse_gbnf
+    from gbnfkit.schema import json_schema_to_gbnf
+
+    sys.path.insert(0, str(HERE))
+    from _workloads import VOCABS, maskbench_cases
+
+    compiler = bitmask = None
+    if vocab_name:
+        bench_vocab = VOCABS[vocab_name]()
+        vocab = gbnfkit.Vocabulary.from_tokenizer_json(
+            bench_vocab.path, eos_token_ids=bench_vocab.eos_ids
+        ) if bench_vocab.kind == "tokenizer_json" else gbnfkit.Vocabulary(
+            [None if i in set(bench_vocab.special_ids) else t
+             for i, t in enumerate(bench_vocab.tokens)],
+            eos_token_ids=bench_vocab.eos_ids,
+            special_token_ids=set(bench_vocab.special_ids),
+        )
+        compiler = gbnfkit.GrammarCompiler(vocab, cache_size=0)
+        bitmask = gbnfkit.allocate_bitmask(1, vocab.size)
+        compiler.compile(Grammar.from_gbnf('root ::= "x"')).matcher().fill_bitmask(bitmask, 0)
+    ns = time.process_time_ns
+    times: dict[str, list[float]] = {stage: [] for stage in STAGES}
+    refused = 0
+    warnings.simplefilter("ignore")
+    for _sid, schema, _docs in maskbench_cases(limit):
+        if compiler is not None:
+            compiler.clear_cache()
+        t0 = ns()
+        try:
+            text = json_schema_to_gbnf(schema, property_order="any")
+        except SchemaError:
+            refused += 1
+            continue
+        t1 = ns()
+        ir = parse_gbnf(text)
+        t2 = ns()
+        grammar = Grammar(ir)
+        t3 = ns()
+        if compiler is not None:
+            compiler.compile(grammar).matcher().fill_bitmask(bitmask, 0)
+        t4 = ns()
+        for stage, dt in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0),
+                             strict=True):
+            times[stage].append(dt / 1e6)
+    return {"gbnfkit": str(Path(gbnfkit.__file__).parent), "refused": refused,
+            "times": times}
+
+
+def report(label: str, data: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    times = data["times"]
+    n = len(times["total"])
+    print(f"\n{label}: {data['gbnfkit']}  ({n} schemas, {data['refused']} refused)")
+    print(f"  {'stage':11s} {'p50':>7s} {'p90':>7s} {'p99':>7s} {'max':>7s}  (ms, CPU)")
+    out = {}
+    for stage in STAGES:
+        v = times[stage]
+        p50, p90 = _pct(v, 50), _pct(v, 90)
+        out[stage] = (p50, p90)
+        print(f"  {stage:11s} {p50:7.2f} {p90:7.2f} {_pct(v, 99):7.2f} {max(v or [0]):7.2f}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=int, default=None, help="first N dev schemas (default all)")
+    ap.add_argument("--vocab", default="deepseek", help="bench vocabulary (deepseek, qwen, ...)")
+    ap.add_argument("--no-mask", action="store_true", help="skip the compile to the first mask")
+    ap.add_argument("--trees", default="", help="comma-separated src directories to compare")
+    ap.add_argument("--json-out", default="", help=argparse.SUPPRESS)  # worker mode
+    args = ap.parse_args(argv)
+    vocab = None if args.no_mask else args.vocab
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(measure(args.limit, vocab)))
+        return
+    print(f"schema compile by stage; load {os.getloadavg()[0]:.2f}; vocabulary {vocab}")
+    if not args.trees:
+        report("this tree", measure(args.limit, vocab))
+        return
+    results = []
+    for tree in args.trees.split(","):
+        out = Path(f"/tmp/schema_compile_{os.getpid()}_{len(results)}.json")
+        cmd = [sys.executable, __file__, "--json-out", str(out), "--vocab", args.vocab]
+        cmd += ["--limit", str(args.limit)] if args.limit else []
+        cmd += ["--no-mask"] if args.no_mask else []
+        env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
+        subprocess.run(cmd, env=env, check=True)
+        results.append((tree, json.loads(out.read_text())))
+        out.unlink()
+    figures = [report(tree, data) for tree, data in results]
+    base = figures[0]
+    for (tree, _), fig in zip(results[1:], figures[1:], strict=True):
+        print(f"\n  ratio {tree} / {results[0][0]} (p50, p90):")
+        for stage in STAGES:
+            r50 = fig[stage][0] / base[stage][0] if base[stage][0] else float("nan")
+            r90 = fig[stage][1] / base[stage][1] if base[stage][1] else float("nan")
+            print(f"  {stage:11s} {r50:5.2f}x {r90:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
