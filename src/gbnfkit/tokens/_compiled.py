@@ -108,7 +108,10 @@ class VocabularyIndex:
         record = self.store.get(key)
         if record is None:
             return None
-        tails = Tails(*record.tails) if record.tails is not None else None
+        tails = None
+        if record.tails is not None:
+            texts, positions, starts = record.tails
+            tails = Tails(texts, tuple(positions.tolist()), tuple(starts.tolist()))
         entry = _Context.of(
             record.words, record.uncertain, record.uncertain_tokens, tails, record.depth
         )
@@ -125,7 +128,11 @@ class VocabularyIndex:
                     entry.to_words(self.nwords),
                     entry.uncertain,
                     entry.uncertain_tokens,
-                    (tails.tails, tails.positions, tails.starts) if tails is not None else None,
+                    (
+                        (tails.tails, np.array(tails.positions), np.array(tails.starts))
+                        if tails is not None
+                        else None
+                    ),
                     entry.depth,
                 ),
             )
@@ -519,8 +526,8 @@ class CompiledGrammar:
                 chosen = walk_sorted(automaton, below, entry.tails.tails)
                 if chosen:
                     positions = entry.tails.positions_of(chosen)
-                    extra_lo.extend(positions.tolist())
-                    extra_hi.extend((positions + 1).tolist())
+                    extra_lo.extend(positions)
+                    extra_hi.extend(p + 1 for p in positions)
             elif entry.uncertain_tokens:
                 full = automaton.intern(frozenset(group))
                 sorted_bytes = trie.sorted_bytes

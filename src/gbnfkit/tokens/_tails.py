@@ -34,20 +34,20 @@ class Tails:
         tails: the distinct tails, sorted.
         positions: the tokens' sorted positions, tail by tail (ascending within one).
         starts: tail ``i``'s tokens are ``positions[starts[i] : starts[i + 1]]``.
+
+    Plain tuples: a mask reads the tokens of the few tails the frames below accept,
+    where slicing a tuple costs less than any numpy call.
     """
 
     tails: tuple[bytes, ...]
-    positions: Positions
-    starts: Positions
+    positions: tuple[int, ...]
+    starts: tuple[int, ...]
 
-    def positions_of(self, chosen: list[int]) -> Positions:
+    def positions_of(self, chosen: list[int]) -> list[int]:
         """The tokens of the tails ``chosen`` (indices into ``tails``)."""
-        index = np.array(chosen, dtype=np.int64)
-        lo = self.starts[index]
-        counts = self.starts[index + 1] - lo
-        first = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-        chosen_positions: Positions = self.positions[first + np.arange(int(counts.sum()))]
-        return chosen_positions
+        positions = self.positions
+        starts = self.starts
+        return [p for i in chosen for p in positions[starts[i] : starts[i + 1]]]
 
 
 def group_tails(trie: TokenTrie, positions: Positions, offsets: Positions) -> Tails | None:
@@ -82,7 +82,11 @@ def group_tails(trie: TokenTrie, positions: Positions, offsets: Positions) -> Ta
     tails = tuple(
         data[p][k:] for p, k in zip(positions[heads].tolist(), offsets[heads].tolist(), strict=True)
     )
-    return Tails(tails, positions[order], np.append(np.flatnonzero(first), len(order)))
+    return Tails(
+        tails,
+        tuple(positions[order].tolist()),
+        tuple(np.append(np.flatnonzero(first), len(order)).tolist()),
+    )
 
 
 def tails_by_stepping(
