@@ -55,19 +55,22 @@ def test_splits_written_once_and_reused_by_another_compiler(tmp_path: Path) -> N
 def test_a_stored_split_round_trips_exactly(tmp_path: Path) -> None:
     store = SplitStore(tmp_path, "fingerprint", nwords=5)
     words = np.array([0, 7, 0, 1 << 31, 3], dtype=np.uint32)
-    record = SplitRecord(words, (4, 9), (1, 2, 3), ((b"", b'"x'), ((1,), (2, 3))), 3)
+    tails = ((b"", b'"x'), np.array([1, 2, 3], dtype=np.int64), np.array([0, 1, 3], dtype=np.int64))
+    record = SplitRecord(words, (4, 9), (1, 2, 3), tails, 3)
     key = ((0, 1, -1), ((5, 1), 2))
     assert store.get(key) is None
     store.put(key, record)
     got = store.get(key)
     assert got is not None
     assert np.array_equal(got.words, words)
-    assert (got.uncertain, got.uncertain_tokens, got.tails, got.depth) == (
+    assert (got.uncertain, got.uncertain_tokens, got.depth) == (
         record.uncertain,
         record.uncertain_tokens,
-        record.tails,
         record.depth,
     )
+    assert got.tails is not None
+    assert got.tails[0] == tails[0]
+    assert np.array_equal(got.tails[1], tails[1]) and np.array_equal(got.tails[2], tails[2])
     other_vocabulary = SplitStore(tmp_path, "another fingerprint", nwords=5)
     assert other_vocabulary.get(key) is None
     assert store.get(((0, 1, -1), ((5, 1), 3))) is None

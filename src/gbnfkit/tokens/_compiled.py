@@ -26,6 +26,7 @@ from gbnfkit._errors import LoadError, VocabularyError
 from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
+from gbnfkit.tokens._tails import Tails, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
@@ -107,7 +108,10 @@ class VocabularyIndex:
         record = self.store.get(key)
         if record is None:
             return None
-        tails = _Tails(*record.tails) if record.tails is not None else None
+        tails = None
+        if record.tails is not None:
+            texts, positions, starts = record.tails
+            tails = Tails(texts, tuple(positions.tolist()), tuple(starts.tolist()))
         entry = _Context.of(
             record.words, record.uncertain, record.uncertain_tokens, tails, record.depth
         )
@@ -124,7 +128,11 @@ class VocabularyIndex:
                     entry.to_words(self.nwords),
                     entry.uncertain,
                     entry.uncertain_tokens,
-                    (tails.tails, tails.positions) if tails is not None else None,
+                    (
+                        (tails.tails, np.array(tails.positions), np.array(tails.starts))
+                        if tails is not None
+                        else None
+                    ),
                     entry.depth,
                 ),
             )
@@ -201,7 +209,7 @@ class _Context:
     word_bits: Words
     uncertain: tuple[int, ...]
     uncertain_tokens: tuple[int, ...] = ()
-    tails: _Tails | None = None
+    tails: Tails | None = None
     depth: int = 0
 
     @staticmethod
@@ -209,7 +217,7 @@ class _Context:
         words: Words,
         uncertain: tuple[int, ...],
         uncertain_tokens: tuple[int, ...] = (),
-        tails: _Tails | None = None,
+        tails: Tails | None = None,
         depth: int = 0,
     ) -> _Context:
         nonzero = np.flatnonzero(words)
@@ -276,47 +284,6 @@ def _stacks_of(key: tuple[int, ...]) -> list[Stack]:
             start = i + 1
     out.append(key[start:])
     return out
-
-
-@dataclass(frozen=True)
-class _Tails:
-    """Uncertain tokens grouped by tail: ``tails`` sorted, ``positions[i]`` their tokens."""
-
-    tails: tuple[bytes, ...]
-    positions: tuple[tuple[int, ...], ...]
-
-
-def _tails(
-    trie: TokenTrie,
-    automaton: ByteAutomaton,
-    root: ByteState,
-    positions: tuple[int, ...],
-    max_tokens: int = DEFAULT_TUNING.max_tail_tokens,
-) -> _Tails | None:
-    """The uncertain tokens at ``positions`` grouped by their tails (``None``: none, or
-    too many to group).
-
-    A tail of a token is what follows a prefix after which the context state ``root``
-    has finished its frames (holds the bottom marker); those are the only ways the
-    token can still be allowed by a full stack.
-    """
-    if not positions or len(positions) > max_tokens:
-        return None
-    by_tail: dict[bytes, list[int]] = {}
-    data_of = trie.sorted_bytes
-    step = automaton.step
-    for pos in positions:
-        data = data_of[pos]
-        state: ByteState | None = root
-        for k, byte in enumerate(data):
-            assert state is not None
-            if state.bottom:
-                by_tail.setdefault(data[k:], []).append(pos)
-            state = state.trans[byte] if byte in state.trans else step(state, byte)
-            if state is None:
-                break
-    order = sorted(by_tail)
-    return _Tails(tuple(order), tuple(tuple(by_tail[t]) for t in order))
 
 
 def _key_depth(key: tuple[int, ...]) -> int:
@@ -500,10 +467,10 @@ class CompiledGrammar:
     def _wide_split(self, key: Stack, canon: tuple[object, ...] | None) -> _Context:
         index = self._index
         root = self._automaton.intern(frozenset(_stacks_of(key)))
-        accepted, unsure = vector_walk(index.trie, self._automaton, root)
-        words = index.pack_ids(index.trie.sorted_ids[accepted])
-        positions = tuple(unsure.tolist())
-        tails = _tails(index.trie, self._automaton, root, positions, self._tuning.max_tail_tokens)
+        split = vector_walk(index.trie, self._automaton, root, self._tuning.max_tail_tokens)
+        words = index.pack_ids(index.trie.sorted_ids[split.accepted])
+        positions = tuple(split.uncertain.tolist())
+        tails = group_tails(index.trie, split.handover_positions, split.handover_offsets)
         entry = _Context.of(words, (), positions, tails, _key_depth(key))
         if canon is not None:
             index.keep_context(canon, entry)
@@ -601,9 +568,9 @@ class CompiledGrammar:
             if entry.tails is not None:
                 # the frames below the context's: one state, shared by every tail
                 below = automaton.state_of([group[0][: -entry.depth]])
-                tail_positions = entry.tails.positions
-                for i in walk_sorted(automaton, below, entry.tails.tails):
-                    positions = tail_positions[i]
+                chosen = walk_sorted(automaton, below, entry.tails.tails)
+                if chosen:
+                    positions = entry.tails.positions_of(chosen)
                     extra_lo.extend(positions)
                     extra_hi.extend(p + 1 for p in positions)
             elif entry.uncertain_tokens:
@@ -751,7 +718,9 @@ class CompiledGrammar:
                     # the split may be of a shallower context than its key (same stacks)
                     top = _group_key(_stacks_of(key), depth)
                     root = automaton.intern(frozenset(_stacks_of(top)))
-                    tails = _tails(trie, automaton, root, positions)
+                    tails = tails_by_stepping(
+                        trie, automaton, root, positions, self._tuning.max_tail_tokens
+                    )
                 entry = _Context.of(
                     accepted[row].copy(), tuple(unc[u : u + ulen]), positions, tails, depth
                 )

@@ -57,7 +57,8 @@ class SplitRecord:
     words: npt.NDArray[np.uint32]
     uncertain: tuple[int, ...]
     uncertain_tokens: tuple[int, ...]
-    tails: tuple[tuple[bytes, ...], tuple[tuple[int, ...], ...]] | None
+    # the distinct tails, their tokens tail by tail, where each tail's tokens start
+    tails: tuple[tuple[bytes, ...], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None
     depth: int
 
 
@@ -137,7 +138,10 @@ class SplitStore:
     def _encode(self, record: SplitRecord, key_text: str) -> dict[str, npt.NDArray[np.generic]]:
         words = record.words
         index = np.flatnonzero(words).astype(np.int64)
-        tails, positions = record.tails if record.tails is not None else ((), ())
+        if record.tails is not None:
+            tails, positions, starts = record.tails
+        else:
+            tails, positions, starts = (), np.zeros(0, np.int64), np.zeros(1, np.int64)
         arrays: dict[str, npt.NDArray[np.generic]] = {
             "word_index": index.astype(np.int32),
             "word_bits": words[index].astype(np.uint32),
@@ -145,8 +149,8 @@ class SplitStore:
             "uncertain_tokens": np.array(record.uncertain_tokens, dtype=np.int32),
             "tail_bytes": np.frombuffer(b"".join(tails), dtype=np.uint8),
             "tail_offsets": np.cumsum([0] + [len(t) for t in tails], dtype=np.int64),
-            "tail_positions": np.array([p for ps in positions for p in ps], dtype=np.int32),
-            "tail_counts": np.array([len(ps) for ps in positions], dtype=np.int64),
+            "tail_positions": positions.astype(np.int32),
+            "tail_counts": np.diff(starts).astype(np.int64),
         }
         header = [
             _FORMAT,
@@ -186,14 +190,14 @@ class SplitStore:
         if has_tails == "tails":
             data = payload["tail_bytes"].tobytes()
             offsets = payload["tail_offsets"].tolist()
-            counts = payload["tail_counts"].tolist()
-            flat = payload["tail_positions"].tolist()
-            if len(offsets) != len(counts) + 1 or sum(counts) != len(flat):
+            counts = payload["tail_counts"].astype(np.int64)
+            flat = payload["tail_positions"].astype(np.int64)
+            if len(offsets) != len(counts) + 1 or int(counts.sum()) != len(flat):
                 return None
-            starts = np.cumsum([0] + counts).tolist()
             tails = (
                 tuple(data[offsets[i] : offsets[i + 1]] for i in range(len(counts))),
-                tuple(tuple(flat[starts[i] : starts[i + 1]]) for i in range(len(counts))),
+                flat,
+                np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
             )
         return SplitRecord(
             words,

@@ -24,6 +24,8 @@ class TokenTrie:
     Attributes:
         sorted_ids: token ids in byte order (``int64`` array).
         sorted_bytes: the bytes of each sorted position.
+        buffer, offsets: the same bytes joined (``uint8``), and where each sorted
+            position's bytes start in them (``offsets[i] .. offsets[i + 1]``).
         byte, depth, end: per node, its byte, its depth (>= 1) and the node after its subtree.
         here_lo, here_hi: per node, the sorted positions of tokens whose bytes end there
             (empty when equal; tokens with equal bytes share a node).
@@ -35,9 +37,8 @@ class TokenTrie:
             nodes of depth ``d`` have numbers ``level_start[d] + 1 .. level_start[d + 1]``;
             ``level_parent[k]`` and ``level_byte[k]`` are the parent's number and the byte
             of node number ``k + 1``; ``token_flat_end`` gives, per sorted position, the
-            number of the node where the token ends; ``level_node`` maps a node's level
-            number minus one to its preorder index; ``token_end_node`` gives per sorted
-            position the preorder node where the token ends, ``end_array`` is ``end``.
+            number of the node where the token ends; ``level_tok_lo[k]`` and
+            ``level_tok_hi[k]`` are ``tok_lo`` and ``tok_hi`` of node number ``k + 1``.
             Used by whole-trie numpy walks.
     """
 
@@ -56,7 +57,9 @@ class TokenTrie:
         node_tok = np.repeat(np.arange(n, dtype=np.int64), counts)
         node_depth = (np.arange(total, dtype=np.int64) - starts[node_tok]) + lcp[node_tok] + 1
         buffer = np.frombuffer(b"".join(self.sorted_bytes), dtype=np.uint8)
-        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])) if n else lengths
+        self.buffer: npt.NDArray[np.uint8] = buffer
+        self.offsets: npt.NDArray[np.int64] = np.concatenate(([0], np.cumsum(lengths)))
+        offsets = self.offsets[:-1]
         node_byte = buffer[offsets[node_tok] + node_depth - 1] if total else node_depth
         # end[node]: the first node after it with depth <= its depth, i.e. the first node
         # of the first later token whose common prefix with it is shorter than its depth
@@ -110,9 +113,8 @@ class TokenTrie:
         self.token_flat_end: npt.NDArray[np.int64] = (
             flat_of[ends_at] + 1 if n else np.zeros(0, dtype=np.int64)
         )
-        self.level_node: npt.NDArray[np.int64] = by_level
-        self.token_end_node: npt.NDArray[np.int64] = ends_at if n else np.zeros(0, np.int64)
-        self.end_array: npt.NDArray[np.int64] = node_end
+        self.level_tok_lo: npt.NDArray[np.int64] = node_tok[by_level]
+        self.level_tok_hi: npt.NDArray[np.int64] = tok_hi[by_level]
         self.root_child = [-1] * 256
         for node in np.flatnonzero(node_depth == 1).tolist():
             self.root_child[self.byte[node]] = node

@@ -3,13 +3,18 @@
 Used for *wide* contexts (free text, where most tokens are accepted), where a trie
 walk in Python would visit most of the trie.  Each level of the trie (all nodes of
 one depth) is one contiguous array, so a level costs a few numpy operations over its
-nodes: a node's state is the table entry for (its parent's state, its byte).  States
-are numbered as they are met, with a dense ``state x byte`` table filled lazily from
-the automaton's cached step; number 0 is the dead state.  Work is proportional to
-the trie's nodes, not to the vocabulary's total bytes.
+nodes: a node's state is the table entry for (its parent's state, its byte).  The dense
+``state x byte`` table is filled one whole row at a time from the automaton's byte
+classes (:meth:`ByteAutomaton.classes`), so a state costs one step per class of bytes,
+not one Python step per (state, byte) pair the trie holds.  Whether a rejected token
+is uncertain is part of the walk state, and the uncertain tokens' *handover pairs*
+(where their tails start, see :mod:`._tails`) are found by climbing from their ends.
+Work is proportional to the trie's nodes, not to the vocabulary's total bytes.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -17,69 +22,149 @@ import numpy.typing as npt
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 
-__all__ = ["vector_walk"]
+__all__ = ["WideSplit", "vector_walk"]
 
-_UNKNOWN = -1
+Positions = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class WideSplit:
+    """What :func:`vector_walk` finds (sorted token positions).
+
+    Attributes:
+        accepted: tokens the root state accepts.
+        uncertain: tokens it rejects after some state on the path held the bottom marker.
+        handover_positions, handover_offsets: every pair (uncertain token ``p``, offset
+            ``k``) such that the state after the first ``k`` bytes of ``p`` holds the
+            bottom marker (``0 <= k < len(p)``): the token's *tails* are its bytes from
+            each such ``k`` on.  Sorted by position, then offset.  Empty when more than
+            ``max_tail_tokens`` tokens are uncertain.
+    """
+
+    accepted: Positions
+    uncertain: Positions
+    handover_positions: Positions
+    handover_offsets: Positions
+
+
+_DEAD = 0  # rejected, no state on the path held the bottom marker
+_UNSURE = 1  # rejected after a state on the path held it: uncertain
+_ROOT = 2
+
+
+class _Table:
+    """The ``state x byte`` table of one walk, filled a whole row at a time.
+
+    A walk state is a pair (byte state, whether a state on the path so far held the
+    bottom marker), numbered as met; the two rejected ones are ``_DEAD`` and ``_UNSURE``,
+    so where a token ends says at once whether it is accepted, rejected or uncertain.
+    A row not filled yet holds -1: a level whose lookups meet -1 fills the rows of the
+    states found there (only states that some trie node with children holds) and looks
+    up again.  A row costs one step per byte class of the state
+    (:meth:`ByteAutomaton.classes`), not one per (state, byte) pair the trie holds.
+    """
+
+    def __init__(self, automaton: ByteAutomaton, root: ByteState) -> None:
+        self.automaton = automaton
+        self.states: list[tuple[ByteState, bool] | None] = [None, None, (root, root.bottom)]
+        self.numbers: dict[tuple[ByteState, bool], int] = {(root, root.bottom): _ROOT}
+        self.rows = np.full((16, 256), -1, dtype=np.int32)
+        self.rows[_DEAD] = _DEAD
+        self.rows[_UNSURE] = _UNSURE
+        self.flat = self.rows.reshape(-1)
+
+    def fill(self, numbers: list[int]) -> None:
+        """Fill the rows of the walk states ``numbers``."""
+        automaton = self.automaton
+        states = self.states
+        known = self.numbers
+        for number in numbers:
+            entry = states[number]
+            assert entry is not None
+            state, seen = entry
+            classes = automaton.classes(state)
+            rejected = _UNSURE if seen else _DEAD
+            targets = []
+            for c in classes:
+                after = automaton.step(state, (c & -c).bit_length() - 1)
+                assert after is not None  # some stack accepts every byte of a class
+                key = (after, seen or after.bottom)
+                got = known.get(key)
+                if got is None:
+                    got = known[key] = len(states)
+                    states.append(key)
+                targets.append(got - rejected)
+            if len(states) > len(self.rows):
+                grown = np.full((2 * len(states), 256), -1, dtype=np.int32)
+                grown[: len(self.rows)] = self.rows
+                self.rows = grown
+                self.flat = grown.reshape(-1)
+            row = np.full(256, rejected, dtype=np.int32)
+            if classes:
+                # one 0/1 row per class (disjoint): each byte gets its class's target
+                bits = np.frombuffer(
+                    b"".join(c.to_bytes(32, "little") for c in classes), dtype=np.uint8
+                )
+                member = np.unpackbits(bits.reshape(len(classes), 32), axis=1, bitorder="little")
+                row += np.array(targets, dtype=np.int32) @ member
+            self.rows[number] = row
 
 
 def vector_walk(
-    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Sorted positions of the tokens ``root`` accepts, and of the uncertain ones.
+    trie: TokenTrie,
+    automaton: ByteAutomaton,
+    root: ByteState,
+    max_tail_tokens: int,
+) -> WideSplit:
+    """The tokens ``root`` accepts, the uncertain ones, and their handover pairs.
 
     Same verdicts as :func:`gbnfkit.tokens._walk.walk`: a token is uncertain when it is
     rejected but some state before the rejecting byte held the bottom marker.
     """
-    states: list[ByteState | None] = [None, root]
-    numbers: dict[ByteState, int] = {root: 1}
-    bottom = [False, root.bottom]
-    table = np.full(256 * 8, _UNKNOWN, dtype=np.int32)
-    table[:256] = 0
+    table = _Table(automaton, root)
     total = len(trie.level_byte)
-    sid = np.zeros(total + 1, dtype=np.int32)  # per node number (0 = root): its state
-    sid[0] = 1
+    sid = np.zeros(total + 1, dtype=np.int32)  # per node number (0 = root): its walk state
+    sid[0] = _ROOT
     starts = trie.level_start
+    parents = trie.level_parent
+    level_bytes = trie.level_byte
     for d in range(1, trie.max_depth + 1):
         lo, hi = starts[d], starts[d + 1]
         if lo == hi:
             continue
-        keys = sid[trie.level_parent[lo:hi]] * 256 + trie.level_byte[lo:hi]
-        nxt = table[keys]
+        keys = sid[parents[lo:hi]]
+        keys <<= 8
+        keys |= level_bytes[lo:hi]
+        nxt = table.flat.take(keys)
         if nxt.min() < 0:
-            for key in np.unique(keys[nxt < 0]).tolist():
-                state = states[key >> 8]
-                assert state is not None
-                after = automaton.step(state, key & 255)
-                if after is None:
-                    table[key] = 0
-                    continue
-                number = numbers.get(after)
-                if number is None:
-                    number = numbers[after] = len(states)
-                    states.append(after)
-                    bottom.append(after.bottom)
-                    if len(states) * 256 > len(table):
-                        grown = np.full(len(table) * 2, _UNKNOWN, dtype=np.int32)
-                        grown[: len(table)] = table
-                        table = grown
-                table[key] = number
-            nxt = table[keys]
+            table.fill(np.unique(keys[nxt < 0] >> 8).tolist())
+            nxt = table.flat.take(keys)
         sid[lo + 1 : hi + 1] = nxt
-    ends = trie.token_flat_end
-    alive = sid[ends] > 0
-    accepted = np.flatnonzero(alive)
-    if root.bottom:
-        return accepted, np.flatnonzero(~alive)
-    if not any(bottom):
-        return accepted, accepted[:0]
-    # a rejected token is uncertain when a state on its path held the bottom marker:
-    # mark the subtrees (preorder ranges) below nodes whose state holds it
-    marked = np.flatnonzero(np.array(bottom, dtype=bool)[sid[1:]])
-    marks = trie.level_node[marked]
-    cover = np.bincount(marks, minlength=total + 1) - np.bincount(
-        trie.end_array[marks], minlength=total + 1
-    )
-    covered = np.cumsum(cover[:-1]) > 0
-    dead = np.flatnonzero(~alive)
-    uncertain = dead[covered[trie.token_end_node[dead]]]
-    return accepted, uncertain
+    ends = sid[trie.token_flat_end]
+    accepted = np.flatnonzero(ends > _UNSURE)
+    uncertain = np.flatnonzero(ends == _UNSURE)
+    empty = accepted[:0]
+    if not len(uncertain) or len(uncertain) > max_tail_tokens:
+        return WideSplit(accepted, uncertain, empty, empty)
+    # the handover pairs: climb from each uncertain token's end to the root, noting the
+    # ancestors (at depth k < the token's length) whose state holds the bottom marker
+    holds = np.array([e is not None and e[0].bottom for e in table.states], dtype=bool)
+    node: npt.NDArray[np.int64] = trie.token_flat_end[uncertain]
+    depth = np.searchsorted(starts, node - 1, side="right") - 1  # the token's length
+    token = uncertain
+    found_positions = []
+    found_offsets = []
+    while len(node):
+        node = parents[node - 1].astype(np.int64)
+        depth -= 1
+        hit = holds[sid[node]]
+        found_positions.append(token[hit])
+        found_offsets.append(depth[hit])
+        more = depth > 0
+        node = node[more]
+        depth = depth[more]
+        token = token[more]
+    positions = np.concatenate(found_positions)
+    offsets = np.concatenate(found_offsets)
+    order = np.lexsort((offsets, positions))
+    return WideSplit(accepted, uncertain, positions[order], offsets[order])

@@ -1,0 +1,159 @@
+"""The parts of a wide split against plain per-token stepping: byte classes, the numpy
+trie walk (accepted, uncertain, handover pairs) and the grouping of tails."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from test_masks import synthetic_vocabulary
+
+import gbnfkit
+from gbnfkit._grammar import Grammar
+from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
+from gbnfkit.tokens._compiled import VocabularyIndex, _group_key, _stacks_of
+from gbnfkit.tokens._tails import group_tails, tails_by_stepping
+from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._tuning import Tuning
+from gbnfkit.tokens._vecwalk import vector_walk
+
+GRAMMARS = ["json", "arithmetic", "c"]
+
+
+def _context_roots(name: str) -> tuple[gbnfkit.CompiledGrammar, list[ByteState]]:
+    """A compiled builtin grammar after a random walk (every split wide), and the
+    states of the contexts of the states it met, 1 to 4 frames deep (the roots
+    vector_walk sees), and some of them with the bottom marker added."""
+    vocabulary = synthetic_vocabulary()
+    tuning = Tuning(wide=0, many_first_bytes=0)
+    compiled = gbnfkit.CompiledGrammar(Grammar.builtin(name), vocabulary, tuning=tuning)
+    automaton = compiled.automaton
+    matcher = compiled.matcher()
+    rng = random.Random(3)
+    keys: set[tuple[int, ...]] = set()
+    for _ in range(30):
+        stacks = [s for s in matcher._state.stacks if s]
+        groups: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+        for stack in stacks:
+            groups.setdefault(stack[:-1], []).append(stack)
+        for group in groups.values():
+            keys.update(_group_key(group, depth) for depth in (1, 2, 3, 4))
+        allowed = [int(t) for t in matcher.allowed_token_ids() if vocabulary.token_bytes(int(t))]
+        if not allowed:
+            break
+        matcher.accept_token(rng.choice(allowed))
+    roots = [automaton.intern(frozenset(_stacks_of(key))) for key in sorted(keys)]
+    # contexts whose frames may also finish before any byte (the root holds BOTTOM)
+    roots += [automaton.intern(root.stacks | {(BOTTOM,)}) for root in roots[::3]]
+    return compiled, roots
+
+
+def _by_stepping(
+    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState
+) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """Accepted and uncertain sorted positions and handover pairs, one token at a time."""
+    accepted: list[int] = []
+    uncertain: list[int] = []
+    pairs: list[tuple[int, int]] = []
+    for pos, data in enumerate(trie.sorted_bytes):
+        state: ByteState | None = root
+        mine: list[tuple[int, int]] = []
+        for k, byte in enumerate(data):
+            assert state is not None
+            if state.bottom:
+                mine.append((pos, k))
+            state = automaton.step(state, byte)
+            if state is None:
+                break
+        if state is not None:
+            accepted.append(pos)
+        elif mine:
+            uncertain.append(pos)
+            pairs.extend(mine)
+    return accepted, uncertain, pairs
+
+
+@pytest.mark.parametrize("name", GRAMMARS)
+def test_byte_classes_step_alike(name: str) -> None:
+    compiled, roots = _context_roots(name)
+    automaton = compiled.automaton
+    for root in roots:
+        classes = automaton.classes(root)
+        union = 0
+        for c in classes:
+            assert c and not (union & c), "classes are non-empty and disjoint"
+            union |= c
+            first = (c & -c).bit_length() - 1
+            after = automaton.step(root, first)
+            assert after is not None
+            for byte in range(256):
+                if (c >> byte) & 1:
+                    assert automaton.step(root, byte) is after
+        assert union == automaton.allowed_bits(root)
+        for byte in range(256):
+            if not (union >> byte) & 1:
+                assert automaton.step(root, byte) is None
+
+
+@pytest.mark.parametrize("name", GRAMMARS)
+def test_vector_walk_equals_stepping_each_token(name: str) -> None:
+    compiled, roots = _context_roots(name)
+    trie = compiled.index.trie
+    automaton = compiled.automaton
+    assert len(roots) > 3
+    for root in roots:
+        accepted, uncertain, pairs = _by_stepping(trie, automaton, root)
+        split = vector_walk(trie, automaton, root, max_tail_tokens=10**6)
+        assert split.accepted.tolist() == accepted
+        assert split.uncertain.tolist() == uncertain
+        positions, offsets = split.handover_positions, split.handover_offsets
+        got = list(zip(positions.tolist(), offsets.tolist(), strict=True))
+        assert got == pairs
+        # past max_tail_tokens: the same verdicts, no pairs
+        few = vector_walk(trie, automaton, root, max_tail_tokens=len(uncertain) - 1)
+        assert few.uncertain.tolist() == uncertain and not len(few.handover_positions)
+        # the tails from the walk's pairs equal those found by stepping the tokens
+        walked = group_tails(trie, split.handover_positions, split.handover_offsets)
+        stepped = tails_by_stepping(trie, automaton, root, tuple(uncertain), 10**6)
+        if walked is None or stepped is None:
+            assert walked is None and stepped is None and not uncertain
+            continue
+        assert walked.tails == stepped.tails
+        assert walked.positions == stepped.positions
+        assert walked.starts == stepped.starts
+
+
+def test_group_tails_sorts_and_groups_like_byte_strings() -> None:
+    # zero bytes, 0xff, prefixes of each other: the padded rows must order like bytes
+    words = [b"a", b"a\x00", b"a\x00\x00", b"\x00", b"\x00a", b"ab", b"a\xff", b"\xff"]
+    words += [b"x" + w for w in words] + [b"yy" + w for w in words] + [b"q" * 300 + b"\x00"]
+    trie = TokenTrie(list(enumerate(words)))
+    rng = random.Random(5)
+    pairs = sorted(
+        (pos, k)
+        for pos, data in enumerate(trie.sorted_bytes)
+        for k in range(len(data))
+        if rng.random() < 0.7
+    )
+    positions = np.array([p for p, _ in pairs], dtype=np.int64)
+    offsets = np.array([k for _, k in pairs], dtype=np.int64)
+    tails = group_tails(trie, positions, offsets)
+    assert tails is not None
+    expected: dict[bytes, list[int]] = {}
+    for pos, k in pairs:
+        expected.setdefault(trie.sorted_bytes[pos][k:], []).append(pos)
+    assert list(tails.tails) == sorted(expected)
+    for i, tail in enumerate(tails.tails):
+        assert list(tails.positions[tails.starts[i] : tails.starts[i + 1]]) == expected[tail]
+    chosen = [0, 3, len(tails.tails) - 1]
+    assert tails.positions_of(chosen) == [p for i in chosen for p in expected[tails.tails[i]]]
+    assert group_tails(trie, positions[:0], offsets[:0]) is None
+
+
+def test_vector_walk_on_an_index_without_text_tokens() -> None:
+    vocabulary = gbnfkit.Vocabulary([None, b""], eos_token_ids=[0])
+    index = VocabularyIndex(vocabulary)
+    compiled = gbnfkit.CompiledGrammar(Grammar.builtin("json"), vocabulary, index=index)
+    split = vector_walk(index.trie, compiled.automaton, compiled.automaton.initial, 10)
+    assert not len(split.accepted) and not len(split.uncertain)
