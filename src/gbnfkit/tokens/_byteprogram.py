@@ -113,6 +113,9 @@ class _Lowering:
         else:
             where = list(accumulate(map(len, pos_ops), initial=0))
             rules = [tuple([where[a] for a in starts]) for starts in program.rule_alts]
+        # the operations of each byte-range sequence, END included (negated classes
+        # share most of theirs: the whole 2-, 3- and 4-byte spans)
+        seq_ops: dict[ByteSeq, tuple[_Op, ...]] = {}
         for seqs in self.class_seqs:
             # single bytes merge into one test; longer sequences are one alternative each
             starts: list[int] = []
@@ -126,8 +129,12 @@ class _Lowering:
             for s in seqs:
                 if len(s) > 1:
                     starts.append(len(ops))
-                    ops.extend((TEST, _range_bits(lo, hi)) for lo, hi in s)
-                    ops.append((END, 0))
+                    more = seq_ops.get(s)
+                    if more is None:
+                        more = seq_ops[s] = (
+                            *((TEST, _range_bits(lo, hi)) for lo, hi in s), (END, 0)
+                        )
+                    ops += more
             rules.append(tuple(starts))
         if len(ops) > self.limits.max_grammar_size:
             raise LimitError(
