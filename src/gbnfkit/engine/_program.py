@@ -18,7 +18,9 @@ A program is llama.cpp's flattened rule table with integer *positions*:
   position, so "the element after ``pos`` in the same sequence" is ``pos + 1`` and the
   sequence is finished when ``kinds[pos + 1] == END``.
 * ``rule_alts[rule]`` holds the start position of each alternative of ``rule`` in order;
-  an empty alternative starts directly at an ``END`` position.
+  an empty alternative starts directly at an ``END`` position. Positions are laid out
+  rule by rule in rule order, each rule's alternatives in order, with no gaps, so the
+  positions in order are every alternative of every rule (the byte lowering relies on it).
 * ``rule_names[rule]`` is the rule's name. Rules of the IR come first, in definition
   order (so rule id ``i`` is the ``i``-th IR rule); generated rules follow, named
   ``<rule>-g<k>`` (groups/alternations), ``<rule>-star<k>`` (unbounded repetition)
