@@ -62,7 +62,9 @@ class _Lowering:
         self.program = program
         self.limits = limits
         self.n_rules = len(program.rule_alts)
-        self.class_seqs: list[list[ByteSeq]] = []
+        # each class rule: its single bytes and its multi-byte sequences
+        self.class_seqs: list[tuple[int, list[ByteSeq]]] = []
+        self.wide_seqs: dict[Ranges, list[ByteSeq]] = {}
         # the lowering of each distinct test (kind, ranges)
         self.tests: dict[tuple[int, Ranges], tuple[_Op, ...]] = {}
 
@@ -81,16 +83,26 @@ class _Lowering:
             for lo, hi in ranges:
                 bits |= _range_bits(lo, hi)
             return ((TEST, bits),)
-        seqs = [s for lo, hi in ranges for s in utf8_sequences(lo, hi)]
-        if all(len(s) == 1 for s in seqs):
-            bits = 0
-            for s in seqs:
-                bits |= _range_bits(*s[0])
-            return ((TEST, bits),)
-        if len(seqs) == 1:
+        # the single bytes (ASCII) in one bit set; the multi-byte sequences of the rest,
+        # computed once per distinct rest (the classes excluding a few ASCII characters
+        # that a schema's keys produce all share theirs)
+        ascii_bits = 0
+        wide: list[tuple[int, int]] = []
+        for lo, hi in ranges:
+            if lo < 0x80:
+                ascii_bits |= _range_bits(lo, min(hi, 0x7F))
+            if hi >= 0x80:
+                wide.append((max(lo, 0x80), hi))
+        key = tuple(wide)
+        seqs = self.wide_seqs.get(key)
+        if seqs is None:
+            seqs = self.wide_seqs[key] = [s for lo, hi in wide for s in utf8_sequences(lo, hi)]
+        if not seqs:  # (surrogates only, which UTF-8 never encodes)
+            return ((TEST, ascii_bits),)
+        if not ascii_bits and len(seqs) == 1:
             return tuple((TEST, _range_bits(lo, hi)) for lo, hi in seqs[0])
         index = self.n_rules + len(self.class_seqs)
-        self.class_seqs.append(seqs)
+        self.class_seqs.append((ascii_bits, seqs))
         return ((CALL, index),)
 
     def run(self) -> ByteProgram:
@@ -116,25 +128,18 @@ class _Lowering:
         # the operations of each byte-range sequence, END included (negated classes
         # share most of theirs: the whole 2-, 3- and 4-byte spans)
         seq_ops: dict[ByteSeq, tuple[_Op, ...]] = {}
-        for seqs in self.class_seqs:
+        for single, seqs in self.class_seqs:
             # single bytes merge into one test; longer sequences are one alternative each
             starts: list[int] = []
-            single = 0
-            for s in seqs:
-                if len(s) == 1:
-                    single |= _range_bits(*s[0])
             if single:
                 starts.append(len(ops))
                 ops += ((TEST, single), (END, 0))
             for s in seqs:
-                if len(s) > 1:
-                    starts.append(len(ops))
-                    more = seq_ops.get(s)
-                    if more is None:
-                        more = seq_ops[s] = (
-                            *((TEST, _range_bits(lo, hi)) for lo, hi in s), (END, 0)
-                        )
-                    ops += more
+                starts.append(len(ops))
+                more = seq_ops.get(s)
+                if more is None:
+                    more = seq_ops[s] = (*((TEST, _range_bits(lo, hi)) for lo, hi in s), (END, 0))
+                ops += more
             rules.append(tuple(starts))
         if len(ops) > self.limits.max_grammar_size:
             raise LimitError(
