@@ -237,6 +237,20 @@ def test_compiler_cache_is_bounded_lru() -> None:
     assert gbnfkit.compile(grammars[0], VOCAB) is not gbnfkit.compile(grammars[0], VOCAB)
 
 
+def test_compiler_cache_hits_equal_grammars_only() -> None:
+    """The cache is looked up by program; a hit needs equal fingerprints too."""
+    compiler = gbnfkit.GrammarCompiler(VOCAB)
+    joined = Grammar.from_gbnf('root ::= "ab"')
+    split = Grammar.from_gbnf('root ::= [a] "b"')
+    assert joined.program.ranges == split.program.ranges and joined != split  # same program
+    first = compiler.compile(joined)
+    assert compiler.compile(Grammar.from_gbnf('root ::= "ab"')) is first  # equal grammar
+    other = compiler.compile(split)
+    assert other is not first and other.grammar is split
+    assert compiler.compile(split) is other
+    assert compiler.compile(Grammar.from_gbnf('root ::= "ac"')) is not other
+
+
 def test_tiny_state_cache_limit_keeps_masks_exact() -> None:
     """With room for very few states the automaton keeps dropping its caches; masks stay equal."""
     limits = gbnfkit.Limits(max_cached_states=3)

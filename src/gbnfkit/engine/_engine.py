@@ -123,9 +123,10 @@ class Engine:
         self._alts = program.rule_alts
         self._target = program.target
         self._ranges = program.ranges
-        self._neg = tuple(k == CHAR_NOT for k in program.kinds)
-        # lower bounds of each position's ranges, for binary search
-        self._lows = tuple(tuple(lo for lo, _ in r) for r in program.ranges)
+        # per-position tables of character stepping, built at the first step (a grammar
+        # used only through the token layer never steps this engine)
+        self._neg: tuple[bool, ...] | None = None
+        self._lows: tuple[tuple[int, ...], ...] | None = None
         self.gen = 0
         self.empty = Node(-1, None, _EMPTY_HASH)
         self.empty.closure = frozenset((self.empty,))
@@ -135,6 +136,15 @@ class Engine:
         self._templates: dict[int, tuple[tuple[tuple[int, ...], ...], bool]] = {}
         self.dead = Core(frozenset(), -1, self.empty)
         self._start: Core | None = None
+
+    def _char_tables(self) -> tuple[tuple[bool, ...], tuple[tuple[int, ...], ...]]:
+        """Whether each position is negated, and the lower bounds of its ranges (for
+        binary search); computed once, on first use."""
+        neg, lows = self._neg, self._lows
+        if neg is None or lows is None:
+            neg = self._neg = tuple(k == CHAR_NOT for k in self._kinds)
+            lows = self._lows = tuple(tuple(lo for lo, _ in r) for r in self._ranges)
+        return neg, lows
 
     # -- interning ---------------------------------------------------------------------
     def node(self, pos: int, parent: Node) -> Node:
@@ -305,7 +315,8 @@ class Engine:
             cache = False
         cp = ord(ch)
         out: set[Node] = set()
-        ranges, lows, neg = self._ranges, self._lows, self._neg
+        neg, lows = self._char_tables()
+        ranges = self._ranges
         for p, nodes in core.groups:
             rs = ranges[p]
             i = bisect_right(lows[p], cp) - 1
@@ -367,8 +378,9 @@ class Engine:
         positive: Ranges = ()
         excluded: Ranges | None = None
         pos_parts = []
+        neg = self._char_tables()[0]
         for p, _ in core.groups:
-            if self._neg[p]:
+            if neg[p]:
                 rs = self._ranges[p]
                 excluded = rs if excluded is None else intersect(excluded, rs)
             else:

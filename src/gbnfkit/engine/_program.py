@@ -18,7 +18,9 @@ A program is llama.cpp's flattened rule table with integer *positions*:
   position, so "the element after ``pos`` in the same sequence" is ``pos + 1`` and the
   sequence is finished when ``kinds[pos + 1] == END``.
 * ``rule_alts[rule]`` holds the start position of each alternative of ``rule`` in order;
-  an empty alternative starts directly at an ``END`` position.
+  an empty alternative starts directly at an ``END`` position. Positions are laid out
+  rule by rule in rule order, each rule's alternatives in order, with no gaps, so the
+  positions in order are every alternative of every rule (the byte lowering relies on it).
 * ``rule_names[rule]`` is the rule's name. Rules of the IR come first, in definition
   order (so rule id ``i`` is the ``i``-th IR rule); generated rules follow, named
   ``<rule>-g<k>`` (groups/alternations), ``<rule>-star<k>`` (unbounded repetition)
@@ -76,27 +78,40 @@ class Program:
         return self.kinds[pos] <= CHAR_NOT
 
 
+_END_ELEM: _Elem = (END, (), -1)
+
+
 class _Builder:
     def __init__(self, ir: GrammarIR, limits: Limits) -> None:
         self.ir = ir
         self.limits = limits
+        self.max_size = limits.max_grammar_size
         self.names: list[str] = list(ir.rules)
+        self.n_ir_rules = len(self.names)
         self.ids: dict[str, int] = {n: i for i, n in enumerate(self.names)}
         self.bodies: list[list[list[_Elem]] | None] = [None] * len(self.names)
         self.size = 0
         self.memo: dict[tuple[object, ...], int] = {}
         self.counter = 0
+        # the elements of each distinct literal, class and reference (a grammar repeats
+        # them often: keys, punctuation, whitespace)
+        self.literals: dict[str, list[_Elem]] = {}
+        self.classes: dict[tuple[Ranges, bool], _Elem] = {}
+        self.refs: dict[str, _Elem] = {}
 
     # -- bookkeeping -------------------------------------------------------------
     def grow(self, n: int) -> None:
         self.size += n
-        if self.size > self.limits.max_grammar_size:
-            raise LimitError(
-                f"grammar has more than {self.limits.max_grammar_size} elements "
-                "after repetitions are expanded",
-                limit="max_grammar_size",
-                value=self.limits.max_grammar_size,
-            )
+        if self.size > self.max_size:
+            self.too_large()
+
+    def too_large(self) -> None:
+        raise LimitError(
+            f"grammar has more than {self.limits.max_grammar_size} elements "
+            "after repetitions are expanded",
+            limit="max_grammar_size",
+            value=self.limits.max_grammar_size,
+        )
 
     def new_rule(self, owner: str, tag: str) -> int:
         while True:
@@ -111,7 +126,7 @@ class _Builder:
 
     # -- expressions -------------------------------------------------------------
     def alternatives(self, expr: Expr, owner: str) -> list[list[_Elem]]:
-        if isinstance(expr, Alt):
+        if type(expr) is Alt or isinstance(expr, Alt):
             out: list[list[_Elem]] = []
             for option in expr.options:
                 out.extend(self.alternatives(option, owner))
@@ -120,23 +135,75 @@ class _Builder:
         self.sequence(expr, owner, seq)
         return [seq]
 
-    def sequence(self, expr: Expr, owner: str, out: list[_Elem]) -> None:
-        if isinstance(expr, Literal):
-            self.grow(len(expr.text))
-            out.extend((CHAR, ((ord(c), ord(c)),), -1) for c in expr.text)
-        elif isinstance(expr, CharClass):
-            self.grow(1)
+    def literal(self, text: str) -> list[_Elem]:
+        elems = self.literals.get(text)
+        if elems is None:
+            elems = self.literals[text] = [(CHAR, ((c, c),), -1) for c in map(ord, text)]
+        return elems
+
+    def char_class(self, expr: CharClass) -> _Elem:
+        key = (expr.ranges, expr.negated)
+        elem = self.classes.get(key)
+        if elem is None:
             kind = CHAR_NOT if expr.negated else CHAR
-            out.append((kind, normalize(expr.ranges), -1))
-        elif isinstance(expr, RuleRef):
-            target = self.ids.get(expr.name)
-            if target is None or target >= len(self.ir.rules):
+            elem = self.classes[key] = (kind, normalize(expr.ranges), -1)
+        return elem
+
+    def ref(self, name: str, owner: str) -> _Elem:
+        elem = self.refs.get(name)
+        if elem is None:
+            target = self.ids.get(name)
+            if target is None or target >= self.n_ir_rules:
                 raise GrammarError(
-                    f"undefined rule {expr.name!r} (referenced in rule {owner!r})",
-                    rules=(expr.name,),
+                    f"undefined rule {name!r} (referenced in rule {owner!r})",
+                    rules=(name,),
                 )
+            elem = self.refs[name] = (REF, (), target)
+        return elem
+
+    def sequence(self, expr: Expr, owner: str, out: list[_Elem]) -> None:
+        # exact type checks first (the IR's own classes), isinstance for subclasses
+        cls = type(expr)
+        if cls is Seq:
+            # the items of a sequence are mostly literals, classes and references
+            literals, classes, refs = self.literals, self.classes, self.refs
+            max_size = self.max_size
+            for item in expr.items:  # type: ignore[union-attr]
+                icls = type(item)
+                if icls is Literal:
+                    text = item.text  # type: ignore[union-attr]
+                    self.size += len(text)
+                    if self.size > max_size:
+                        self.too_large()
+                    elems = literals.get(text)
+                    out += self.literal(text) if elems is None else elems
+                elif icls is RuleRef:
+                    elem = refs.get(item.name)  # type: ignore[union-attr]
+                    if elem is None:
+                        elem = self.ref(item.name, owner)  # type: ignore[union-attr]
+                    self.size += 1
+                    if self.size > max_size:
+                        self.too_large()
+                    out.append(elem)
+                elif icls is CharClass:
+                    self.size += 1
+                    if self.size > max_size:
+                        self.too_large()
+                    elem = classes.get((item.ranges, item.negated))  # type: ignore[union-attr]
+                    out.append(self.char_class(item) if elem is None else elem)  # type: ignore[arg-type]
+                else:
+                    self.sequence(item, owner, out)
+        elif cls is Literal or isinstance(expr, Literal):
+            text = expr.text  # type: ignore[union-attr]
+            self.grow(len(text))
+            out.extend(self.literal(text))
+        elif cls is CharClass or isinstance(expr, CharClass):
             self.grow(1)
-            out.append((REF, (), target))
+            out.append(self.char_class(expr))  # type: ignore[arg-type]
+        elif cls is RuleRef or isinstance(expr, RuleRef):
+            elem = self.ref(expr.name, owner)  # type: ignore[union-attr]
+            self.grow(1)
+            out.append(elem)
         elif isinstance(expr, Seq):
             for item in expr.items:
                 self.sequence(item, owner, out)
@@ -236,30 +303,24 @@ class _Builder:
             )
         for i, name in enumerate(list(self.names[: len(self.ir.rules)])):
             self.bodies[i] = self.alternatives(self.ir.rules[name], name)
-        kinds: list[int] = []
-        ranges: list[Ranges] = []
-        target: list[int] = []
+        flat: list[_Elem] = []
         pos_rule: list[int] = []
         rule_alts: list[tuple[int, ...]] = []
         for rule, body in enumerate(self.bodies):
             assert body is not None
+            first = len(flat)
             starts: list[int] = []
             for alt in body:
-                starts.append(len(kinds))
-                for kind, rng, tgt in alt:
-                    kinds.append(kind)
-                    ranges.append(rng)
-                    target.append(tgt)
-                    pos_rule.append(rule)
-                kinds.append(END)
-                ranges.append(())
-                target.append(-1)
-                pos_rule.append(rule)
+                starts.append(len(flat))
+                flat.extend(alt)
+                flat.append(_END_ELEM)
+            pos_rule.extend([rule] * (len(flat) - first))
             rule_alts.append(tuple(starts))
+        kinds, ranges, target = zip(*flat, strict=True)
         return Program(
-            kinds=tuple(kinds),
-            ranges=tuple(ranges),
-            target=tuple(target),
+            kinds=kinds,
+            ranges=ranges,
+            target=target,
             pos_rule=tuple(pos_rule),
             rule_names=tuple(self.names),
             rule_alts=tuple(rule_alts),

@@ -23,6 +23,7 @@ inline.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate, chain
 
 from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
@@ -52,89 +53,102 @@ def _range_bits(lo: int, hi: int) -> int:
     return ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
 
 
+_Op = tuple[int, int]  # (kind, arg) of one byte-program position
+_END_OPS: tuple[_Op, ...] = ((END, 0),)
+
+
 class _Lowering:
     def __init__(self, program: Program, limits: Limits) -> None:
         self.program = program
         self.limits = limits
-        self.kind: list[int] = []
-        self.arg: list[int] = []
-        self.rules: list[list[int]] = [[] for _ in program.rule_alts]
-        self.class_rules: dict[Ranges, int] = {}
+        self.n_rules = len(program.rule_alts)
+        # each class rule: its single bytes and its multi-byte sequences
         self.class_seqs: list[tuple[int, list[ByteSeq]]] = []
-        # the lowering of each distinct test: (TEST, bits) pairs or one (CALL, rule)
-        self.tests: dict[Ranges, tuple[tuple[int, int], ...]] = {}
+        self.wide_seqs: dict[Ranges, list[ByteSeq]] = {}
+        # the lowering of each distinct test (kind, ranges)
+        self.tests: dict[tuple[int, Ranges], tuple[_Op, ...]] = {}
 
-    def _emit(self, kind: int, arg: int) -> None:
-        self.kind.append(kind)
-        self.arg.append(arg)
-        if len(self.kind) > self.limits.max_grammar_size:
-            raise LimitError(
-                "the grammar is too large once lowered to bytes",
-                limit="max_grammar_size",
-                value=self.limits.max_grammar_size,
+    def _test(self, kind: int, ranges: Ranges) -> tuple[_Op, ...]:
+        ops = self.tests.get((kind, ranges))
+        if ops is None:
+            ops = self.tests[kind, ranges] = self._lower_test(
+                complement(ranges) if kind == CHAR_NOT else ranges
             )
+        return ops
 
-    def _test(self, ranges: Ranges) -> None:
-        """Emit the byte tests of "one code point in ``ranges``"."""
-        code = self.tests.get(ranges)
-        if code is None:
-            code = self.tests[ranges] = self._lower_test(ranges)
-        for kind, arg in code:
-            self._emit(kind, arg)
-
-    def _lower_test(self, ranges: Ranges) -> tuple[tuple[int, int], ...]:
+    def _lower_test(self, ranges: Ranges) -> tuple[_Op, ...]:
+        """The byte tests of "one code point in ``ranges``"."""
         if not ranges or ranges[-1][1] < 0x80:  # ASCII only (ranges are sorted): one test
             bits = 0
             for lo, hi in ranges:
                 bits |= _range_bits(lo, hi)
             return ((TEST, bits),)
-        seqs = [s for lo, hi in ranges for s in utf8_sequences(lo, hi)]
-        if all(len(s) == 1 for s in seqs):
-            bits = 0
-            for s in seqs:
-                bits |= _range_bits(*s[0])
-            return ((TEST, bits),)
-        if len(seqs) == 1:
+        # the single bytes (ASCII) in one bit set; the multi-byte sequences of the rest,
+        # computed once per distinct rest (the classes excluding a few ASCII characters
+        # that a schema's keys produce all share theirs)
+        ascii_bits = 0
+        wide: list[tuple[int, int]] = []
+        for lo, hi in ranges:
+            if lo < 0x80:
+                ascii_bits |= _range_bits(lo, min(hi, 0x7F))
+            if hi >= 0x80:
+                wide.append((max(lo, 0x80), hi))
+        key = tuple(wide)
+        seqs = self.wide_seqs.get(key)
+        if seqs is None:
+            seqs = self.wide_seqs[key] = [s for lo, hi in wide for s in utf8_sequences(lo, hi)]
+        if not seqs:  # (surrogates only, which UTF-8 never encodes)
+            return ((TEST, ascii_bits),)
+        if not ascii_bits and len(seqs) == 1:
             return tuple((TEST, _range_bits(lo, hi)) for lo, hi in seqs[0])
-        index = self.class_rules[ranges] = len(self.rules)
-        self.rules.append([])
-        self.class_seqs.append((index, seqs))
+        index = self.n_rules + len(self.class_seqs)
+        self.class_seqs.append((ascii_bits, seqs))
         return ((CALL, index),)
 
     def run(self) -> ByteProgram:
+        # The program lays out its rules in order, each rule's alternatives in order and
+        # each alternative as its elements then END (``compile_program``), so the
+        # positions in order are every alternative in rule order: each position becomes
+        # its byte operations, and an alternative starts where its first position's do.
         program = self.program
-        kinds = program.kinds
-        for rule, starts in enumerate(program.rule_alts):
-            for pos in starts:
-                self.rules[rule].append(len(self.kind))
-                while kinds[pos] != CHAR_END:
-                    if kinds[pos] == REF:
-                        self._emit(CALL, program.target[pos])
-                    elif kinds[pos] == CHAR_NOT:
-                        self._test(complement(program.ranges[pos]))
-                    else:
-                        self._test(program.ranges[pos])
-                    pos += 1
-                self._emit(END, 0)
-        for index, seqs in self.class_seqs:
+        tests, test = self.tests, self._test
+        calls = [((CALL, rule),) for rule in range(self.n_rules)]
+        pos_ops = [
+            calls[t] if k == REF
+            else _END_OPS if k == CHAR_END
+            else tests.get((k, r)) or test(k, r)
+            for k, r, t in zip(program.kinds, program.ranges, program.target, strict=True)
+        ]
+        ops: list[_Op] = list(chain.from_iterable(pos_ops))
+        if len(ops) == len(pos_ops):  # one operation per position (no multi-byte literal)
+            rules = list(program.rule_alts)
+        else:
+            where = list(accumulate(map(len, pos_ops), initial=0))
+            rules = [tuple([where[a] for a in starts]) for starts in program.rule_alts]
+        # the operations of each byte-range sequence, END included (negated classes
+        # share most of theirs: the whole 2-, 3- and 4-byte spans)
+        seq_ops: dict[ByteSeq, tuple[_Op, ...]] = {}
+        for single, seqs in self.class_seqs:
             # single bytes merge into one test; longer sequences are one alternative each
-            single = 0
-            for s in seqs:
-                if len(s) == 1:
-                    single |= _range_bits(*s[0])
+            starts: list[int] = []
             if single:
-                self.rules[index].append(len(self.kind))
-                self._emit(TEST, single)
-                self._emit(END, 0)
+                starts.append(len(ops))
+                ops += ((TEST, single), (END, 0))
             for s in seqs:
-                if len(s) > 1:
-                    self.rules[index].append(len(self.kind))
-                    for lo, hi in s:
-                        self._emit(TEST, _range_bits(lo, hi))
-                    self._emit(END, 0)
-        return ByteProgram(
-            tuple(self.kind), tuple(self.arg), tuple(tuple(r) for r in self.rules), program.root
-        )
+                starts.append(len(ops))
+                more = seq_ops.get(s)
+                if more is None:
+                    more = seq_ops[s] = (*((TEST, _range_bits(lo, hi)) for lo, hi in s), (END, 0))
+                ops += more
+            rules.append(tuple(starts))
+        if len(ops) > self.limits.max_grammar_size:
+            raise LimitError(
+                "the grammar is too large once lowered to bytes",
+                limit="max_grammar_size",
+                value=self.limits.max_grammar_size,
+            )
+        kind, arg = zip(*ops, strict=True)
+        return ByteProgram(kind, arg, tuple(rules), program.root)
 
 
 def lower_program(program: Program, limits: Limits = DEFAULT_LIMITS) -> ByteProgram:

@@ -17,8 +17,13 @@ __all__ = ["GrammarCompiler", "compile"]
 class GrammarCompiler:
     """Compiles grammars for one vocabulary, sharing its token trie.
 
-    Keeps the ``cache_size`` (default 32) most recently used compiled grammars,
-    keyed by ``(grammar.fingerprint, vocabulary.fingerprint)``.  Thread-safe.
+    Keeps the ``cache_size`` (default 32) most recently used compiled grammars: a
+    grammar with the same compiled program and an equal
+    :attr:`~gbnfkit.Grammar.fingerprint` as one of them gets that compiled grammar
+    back (equal grammars compile to equal programs).  The cache is looked up by the
+    program (hashing its flat tuples costs a small fraction of the fingerprint, which
+    prints the whole grammar as GBNF), and fingerprints are compared only when the
+    programs are equal, so a grammar never seen before computes none.  Thread-safe.
 
     Context splits that do not depend on the grammar (string bodies, numbers,
     whitespace...) are shared by every grammar compiled here; with ``cache_dir`` they
@@ -42,7 +47,7 @@ class GrammarCompiler:
         self._vocabulary = vocabulary
         self._index = VocabularyIndex(vocabulary, cache_dir=cache_dir)
         self._cache_size = max(0, cache_size)
-        self._cache: OrderedDict[tuple[str, str], CompiledGrammar] = OrderedDict()
+        self._cache: OrderedDict[tuple[object, ...], CompiledGrammar] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -58,12 +63,14 @@ class GrammarCompiler:
     def compile(self, grammar: Grammar) -> CompiledGrammar:
         """The compiled ``grammar`` (from the cache when compiled recently)."""
         expect(grammar, Grammar, "grammar")
-        key = (grammar.fingerprint, self._vocabulary.fingerprint)
+        key = _program_key(grammar)
         with self._lock:
             hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                return hit
+        if hit is not None and (hit.grammar is grammar or hit.grammar == grammar):
+            with self._lock:
+                if key in self._cache:
+                    self._cache.move_to_end(key)
+            return hit
         compiled = CompiledGrammar(grammar, self._vocabulary, index=self._index)
         if self._cache_size:
             with self._lock:
@@ -82,6 +89,14 @@ class GrammarCompiler:
     def load(self, path: str, grammar: Grammar) -> CompiledGrammar:
         """:meth:`CompiledGrammar.load` sharing this compiler's vocabulary index."""
         return CompiledGrammar.load(path, grammar, self._vocabulary, index=self._index)
+
+
+def _program_key(grammar: Grammar) -> tuple[object, ...]:
+    """The cache key of ``grammar``: its compiled program, what a compiled grammar is
+    made of (the engine's limits are not part of it, as they are not of the
+    fingerprint)."""
+    p = grammar.program
+    return (p.root, p.rule_names, p.rule_alts, p.kinds, p.target, p.ranges)
 
 
 def compile(grammar: Grammar, vocabulary: Vocabulary) -> CompiledGrammar:  # noqa: A001

@@ -18,9 +18,11 @@ _LENGTH_SPANS = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xD7FF), (0xE000, 0xFFFF), (0
 def utf8_sequences(lo: int, hi: int) -> list[ByteSeq]:
     """Byte-range sequences matching exactly the UTF-8 encodings of ``lo .. hi``."""
     out: list[ByteSeq] = []
-    for a, b in _LENGTH_SPANS:
+    for (a, b), whole in zip(_LENGTH_SPANS, _WHOLE_SPANS, strict=True):
         s, e = max(lo, a), min(hi, b)
-        if s <= e:
+        if s == a and e == b:
+            out.extend(whole)  # most classes (negated ones) cover whole spans
+        elif s <= e:
             _split(s, e, out)
     return out
 
@@ -49,3 +51,13 @@ def _split(lo: int, hi: int, out: list[ByteSeq]) -> None:
         a = chr(lo).encode("utf-8")
         b = chr(hi).encode("utf-8")
         out.append(tuple((a[k], b[k]) for k in range(n)))
+
+
+def _whole(lo: int, hi: int) -> tuple[ByteSeq, ...]:
+    out: list[ByteSeq] = []
+    _split(lo, hi, out)
+    return tuple(out)
+
+
+# the sequences of each whole span, computed once (same order as _split gives them)
+_WHOLE_SPANS = tuple(_whole(a, b) for a, b in _LENGTH_SPANS)

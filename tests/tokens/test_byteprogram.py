@@ -1,0 +1,35 @@
+"""The byte lowering of a small program, position by position."""
+
+from __future__ import annotations
+
+from gbnfkit import Grammar
+from gbnfkit.tokens._byteprogram import CALL, END, TEST, lower_program
+from gbnfkit.tokens._utf8 import utf8_sequences
+
+
+def _bits(lo: int, hi: int) -> int:
+    return sum(1 << b for b in range(lo, hi + 1))
+
+
+def test_lowering_shifts_positions_after_multibyte_characters() -> None:
+    grammar = Grammar.from_gbnf('root ::= "é" x | [^a]\nx ::= "b"')
+    program = grammar.program
+    assert program.rule_alts == ((0, 3), (5,))
+    lowered = lower_program(program)
+    # "é" is two byte tests, so every later position moves by one
+    assert lowered.kind[:8] == (TEST, TEST, CALL, END, CALL, END, TEST, END)
+    assert lowered.arg[:8] == (1 << 0xC3, 1 << 0xA9, 1, 0, 2, 0, 1 << ord("b"), 0)
+    assert lowered.rules[:2] == ((0, 4), (6,))
+    # [^a] has characters of every UTF-8 shape: a class rule (rule 2) after the program's,
+    # its single bytes in one test, then one alternative per multi-byte sequence
+    class_rule = lowered.rules[2]
+    assert class_rule[0] == 8
+    assert lowered.kind[8:10] == (TEST, END)
+    assert lowered.arg[8] == _bits(0, 0x60) | _bits(0x62, 0x7F)
+    seqs = utf8_sequences(0x80, 0x10FFFF)
+    assert len(class_rule) == 1 + len(seqs)
+    for start, seq in zip(class_rule[1:], seqs, strict=True):
+        n = len(seq)
+        assert lowered.kind[start : start + n + 1] == (TEST,) * n + (END,)
+        assert lowered.arg[start : start + n] == tuple(_bits(lo, hi) for lo, hi in seq)
+    assert len(lowered.kind) == class_rule[-1] + len(seqs[-1]) + 1
