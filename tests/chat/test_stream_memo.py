@@ -26,7 +26,7 @@ from gbnfkit.peg import AstNode
 VALUES = [
     'Pa"ris \\ <b>\n  x',
     "line one\n\nline two\t\u00e9\u2603 ",
-    "a\\\"b\\u00e9 </tool_call ",
+    'a\\"b\\u00e9 </tool_call ',
     " \n",
 ]
 
