@@ -81,6 +81,7 @@ class MessageStream:
         # and the pieces given of that part (``_given``)
         self._quick: dict[str, MessageDelta] | None = None
         self._given: list[str] = self._content
+        self._open_quick: dict[str, MessageDelta] = {}  # the open region's, even when held
         self._quick_by_part: dict[tuple[Field, int, str], dict[str, MessageDelta]] = {}
         self._memo = Memo()  # the mapping's results kept from one parse to the next
         self._final: Message | None = None
@@ -138,7 +139,7 @@ class MessageStream:
                 kept = region.pending + chunk
                 region.pending = ""
                 self._given.append(kept)
-                self._requick(region)
+                self._quick = self._open_quick  # nothing held back: the fast path again
                 field = region.field
                 if field is Field.CONTENT:
                     return [_text_delta("content", kept)]
@@ -213,14 +214,12 @@ class MessageStream:
             self._given = self._reasoning
         else:
             self._given = self._calls[region.tool_index].arguments
-        if region.pending or region.lead is not Trim.NONE:
-            self._quick = None
-            return
         key = (field, region.tool_index, region.slow)
         quick = self._quick_by_part.get(key)
         if quick is None:
             quick = self._quick_by_part[key] = {}
-        self._quick = quick
+        self._open_quick = quick
+        self._quick = None if region.pending or region.lead is not Trim.NONE else quick
 
     def _feed_rarely(self, chunk: object) -> list[MessageDelta]:
         if not isinstance(chunk, str):
