@@ -390,13 +390,22 @@ def to_message(
     reasoning_node: AstNode | None = None
     content_node: AstNode | None = None
     tool_nodes: list[AstNode] = []
-    for node in result.walk():
-        if node.tag == TAG_REASONING and reasoning_node is None:
-            reasoning_node = node
-        elif node.tag == TAG_CONTENT and content_node is None:
-            content_node = node
-        elif node.tag == TAG_TOOL:
+    # depth first in text order, as result.walk(), but not into tool calls (never nested;
+    # _tool_calls reads their insides)
+    stack = list(reversed(result.nodes))
+    while stack:
+        node = stack.pop()
+        tag = node.tag
+        if tag == TAG_TOOL:
             tool_nodes.append(node)
+            continue
+        if tag == TAG_REASONING:
+            if reasoning_node is None:
+                reasoning_node = node
+        elif tag == TAG_CONTENT and content_node is None:
+            content_node = node
+        if node.children:
+            stack.extend(reversed(node.children))
     reasoning, reasoning_region = _reasoning(reasoning_node, text, partial)
     tools_follow = bool(tool_nodes) or (
         not partial and content_node is not None and content_node.end < len(text)
