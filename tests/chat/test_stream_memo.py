@@ -115,3 +115,53 @@ def test_the_memo_resumes_the_scan_of_growing_json_arguments() -> None:
     # a shorter text than the last one (a failed parse read up to its fault) starts over
     node = AstNode("args", 0, 8, text[:8])
     assert _node_in_json_string(node, memo) == _in_json_string(text[:8])
+
+
+NEAR_MISSES = {
+    ChatFormat.CONTENT: "<think>\nA </thin k </think  x <</think\n</think>\n\nB <b>",
+    ChatFormat.HERMES: (
+        "<think> a </think </thinkx\n</think>\n\nText <tool_cal x <<tool_call <tool_\n "
+        '<tool_call>\n{"name": "get", "arguments": {}}\n</tool_call>'
+    ),
+    ChatFormat.MISTRAL: 'a [TOOL_ x [[TOOL_CALLS [TOOL_CALLS][{"name": "get", "arguments": {}}]',
+    ChatFormat.QWEN3_CODER: (
+        "a <tool_ b <tool_call\n<tool_call>\n<function=search>\n<parameter=query>\n"
+        "x </param y </parameter\n <</parameter \n\n</parameter>\n</function>\n</tool_call>"
+    ),
+    ChatFormat.DEEPSEEK_R1: (
+        "<think>r </think </think>\n\nx <｜tool▁calls <｜tool▁calls▁begin｜>"
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get\n```json\n{}\n```"
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", list(NEAR_MISSES))
+def test_each_character_gives_what_the_partial_parse_decides(fmt: ChatFormat) -> None:
+    """Text that may start a delimiter is held back exactly as long as a parse would, no
+    longer: after every character the deltas add up to the partial message."""
+    text = NEAR_MISSES[fmt]
+    stream = MessageStream(fmt, TOOLS)
+    deltas: list = []
+    for end in range(1, len(text) + 1):
+        deltas += stream.feed(text[end - 1])
+        partial = parse_message(text[:end], fmt, TOOLS, partial=True)
+        assert _concat(deltas) == partial, (end, text[:end])
+    deltas += stream.close()
+    assert _concat(deltas) == stream.finish() == parse_message(text, fmt, TOOLS)
+
+
+def _concat(deltas: list) -> Message:
+    calls: list[list] = []
+    for delta in deltas:
+        for part in delta.tool_calls:
+            if part.index == len(calls):
+                calls.append([part.id, part.name, ""])
+            if part.id is not None:
+                calls[part.index][0] = part.id
+            calls[part.index][2] += part.arguments
+    return Message(
+        "".join(d.content for d in deltas),
+        "".join(d.reasoning_content for d in deltas),
+        tuple(ToolCall(*c) for c in calls),
+    )

@@ -34,11 +34,21 @@ from gbnfkit.chat._formats._base import (
     Syntax,
     string_typed,
 )
+from gbnfkit.chat._formats._qwen3_coder import PARAM_CLOSE
 from gbnfkit.chat._tools import Toolset
 from gbnfkit.chat._types import Message, ToolCall
 from gbnfkit.peg import AstNode, ParseResult, ParseStatus
 
-__all__ = ["Field", "Memo", "Trim", "Region", "to_message", "held_suffix", "lead_strip"]
+__all__ = [
+    "Field",
+    "Memo",
+    "Trim",
+    "Region",
+    "to_message",
+    "held_suffix",
+    "lead_strip",
+    "until_held",
+]
 
 _WS = " \t\r\n"
 _CONTROL = "".join(chr(c) for c in range(0x20))
@@ -71,7 +81,9 @@ class Region:
     (nothing of the region has been kept yet); ``hold``: trailing whitespace that stays
     held back; ``pending``: the raw text held back now; ``escape``: the region's text is
     written into a JSON string; ``json_string``: the region is the inside of a JSON string
-    in the output (escapes are checked as they come, a quote ends it). ``slow``: the
+    in the output (escapes are checked as they come, a quote ends it); ``delimiter``: the
+    region is text up to the first ``delimiter`` (``until``), so a tail of the text that
+    may start it is held back too. ``slow``: the
     characters that, fed alone, need more than appending, and ``held`` those of them
     that are only held back (both derived from the others).
     """
@@ -84,6 +96,7 @@ class Region:
     pending: str
     escape: bool = False
     json_string: bool = False
+    delimiter: str = ""
     slow: str = dataclasses.field(init=False)
     held: str = dataclasses.field(init=False)
 
@@ -119,6 +132,21 @@ def held_suffix(raw: str, trim: Trim) -> int:
     if trim is Trim.NEWLINE and raw.endswith("\n"):
         return 1
     return 0
+
+
+def until_held(raw: str, delimiter: str, trim: Trim) -> int:
+    """How many characters at the end of ``raw`` (text that does not hold ``delimiter``)
+    are held back: the longest tail that may still become ``delimiter``, and what
+    ``trim`` would remove before it."""
+    n = len(raw)
+    cut = n
+    at = raw.find(delimiter[0], max(0, n - len(delimiter) + 1))
+    while at >= 0:
+        if delimiter.startswith(raw[at:]):
+            cut = at
+            break
+        at = raw.find(delimiter[0], at + 1)
+    return n - cut + held_suffix(raw[:cut], trim)
 
 
 def _strip(raw: str, lead: Trim, tail: Trim) -> str:
@@ -274,7 +302,14 @@ def _parameter_arguments(
             if value.end == len(text):
                 lead = Trim.NEWLINE if not value.text else Trim.NONE
                 region = Region(
-                    Field.ARGUMENTS, index, "<", lead, Trim.NEWLINE, raw[len(raw) - cut :], True
+                    Field.ARGUMENTS,
+                    index,
+                    "<",
+                    lead,
+                    Trim.NEWLINE,
+                    raw[len(raw) - cut :],
+                    True,
+                    delimiter=PARAM_CLOSE,  # the value is until(PARAM_CLOSE)
                 )
             whole = False
             break
@@ -354,9 +389,17 @@ def _content(
     cut = held_suffix(raw, hold)
     region = None
     if partial and node.end == len(text) and not tools_follow:
-        stops = "".join(sorted({d[0] for d in syntax.content_delimiters}))
+        delimiters = syntax.content_delimiters
+        stops = "".join(sorted({d[0] for d in delimiters}))
         region = Region(
-            Field.CONTENT, 0, stops, lead if not raw else Trim.NONE, hold, raw[len(raw) - cut :]
+            Field.CONTENT,
+            0,
+            stops,
+            lead if not raw else Trim.NONE,
+            hold,
+            raw[len(raw) - cut :],
+            # the content is until(content_delimiters[0]) (see _formats)
+            delimiter=delimiters[0] if len(delimiters) == 1 else "",
         )
     return raw[: len(raw) - cut], region
 
@@ -371,7 +414,13 @@ def _reasoning(node: AstNode | None, text: str, partial: bool) -> tuple[str, Reg
     if is_open and node.end == len(text):
         lead = Trim.WHITESPACE if not raw else Trim.NONE
         region = Region(
-            Field.REASONING, 0, THINK_CLOSE[0], lead, Trim.WHITESPACE, raw[len(raw) - cut :]
+            Field.REASONING,
+            0,
+            THINK_CLOSE[0],
+            lead,
+            Trim.WHITESPACE,
+            raw[len(raw) - cut :],
+            delimiter=THINK_CLOSE,
         )
     return raw[: len(raw) - cut], region
 

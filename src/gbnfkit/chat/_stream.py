@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
 from gbnfkit.chat._api import ChatParser
 from gbnfkit.chat._formats._base import THINK_OPEN
-from gbnfkit.chat._mapping import Field, Memo, Region, Trim, held_suffix, lead_strip
+from gbnfkit.chat._mapping import Field, Memo, Region, Trim, held_suffix, lead_strip, until_held
 from gbnfkit.chat._types import ChatFormat, Message, MessageDelta, ToolCall, ToolCallDelta
 from gbnfkit.peg import ParseStatus
 
@@ -127,13 +127,15 @@ class MessageStream:
         ):
             # one character of whitespace that is held back, or the first plain one after
             # it (or the end of an escape in a JSON string)
-            if chunk in region.held:
+            if chunk in region.held and (not region.pending or region.pending.isspace()):
                 self._unparsed.append(chunk)
                 region.pending += chunk
                 self._quick = None
                 return []
             if region.pending and (
-                chunk in _ESCAPED if region.json_string else chunk not in region.slow
+                chunk in _ESCAPED
+                if region.json_string
+                else chunk not in region.slow and region.pending.isspace()
             ):
                 self._unparsed.append(chunk)
                 kept = region.pending + chunk
@@ -171,6 +173,16 @@ class MessageStream:
                 deltas = self._extend_json(region, chunk)
                 if deltas is not None:
                     self._unparsed.append(chunk)
+                    self._requick(region)
+                    return deltas
+            elif region.delimiter and (
+                (region.pending and not region.pending.isspace()) or not _plain(chunk, region.stops)
+            ):
+                # text that may start, go on with or end the region's delimiter: unless
+                # the delimiter is there, hold back the tail that may still become it
+                if region.lead is Trim.NONE and region.delimiter not in region.pending + chunk:
+                    self._unparsed.append(chunk)
+                    deltas = self._extend(region, chunk)
                     self._requick(region)
                     return deltas
             elif (chunk not in region.stops) if len(chunk) == 1 else _plain(chunk, region.stops):
@@ -269,10 +281,13 @@ class MessageStream:
                 return []
             region.lead = Trim.NONE
         hold = region.hold
-        if hold is Trim.NONE:
+        if hold is Trim.NONE and not region.delimiter:
             kept = raw
         else:
-            cut = held_suffix(raw, hold)
+            if region.delimiter:
+                cut = until_held(raw, region.delimiter, hold)
+            else:
+                cut = held_suffix(raw, hold)
             if cut:
                 kept, region.pending = raw[: len(raw) - cut], raw[len(raw) - cut :]
             else:
