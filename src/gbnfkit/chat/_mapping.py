@@ -72,7 +72,7 @@ class Trim(enum.Enum):
     """One ``\\n``."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Region:
     """The open end of a partial message (see the module docstring).
 

@@ -18,6 +18,8 @@ __all__ = ["MessageStream"]
 _WS = " \t\r\n"
 # characters that json.dumps may escape (a text value written into a JSON string)
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+# in a fast-path dict: the character is whitespace held back, not a delta
+_HOLD = MessageDelta()
 # what may follow a backslash in a JSON string, besides "u" and four hex digits
 _ESCAPED = '"\\/bfnrt'
 # characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
@@ -82,7 +84,7 @@ class MessageStream:
         self._quick: dict[str, MessageDelta] | None = None
         self._given: list[str] = self._content
         self._open_quick: dict[str, MessageDelta] = {}  # the open region's, even when held
-        self._quick_by_part: dict[tuple[Field, int, str], dict[str, MessageDelta]] = {}
+        self._quick_by_part: dict[tuple[Field, int, str, str, bool], dict[str, MessageDelta]] = {}
         self._memo = Memo()  # the mapping's results kept from one parse to the next
         self._final: Message | None = None
         self._error: ChatParseError | None = None
@@ -115,6 +117,12 @@ class MessageStream:
                 delta = None
             if delta is not None:
                 self._unparsed.append(chunk)
+                if delta is _HOLD:  # whitespace that is held back
+                    region = self._region
+                    assert region is not None
+                    region.pending = chunk
+                    self._quick = None
+                    return []
                 self._given.append(chunk)
                 return [delta]
         region = self._region
@@ -141,13 +149,19 @@ class MessageStream:
                 kept = region.pending + chunk
                 region.pending = ""
                 self._given.append(kept)
-                self._quick = self._open_quick  # nothing held back: the fast path again
-                field = region.field
-                if field is Field.CONTENT:
-                    return [_text_delta("content", kept)]
-                if field is Field.REASONING:
-                    return [_text_delta("reasoning_content", kept)]
-                return [_arguments_delta(region.tool_index, kept)]
+                quick = self._quick = self._open_quick  # nothing held back: fast path again
+                delta = quick.get(kept)
+                if delta is None:
+                    field = region.field
+                    if field is Field.CONTENT:
+                        delta = _text_delta("content", kept)
+                    elif field is Field.REASONING:
+                        delta = _text_delta("reasoning_content", kept)
+                    else:
+                        delta = _arguments_delta(region.tool_index, kept)
+                    if len(kept) == 2:  # a space and a letter, an escape: kept for reuse
+                        quick[kept] = delta
+                return [delta]
         if region is not None and type(chunk) is str and chunk:
             # the fast paths: text that only extends the open region, no parsing
             # (a closed or broken stream has no region); first one plain character
@@ -226,10 +240,13 @@ class MessageStream:
             self._given = self._reasoning
         else:
             self._given = self._calls[region.tool_index].arguments
-        key = (field, region.tool_index, region.slow)
+        key = (field, region.tool_index, region.slow, region.held, region.escape)
         quick = self._quick_by_part.get(key)
         if quick is None:
             quick = self._quick_by_part[key] = {}
+            if not region.escape:
+                for held in region.held:
+                    quick[held] = _HOLD
         self._open_quick = quick
         self._quick = None if region.pending or region.lead is not Trim.NONE else quick
 
