@@ -15,7 +15,7 @@ from gbnfkit.chat._formats._base import (
     Syntax,
     triggers_outside_reasoning,
 )
-from gbnfkit.chat._mapping import Region, failure, to_message
+from gbnfkit.chat._mapping import Memo, Region, failure, to_message
 from gbnfkit.chat._tools import Toolset, tools_from
 from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
 from gbnfkit.peg import Parser, ParseResult, ParseStatus
@@ -99,13 +99,16 @@ class ChatParser:
         for output that starts inside the reasoning, as this parser reads it."""
         return _grammar(self._syntax, self._tools, tool_choice, bool(self._prefix))
 
-    def _read(self, result: ParseResult, text: str, partial: bool) -> tuple[Message, Region | None]:
+    def _read(
+        self, result: ParseResult, text: str, partial: bool, memo: Memo | None = None
+    ) -> tuple[Message, Region | None]:
         """The message (and open region) of ``result``, a parse of ``text`` (which starts
         with the ``<think>`` of ``reasoning_open``).
 
         A failure raises :class:`ChatParseError` (positions in the output, without that
         ``<think>``) unless ``partial``: then the message is that of the longest prefix of
-        ``text`` that does not fail.
+        ``text`` that does not fail. ``memo``: what the mapping keeps between calls on the
+        texts of one growing output (a stream's).
         """
         offset = len(self._prefix)
         while result.status is ParseStatus.FAIL:
@@ -124,7 +127,7 @@ class ChatParser:
                 position=result.end - offset,
                 text=text[offset:],
             )
-        return to_message(result, text, self._syntax, self._tools, partial)
+        return to_message(result, text, self._syntax, self._tools, partial, memo)
 
 
 def _reasoning_syntax(syntax: Syntax) -> ReasoningSyntax:

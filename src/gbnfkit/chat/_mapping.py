@@ -34,11 +34,21 @@ from gbnfkit.chat._formats._base import (
     Syntax,
     string_typed,
 )
+from gbnfkit.chat._formats._qwen3_coder import PARAM_CLOSE
 from gbnfkit.chat._tools import Toolset
 from gbnfkit.chat._types import Message, ToolCall
 from gbnfkit.peg import AstNode, ParseResult, ParseStatus
 
-__all__ = ["Field", "Trim", "Region", "to_message", "held_suffix", "lead_strip"]
+__all__ = [
+    "Field",
+    "Memo",
+    "Trim",
+    "Region",
+    "to_message",
+    "held_suffix",
+    "lead_strip",
+    "until_held",
+]
 
 _WS = " \t\r\n"
 _CONTROL = "".join(chr(c) for c in range(0x20))
@@ -62,7 +72,7 @@ class Trim(enum.Enum):
     """One ``\\n``."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Region:
     """The open end of a partial message (see the module docstring).
 
@@ -71,8 +81,11 @@ class Region:
     (nothing of the region has been kept yet); ``hold``: trailing whitespace that stays
     held back; ``pending``: the raw text held back now; ``escape``: the region's text is
     written into a JSON string; ``json_string``: the region is the inside of a JSON string
-    in the output (escapes are checked as they come, a quote ends it). ``slow``: the
-    characters that, fed alone, need more than appending (derived from the others).
+    in the output (escapes are checked as they come, a quote ends it); ``delimiter``: the
+    region is text up to the first ``delimiter`` (``until``), so a tail of the text that
+    may start it is held back too. ``slow``: the
+    characters that, fed alone, need more than appending, and ``held`` those of them
+    that are only held back (both derived from the others).
     """
 
     field: Field
@@ -83,10 +96,18 @@ class Region:
     pending: str
     escape: bool = False
     json_string: bool = False
+    delimiter: str = ""
     slow: str = dataclasses.field(init=False)
+    held: str = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
         slow = self.stops
+        held = ""
+        if self.hold is Trim.WHITESPACE:
+            held = "".join(c for c in _WS if c not in self.stops)
+        elif self.hold is Trim.NEWLINE and "\n" not in self.stops:
+            held = "\n"
+        self.held = held
         if self.hold is Trim.WHITESPACE:
             slow += _WS
         elif self.hold is Trim.NEWLINE:
@@ -113,6 +134,21 @@ def held_suffix(raw: str, trim: Trim) -> int:
     return 0
 
 
+def until_held(raw: str, delimiter: str, trim: Trim) -> int:
+    """How many characters at the end of ``raw`` (text that does not hold ``delimiter``)
+    are held back: the longest tail that may still become ``delimiter``, and what
+    ``trim`` would remove before it."""
+    n = len(raw)
+    cut = n
+    at = raw.find(delimiter[0], max(0, n - len(delimiter) + 1))
+    while at >= 0:
+        if delimiter.startswith(raw[at:]):
+            cut = at
+            break
+        at = raw.find(delimiter[0], at + 1)
+    return n - cut + held_suffix(raw[:cut], trim)
+
+
 def _strip(raw: str, lead: Trim, tail: Trim) -> str:
     raw = lead_strip(raw, lead)
     cut = held_suffix(raw, tail)
@@ -137,10 +173,53 @@ def _settled(node: AstNode | None, text: str, partial: bool) -> bool:
 _JSON_OUTSIDE_STRINGS = re.compile(r'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
 
 
+class Memo:
+    """What the mapping of one growing output keeps from one rebuild of its message to
+    the next (a :class:`gbnfkit.chat.MessageStream` has one): every text mapped with a
+    memo must be a prefix of one same output, so a node that starts at the same place
+    holds the same text, and one that ends at the same place too is the same node.
+
+    ``outside``: for the JSON arguments that start at a position, how far their text was
+    scanned, ending outside strings; ``calls``: the tool calls of settled tool-call nodes,
+    by span; ``pieces``: the JSON member of settled qwen3-coder parameters, by span;
+    ``escaped``: for the text value that starts at a position, the length of the text
+    written into a JSON string so far and its escaped form.
+    """
+
+    __slots__ = ("calls", "escaped", "outside", "pieces")
+
+    def __init__(self) -> None:
+        self.outside: dict[int, int] = {}
+        self.calls: dict[tuple[int, int], ToolCall] = {}
+        self.pieces: dict[tuple[int, int], str] = {}
+        self.escaped: dict[int, tuple[int, str]] = {}
+
+
 def _in_json_string(raw: str) -> bool:
     """Whether JSON text ``raw`` ends inside a string, not right after a backslash."""
     closed = _JSON_OUTSIDE_STRINGS.match(raw)
-    rest = raw[closed.end() :] if closed is not None else raw
+    return _ends_in_string(raw[closed.end() :] if closed is not None else raw)
+
+
+def _node_in_json_string(node: AstNode, memo: Memo | None) -> bool:
+    """:func:`_in_json_string` of ``node.text``, resuming where the scan of the same
+    node in a shorter text stopped (``memo``)."""
+    if memo is None:
+        return _in_json_string(node.text)
+    start = node.start
+    scanned = memo.outside.get(start, start)
+    if scanned > node.end:
+        scanned = start
+    text = node.text
+    closed = _JSON_OUTSIDE_STRINGS.match(text, scanned - start)
+    at = closed.end() if closed is not None else scanned - start
+    memo.outside[start] = start + at
+    return _ends_in_string(text[at:])
+
+
+def _ends_in_string(rest: str) -> bool:
+    """Whether ``rest``, the JSON text from the first string that does not close, ends
+    inside that string and not right after a backslash."""
     if not rest:
         return False
     backslashes = len(rest) - len(rest.rstrip("\\"))
@@ -154,20 +233,39 @@ class _Built:
 
 
 def _json_arguments(
-    tool: AstNode, index: int, text: str, partial: bool
+    tool: AstNode, index: int, text: str, partial: bool, memo: Memo | None
 ) -> tuple[str, Region | None]:
     args = _first(tool, TAG_ARGS)
     if args is None:
         return "", None
-    if partial and args.end == len(text) and _in_json_string(args.text):
+    if partial and args.end == len(text) and _node_in_json_string(args, memo):
         stops = '"\\' + _CONTROL
         region = Region(Field.ARGUMENTS, index, stops, Trim.NONE, Trim.NONE, "", json_string=True)
         return args.text, region
     return args.text, None
 
 
+def _escaped(raw: str, start: int, memo: Memo | None) -> str:
+    """``raw`` (a text value that starts at ``start``) escaped for a JSON string, without
+    quotes; with ``memo``, only what it adds to the value's text escaped before."""
+    if memo is not None:
+        done, escaped = memo.escaped.get(start, (0, ""))
+        if done <= len(raw):
+            if done < len(raw):
+                escaped += json.dumps(raw[done:], ensure_ascii=False)[1:-1]
+                memo.escaped[start] = (len(raw), escaped)
+            return escaped
+    return json.dumps(raw, ensure_ascii=False)[1:-1]
+
+
 def _parameter_arguments(
-    tool: AstNode, name: str, index: int, tools: Toolset, text: str, partial: bool
+    tool: AstNode,
+    name: str,
+    index: int,
+    tools: Toolset,
+    text: str,
+    partial: bool,
+    memo: Memo | None,
 ) -> tuple[str, Region | None, bool]:
     """The JSON text of qwen3-coder parameters, the open region, and whether it is whole."""
     spec = tools.get(name)
@@ -175,6 +273,10 @@ def _parameter_arguments(
     region: Region | None = None
     whole = True
     for param in (n for n in tool.children if n.tag == TAG_PARAM):
+        span = (param.start, param.end)
+        if memo is not None and span in memo.pieces:
+            pieces.append(memo.pieces[span])
+            continue
         label = _first(param, TAG_PARAM_NAME)
         value = _first(param, TAG_PARAM_VALUE)
         if not _settled(label, text, partial) or value is None:
@@ -190,15 +292,24 @@ def _parameter_arguments(
                     _strip(value.text, Trim.NEWLINE, Trim.NEWLINE), ensure_ascii=False
                 )
                 pieces.append(key + shown)
+                if memo is not None and param.end < len(text):
+                    memo.pieces[span] = key + shown
                 continue
             raw = lead_strip(value.text, Trim.NEWLINE)
             cut = held_suffix(raw, Trim.NEWLINE)
-            escaped = json.dumps(raw[: len(raw) - cut], ensure_ascii=False)[1:-1]
+            escaped = _escaped(raw[: len(raw) - cut], value.start, memo)
             pieces.append(key + '"' + escaped)
             if value.end == len(text):
                 lead = Trim.NEWLINE if not value.text else Trim.NONE
                 region = Region(
-                    Field.ARGUMENTS, index, "<", lead, Trim.NEWLINE, raw[len(raw) - cut :], True
+                    Field.ARGUMENTS,
+                    index,
+                    "<",
+                    lead,
+                    Trim.NEWLINE,
+                    raw[len(raw) - cut :],
+                    True,
+                    delimiter=PARAM_CLOSE,  # the value is until(PARAM_CLOSE)
                 )
             whole = False
             break
@@ -206,17 +317,31 @@ def _parameter_arguments(
             whole = False
             break
         pieces.append(key + value.text.strip(_WS))
+        if memo is not None and param.end < len(text):
+            memo.pieces[span] = pieces[-1]
     closed = whole and (not partial or not tool.is_partial)
     body = "{" + ", ".join(pieces) + ("}" if closed else "")
     return body, region, closed
 
 
 def _tool_calls(
-    syntax: Syntax, nodes: list[AstNode], tools: Toolset, text: str, partial: bool
+    syntax: Syntax,
+    nodes: list[AstNode],
+    tools: Toolset,
+    text: str,
+    partial: bool,
+    memo: Memo | None,
 ) -> _Built:
     calls: list[ToolCall] = []
     region: Region | None = None
     for index, tool in enumerate(nodes):
+        settled = memo is not None and not tool.is_partial and tool.end < len(text)
+        if settled:
+            assert memo is not None
+            known = memo.calls.get((tool.start, tool.end))
+            if known is not None:
+                calls.append(known)
+                continue
         name_node = _first(tool, TAG_NAME)
         if not _settled(name_node, text, partial):
             return _Built(calls, None)
@@ -229,13 +354,18 @@ def _tool_calls(
         if id_node is not None and _settled(id_node, text, partial):
             call_id = json.loads('"' + id_node.text + '"')
         if syntax.parameters:
-            arguments, region, whole = _parameter_arguments(tool, name, index, tools, text, partial)
+            arguments, region, whole = _parameter_arguments(
+                tool, name, index, tools, text, partial, memo
+            )
             calls.append(ToolCall(call_id, name, arguments))
             if not whole:
                 return _Built(calls, region)
         else:
-            arguments, region = _json_arguments(tool, index, text, partial)
+            arguments, region = _json_arguments(tool, index, text, partial, memo)
             calls.append(ToolCall(call_id, name, arguments))
+        if settled:
+            assert memo is not None
+            memo.calls[(tool.start, tool.end)] = calls[-1]
         if partial and tool.is_partial:
             return _Built(calls, region)
     return _Built(calls, None)
@@ -259,9 +389,17 @@ def _content(
     cut = held_suffix(raw, hold)
     region = None
     if partial and node.end == len(text) and not tools_follow:
-        stops = "".join(sorted({d[0] for d in syntax.content_delimiters}))
+        delimiters = syntax.content_delimiters
+        stops = "".join(sorted({d[0] for d in delimiters}))
         region = Region(
-            Field.CONTENT, 0, stops, lead if not raw else Trim.NONE, hold, raw[len(raw) - cut :]
+            Field.CONTENT,
+            0,
+            stops,
+            lead if not raw else Trim.NONE,
+            hold,
+            raw[len(raw) - cut :],
+            # the content is until(content_delimiters[0]) (see _formats)
+            delimiter=delimiters[0] if len(delimiters) == 1 else "",
         )
     return raw[: len(raw) - cut], region
 
@@ -276,26 +414,47 @@ def _reasoning(node: AstNode | None, text: str, partial: bool) -> tuple[str, Reg
     if is_open and node.end == len(text):
         lead = Trim.WHITESPACE if not raw else Trim.NONE
         region = Region(
-            Field.REASONING, 0, THINK_CLOSE[0], lead, Trim.WHITESPACE, raw[len(raw) - cut :]
+            Field.REASONING,
+            0,
+            THINK_CLOSE[0],
+            lead,
+            Trim.WHITESPACE,
+            raw[len(raw) - cut :],
+            delimiter=THINK_CLOSE,
         )
     return raw[: len(raw) - cut], region
 
 
 def to_message(
-    result: ParseResult, text: str, syntax: Syntax, tools: Toolset, partial: bool
+    result: ParseResult,
+    text: str,
+    syntax: Syntax,
+    tools: Toolset,
+    partial: bool,
+    memo: Memo | None = None,
 ) -> tuple[Message, Region | None]:
-    """The message of a parse that did not fail, and its open region (partial only)."""
+    """The message of a parse that did not fail, and its open region (partial only);
+    ``memo`` keeps what later texts of the same output can reuse (see :class:`Memo`)."""
     assert result.status is not ParseStatus.FAIL
     reasoning_node: AstNode | None = None
     content_node: AstNode | None = None
     tool_nodes: list[AstNode] = []
-    for node in result.walk():
-        if node.tag == TAG_REASONING and reasoning_node is None:
-            reasoning_node = node
-        elif node.tag == TAG_CONTENT and content_node is None:
-            content_node = node
-        elif node.tag == TAG_TOOL:
+    # depth first in text order, as result.walk(), but not into tool calls (never nested;
+    # _tool_calls reads their insides)
+    stack = list(reversed(result.nodes))
+    while stack:
+        node = stack.pop()
+        tag = node.tag
+        if tag == TAG_TOOL:
             tool_nodes.append(node)
+            continue
+        if tag == TAG_REASONING:
+            if reasoning_node is None:
+                reasoning_node = node
+        elif tag == TAG_CONTENT and content_node is None:
+            content_node = node
+        if node.children:
+            stack.extend(reversed(node.children))
     reasoning, reasoning_region = _reasoning(reasoning_node, text, partial)
     tools_follow = bool(tool_nodes) or (
         not partial and content_node is not None and content_node.end < len(text)
@@ -303,7 +462,7 @@ def to_message(
     content, content_region = _content(
         syntax, content_node, reasoning_node is not None, tools_follow, text, partial
     )
-    built = _tool_calls(syntax, tool_nodes, tools, text, partial)
+    built = _tool_calls(syntax, tool_nodes, tools, text, partial, memo)
     # at most one part is open at the end of the text: the last one
     region = (built.region or content_region or reasoning_region) if partial else None
     message = Message(content, reasoning, tuple(built.calls))

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
 from gbnfkit.chat._api import ChatParser
 from gbnfkit.chat._formats._base import THINK_OPEN
-from gbnfkit.chat._mapping import Field, Region, Trim, held_suffix, lead_strip
+from gbnfkit.chat._mapping import Field, Memo, Region, Trim, held_suffix, lead_strip, until_held
 from gbnfkit.chat._types import ChatFormat, Message, MessageDelta, ToolCall, ToolCallDelta
 from gbnfkit.peg import ParseStatus
 
@@ -18,6 +18,10 @@ __all__ = ["MessageStream"]
 _WS = " \t\r\n"
 # characters that json.dumps may escape (a text value written into a JSON string)
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+# in a fast-path dict: the character is whitespace held back, not a delta
+_HOLD = MessageDelta()
+# what may follow a backslash in a JSON string, besides "u" and four hex digits
+_ESCAPED = '"\\/bfnrt'
 # characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
 _JSON_STRING_BODY = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*')
 
@@ -74,6 +78,14 @@ class MessageStream:
         self._content: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[_Call] = []
+        # the fast path: while the open region has nothing held back, the delta of each
+        # plain character fed alone (``_quick``, one dict per part: deltas are immutable)
+        # and the pieces given of that part (``_given``)
+        self._quick: dict[str, MessageDelta] | None = None
+        self._given: list[str] = self._content
+        self._open_quick: dict[str, MessageDelta] = {}  # the open region's, even when held
+        self._quick_by_part: dict[tuple[Field, int, str, str, bool], dict[str, MessageDelta]] = {}
+        self._memo = Memo()  # the mapping's results kept from one parse to the next
         self._final: Message | None = None
         self._error: ChatParseError | None = None
 
@@ -96,7 +108,60 @@ class MessageStream:
 
     def feed(self, chunk: str) -> list[MessageDelta]:
         """Append ``chunk`` to the output; the deltas it decides (often none or one)."""
+        quick = self._quick
+        if quick is not None:
+            # the fastest path: one plain character that extends the open region
+            try:
+                delta = quick.get(chunk)
+            except TypeError:  # not hashable, so not a str: refused below
+                delta = None
+            if delta is not None:
+                self._unparsed.append(chunk)
+                if delta is _HOLD:  # whitespace that is held back
+                    region = self._region
+                    assert region is not None
+                    region.pending = chunk
+                    self._quick = None
+                    return []
+                self._given.append(chunk)
+                return [delta]
         region = self._region
+        if (
+            region is not None
+            and type(chunk) is str
+            and len(chunk) == 1
+            and region.lead is Trim.NONE
+            and not region.escape
+        ):
+            # one character of whitespace that is held back, or the first plain one after
+            # it (or the end of an escape in a JSON string)
+            if chunk in region.held and (not region.pending or region.pending.isspace()):
+                self._unparsed.append(chunk)
+                region.pending += chunk
+                self._quick = None
+                return []
+            if region.pending and (
+                chunk in _ESCAPED
+                if region.json_string
+                else chunk not in region.slow and region.pending.isspace()
+            ):
+                self._unparsed.append(chunk)
+                kept = region.pending + chunk
+                region.pending = ""
+                self._given.append(kept)
+                quick = self._quick = self._open_quick  # nothing held back: fast path again
+                delta = quick.get(kept)
+                if delta is None:
+                    field = region.field
+                    if field is Field.CONTENT:
+                        delta = _text_delta("content", kept)
+                    elif field is Field.REASONING:
+                        delta = _text_delta("reasoning_content", kept)
+                    else:
+                        delta = _arguments_delta(region.tool_index, kept)
+                    if len(kept) == 2:  # a space and a letter, an escape: kept for reuse
+                        quick[kept] = delta
+                return [delta]
         if region is not None and type(chunk) is str and chunk:
             # the fast paths: text that only extends the open region, no parsing
             # (a closed or broken stream has no region); first one plain character
@@ -107,42 +172,83 @@ class MessageStream:
                 and region.lead is Trim.NONE
             ):
                 self._unparsed.append(chunk)
+                self._given.append(chunk)
                 kind = region.field
                 if kind is Field.CONTENT:
-                    self._content.append(chunk)
-                    return [_text_delta("content", chunk)]
-                if kind is Field.REASONING:
-                    self._reasoning.append(chunk)
-                    return [_text_delta("reasoning_content", chunk)]
-                self._calls[region.tool_index].arguments.append(chunk)
-                return [_arguments_delta(region.tool_index, chunk)]
+                    delta = _text_delta("content", chunk)
+                elif kind is Field.REASONING:
+                    delta = _text_delta("reasoning_content", chunk)
+                else:
+                    delta = _arguments_delta(region.tool_index, chunk)
+                if quick is not None:
+                    quick[chunk] = delta
+                return [delta]
             if region.json_string:
                 deltas = self._extend_json(region, chunk)
                 if deltas is not None:
                     self._unparsed.append(chunk)
+                    self._requick(region)
+                    return deltas
+            elif region.delimiter and (
+                (region.pending and not region.pending.isspace()) or not _plain(chunk, region.stops)
+            ):
+                # text that may start, go on with or end the region's delimiter: unless
+                # the delimiter is there, hold back the tail that may still become it
+                if region.lead is Trim.NONE and region.delimiter not in region.pending + chunk:
+                    self._unparsed.append(chunk)
+                    deltas = self._extend(region, chunk)
+                    self._requick(region)
                     return deltas
             elif (chunk not in region.stops) if len(chunk) == 1 else _plain(chunk, region.stops):
                 self._unparsed.append(chunk)
                 if region.pending or region.lead is not Trim.NONE or chunk[-1] in _WS:
-                    return self._extend(region, chunk)
+                    deltas = self._extend(region, chunk)
+                    self._requick(region)
+                    return deltas
                 if region.field is Field.CONTENT:
                     self._content.append(chunk)
                     return [_text_delta("content", chunk)]
                 if region.field is Field.REASONING:
                     self._reasoning.append(chunk)
                     return [_text_delta("reasoning_content", chunk)]
-                return self._extend(region, chunk)
+                deltas = self._extend(region, chunk)
+                self._requick(region)
+                return deltas
         if self._closed or self._stuck or not chunk or type(chunk) is not str:
             return self._feed_rarely(chunk)
         self._unparsed.append(chunk)
         text = self._whole()
         result = self._parser.parse(text, partial=True)
-        message, region = self._reader._read(result, text, True)
+        message, region = self._reader._read(result, text, True, self._memo)
         if result.status is ParseStatus.FAIL:
             self._stuck = True  # nothing later can mend it; close() reports the error
             region = None
         self._region = region
-        return self._deltas(message)
+        deltas = self._deltas(message)
+        self._requick(region)
+        return deltas
+
+    def _requick(self, region: Region | None) -> None:
+        """Set the fast path for ``region`` (the open region, after a change)."""
+        if region is None:
+            self._quick = None
+            return
+        field = region.field
+        if field is Field.CONTENT:
+            self._given = self._content
+        elif field is Field.REASONING:
+            self._given = self._reasoning
+        else:
+            self._given = self._calls[region.tool_index].arguments
+        key = (field, region.tool_index, region.slow, region.held, region.escape)
+        quick = self._quick_by_part.get(key)
+        if quick is None:
+            quick = self._quick_by_part[key] = {}
+            if not region.escape:
+                for held in region.held:
+                    quick[held] = _HOLD
+        self._open_quick = quick
+        self._quick = None if region.pending or region.lead is not Trim.NONE else quick
 
     def _feed_rarely(self, chunk: object) -> list[MessageDelta]:
         if not isinstance(chunk, str):
@@ -163,10 +269,11 @@ class MessageStream:
             return []
         self._closed = True
         self._region = None
+        self._quick = None
         text = self._whole()
         result = self._parser.parse(text, partial=False)
         try:
-            message, _ = self._reader._read(result, text, False)
+            message, _ = self._reader._read(result, text, False, self._memo)
         except ChatParseError as error:
             self._error = error
             raise
@@ -191,10 +298,13 @@ class MessageStream:
                 return []
             region.lead = Trim.NONE
         hold = region.hold
-        if hold is Trim.NONE:
+        if hold is Trim.NONE and not region.delimiter:
             kept = raw
         else:
-            cut = held_suffix(raw, hold)
+            if region.delimiter:
+                cut = until_held(raw, region.delimiter, hold)
+            else:
+                cut = held_suffix(raw, hold)
             if cut:
                 kept, region.pending = raw[: len(raw) - cut], raw[len(raw) - cut :]
             else:
