@@ -151,6 +151,8 @@ class _Members:
         required = [n for n, _, r in self.known if r]
         done = len(required) if sequential else (1 << len(required)) - 1
         options: list[str] = []
+        # the separator, written once a branch needs it (where the loop first did)
+        sep: str | None = None
         if self.hi is None or c < self.hi:
             for nm, member, is_required in self.known:
                 if not is_required:
@@ -167,12 +169,14 @@ class _Members:
                 for expr, e2 in self.variants(nm, member, e):
                     nxt = self.any_order(after, self.inc(c), e2, memo, sequential)
                     if nxt is not None:
-                        options.append(seq(self.sep(c), expr, nxt))
+                        sep = self.sep(c) if sep is None else sep
+                        options.append(seq(sep, expr, nxt))
             if self.extra:
                 for expr, e2 in self.variants(None, f"({alt(self.extra)})", e):
                     nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
                     if nxt is not None:
-                        options.append(seq(self.sep(c), expr, nxt))
+                        sep = self.sep(c) if sep is None else sep
+                        options.append(seq(sep, expr, nxt))
         if seen == done and c >= self.lo and e:
             options.append('""')
         self.conv.table.define(name, alt(options) if options else "[^\\x00-\\U0010FFFF]")

@@ -43,8 +43,30 @@ def _minus(a: Ranges, b: Ranges) -> list[tuple[int, int]]:
     return out
 
 
+# Static tables computed once at import (pure functions of constants, not caches): the
+# class of each hex digit range, and the \\u spellings of the two surrogate halves that
+# every class reaching past the BMP repeats.
+_HEX_CLASSES = {(lo, hi): hex_digits(lo, hi) for lo in range(16) for hi in range(lo, 16)}
+
+
+def _hex_class(lo: int, hi: int) -> str:
+    return _HEX_CLASSES[lo, hi]
+
+
 def _hex4(lo: int, hi: int) -> str:
-    return digit_range(lo, hi, 4, 16, hex_digits)
+    """``lo..hi`` as four hex digits in either case (what follows ``\\u``)."""
+    return digit_range(lo, hi, 4, 16, _hex_class)
+
+
+# the spans that the classes of property names keep meeting (``strings_not_in`` takes the
+# complement of a few ASCII characters): one ASCII code point, everything below or above
+# one, the whole BMP and the two surrogate halves of a pair (about 4 ms at import)
+_STATIC_HEX = {
+    span: _hex4(*span)
+    for span in [(0xD800, 0xDBFF), (0xDC00, 0xDFFF), (0, 0xFFFF),
+                 *((cp, cp) for cp in range(0x80)), *((0, cp) for cp in range(0x80)),
+                 *((cp, 0xFFFF) for cp in range(0x80))]
+}
 
 
 class JsonChars:
@@ -54,6 +76,15 @@ class JsonChars:
         self.table = table
         self.llama = llama
         self._names: dict[Ranges, str] = {}
+        # this run's \\u spellings of code point spans: the classes of one schema (the
+        # complements in ``strings_not_in``) keep meeting the same spans
+        self._hex: dict[tuple[int, int], str] = {}
+
+    def _hex4(self, lo: int, hi: int) -> str:
+        found = _STATIC_HEX.get((lo, hi)) or self._hex.get((lo, hi))
+        if found is None:
+            found = self._hex[lo, hi] = _hex4(lo, hi)
+        return found
 
     def char(self) -> str:
         """The rule for any one JSON string character."""
@@ -88,23 +119,24 @@ class JsonChars:
         # every BMP code point as \\uXXXX, lone surrogates included (JSON's grammar allows
         # them and Python's json reads them); pairs of surrogates below
         bmp = _intersect(ranges, 0, 0xFFFF)
-        hexes = [_hex4(lo, hi) for lo, hi in bmp]
+        hexes = [self._hex4(lo, hi) for lo, hi in bmp]
         if hexes:
-            escapes.append(seq('"u"', f"({alt(hexes)})" if len(hexes) > 1 else hexes[0]))
+            # (a group built here is one atom: what ``seq`` would check by scanning it)
+            escapes.append(f'"u" ({alt(hexes)})' if len(hexes) > 1 else seq('"u"', hexes[0]))
         for lo, hi in _intersect(ranges, 0x10000, 0x10FFFF):
             escapes.extend(self._pairs(lo, hi))
         if escapes:
-            options.append(seq('"\\\\"', f"({alt(escapes)})" if len(escapes) > 1 else escapes[0]))
+            options.append(f'"\\\\" ({alt(escapes)})' if len(escapes) > 1
+                           else seq('"\\\\"', escapes[0]))
         return alt(options) if options else "[^\\x00-\\U0010FFFF]"
 
-    @staticmethod
-    def _pairs(lo: int, hi: int) -> list[str]:
+    def _pairs(self, lo: int, hi: int) -> list[str]:
         hs_lo, hs_hi = (lo - 0x10000) >> 10, (hi - 0x10000) >> 10
         a, b = (lo - 0x10000) & 0x3FF, (hi - 0x10000) & 0x3FF
 
         def pair(h1: int, h2: int, l1: int, l2: int) -> str:
-            return seq('"u"', _hex4(0xD800 + h1, 0xD800 + h2), '"\\\\u"',
-                       _hex4(0xDC00 + l1, 0xDC00 + l2))
+            return seq('"u"', self._hex4(0xD800 + h1, 0xD800 + h2), '"\\\\u"',
+                       self._hex4(0xDC00 + l1, 0xDC00 + l2))
 
         if hs_lo == hs_hi:
             return [pair(hs_lo, hs_lo, a, b)]

@@ -71,12 +71,17 @@ def strings_not_in(conv: Converter, words: list[str]) -> str:
     forbidden = set(words)
     char = conv.chars.char()
     names: dict[str, str] = {}
+    # the next characters after each prefix of a forbidden word (a trie, built once rather
+    # than by scanning every word at every node)
+    nexts: dict[str, set[str]] = {}
+    for w in forbidden:
+        for i in range(len(w)):
+            nexts.setdefault(w[:i], set()).add(w[i])
 
     def node(prefix: str) -> str:
         if prefix in names:
             return names[prefix]
-        children = sorted({w[len(prefix)] for w in forbidden if len(w) > len(prefix) and
-                           w.startswith(prefix)})
+        children = sorted(nexts.get(prefix, ()))
         options = []
         if prefix not in forbidden:
             options.append('""')
