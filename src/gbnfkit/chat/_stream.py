@@ -152,13 +152,7 @@ class MessageStream:
                 quick = self._quick = self._open_quick  # nothing held back: fast path again
                 delta = quick.get(kept)
                 if delta is None:
-                    field = region.field
-                    if field is Field.CONTENT:
-                        delta = _text_delta("content", kept)
-                    elif field is Field.REASONING:
-                        delta = _text_delta("reasoning_content", kept)
-                    else:
-                        delta = _arguments_delta(region.tool_index, kept)
+                    delta = _region_delta(region, kept)
                     if len(kept) == 2:  # a space and a letter, an escape: kept for reuse
                         quick[kept] = delta
                 return [delta]
@@ -173,13 +167,7 @@ class MessageStream:
             ):
                 self._unparsed.append(chunk)
                 self._given.append(chunk)
-                kind = region.field
-                if kind is Field.CONTENT:
-                    delta = _text_delta("content", chunk)
-                elif kind is Field.REASONING:
-                    delta = _text_delta("reasoning_content", chunk)
-                else:
-                    delta = _arguments_delta(region.tool_index, chunk)
+                delta = _region_delta(region, chunk)
                 if quick is not None:
                     quick[chunk] = delta
                 return [delta]
@@ -389,6 +377,17 @@ def _text_delta(name: str, text: str) -> MessageDelta:
     delta: MessageDelta = object.__new__(MessageDelta)
     object.__setattr__(delta, name, text)
     return delta
+
+
+def _region_delta(region: Region, text: str) -> MessageDelta:
+    """The delta adding ``text`` to the open ``region`` (content, reasoning or the
+    arguments of its tool call)."""
+    field = region.field
+    if field is Field.CONTENT:
+        return _text_delta("content", text)
+    if field is Field.REASONING:
+        return _text_delta("reasoning_content", text)
+    return _arguments_delta(region.tool_index, text)
 
 
 def _arguments_delta(index: int, text: str) -> MessageDelta:
