@@ -12,6 +12,8 @@ them).
 
 from __future__ import annotations
 
+import functools
+
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, literal, seq
 from gbnfkit.schema._numbers import digit_range, hex_digits
 from gbnfkit.schema._regex_parse import ANY_CHAR, Ranges, normalize
@@ -58,15 +60,19 @@ def _hex4(lo: int, hi: int) -> str:
     return digit_range(lo, hi, 4, 16, _hex_class)
 
 
-# the spans that the classes of property names keep meeting (``strings_not_in`` takes the
-# complement of a few ASCII characters): one ASCII code point, everything below or above
-# one, the whole BMP and the two surrogate halves of a pair (about 4 ms at import)
-_STATIC_HEX = {
-    span: _hex4(*span)
-    for span in [(0xD800, 0xDBFF), (0xDC00, 0xDFFF), (0, 0xFFFF),
-                 *((cp, cp) for cp in range(0x80)), *((0, cp) for cp in range(0x80)),
-                 *((cp, 0xFFFF) for cp in range(0x80))]
-}
+@functools.cache
+def _static_hex() -> dict[tuple[int, int], str]:
+    """The spellings of the spans that the classes of property names keep meeting
+    (``strings_not_in`` takes the complement of a few ASCII characters): one ASCII code
+    point, everything below or above one, the whole BMP and the two surrogate halves of
+    a pair.  A constant table, built by the first conversion (about 4 ms) rather than by
+    every ``import gbnfkit``."""
+    return {
+        span: _hex4(*span)
+        for span in [(0xD800, 0xDBFF), (0xDC00, 0xDFFF), (0, 0xFFFF),
+                     *((cp, cp) for cp in range(0x80)), *((0, cp) for cp in range(0x80)),
+                     *((cp, 0xFFFF) for cp in range(0x80))]
+    }
 
 
 class JsonChars:
@@ -79,9 +85,10 @@ class JsonChars:
         # this run's \\u spellings of code point spans: the classes of one schema (the
         # complements in ``strings_not_in``) keep meeting the same spans
         self._hex: dict[tuple[int, int], str] = {}
+        self._static_hex = _static_hex()
 
     def _hex4(self, lo: int, hi: int) -> str:
-        found = _STATIC_HEX.get((lo, hi)) or self._hex.get((lo, hi))
+        found = self._static_hex.get((lo, hi)) or self._hex.get((lo, hi))
         if found is None:
             found = self._hex[lo, hi] = _hex4(lo, hi)
         return found
