@@ -112,3 +112,32 @@ def test_matcher_fill_bitmask_rows_and_width_check() -> None:
     assert np.flatnonzero(~np.isneginf(logits[1])).tolist() == [1]
     with pytest.raises(VocabularyError):
         matcher.fill_bitmask(gbnfkit.allocate_bitmask(1, 100))
+
+
+def test_fill_bitmask_checks_every_layout_the_same_way() -> None:
+    """One-row and batched, numpy ints as rows; other dtypes, shapes and rows refused."""
+    vocabulary = Vocabulary([b"a", b"b", b"c", None], eos_token_ids=[3], size=40)
+    matcher = gbnfkit.compile(Grammar.from_gbnf('root ::= "b"'), vocabulary).matcher()
+    flat = np.full(2, -1, dtype=np.int32)
+    matcher.fill_bitmask(flat)
+    assert flat.tolist() == [0b10, 0]
+    batch = np.full((3, 2), -1, dtype=np.int32)
+    matcher.fill_bitmask(batch, np.int64(2))
+    assert batch.tolist() == [[-1, -1], [-1, -1], [0b10, 0]]
+    strided = np.full((2, 4), -1, dtype=np.int32)[:, ::2]  # rows not contiguous
+    matcher.fill_bitmask(strided, 1)
+    assert strided.tolist() == [[-1, -1], [0b10, 0]]
+    for bad_array in (
+        np.zeros((1, 2), dtype=np.int64),
+        np.zeros((1, 2), dtype=">i4"),
+        np.zeros((1, 1, 2), dtype=np.int32),
+    ):
+        with pytest.raises(ArgumentError):
+            matcher.fill_bitmask(bad_array)
+    for bad_row in (True, 3, -1, 1.0):
+        with pytest.raises(ArgumentError):
+            matcher.fill_bitmask(batch, bad_row)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError):
+        matcher.fill_bitmask(flat, 1)
+    with pytest.raises(VocabularyError):
+        matcher.fill_bitmask(np.zeros(3, dtype=np.int32))
