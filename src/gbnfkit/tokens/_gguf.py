@@ -30,6 +30,7 @@ import numpy as np
 
 from gbnfkit._errors import VocabularyError
 from gbnfkit.tokens._token_text import END_MARKERS, byte_level_many, byte_level_table
+from gbnfkit.tokens._vocabulary import MAX_VOCABULARY_SIZE
 
 __all__ = ["load_gguf"]
 
@@ -304,5 +305,10 @@ def load_gguf(
     arch = _text(meta.get("general.architecture"))
     declared = meta.get(f"{arch}.vocab_size") if arch else None
     if width is None and isinstance(declared, int) and declared > len(tokens):
+        if declared > MAX_VOCABULARY_SIZE:
+            raise VocabularyError(
+                f"{where}: {arch}.vocab_size = {declared} is above the largest supported "
+                f"({MAX_VOCABULARY_SIZE})"
+            )
         width = declared
     return tokens, frozenset(eos), frozenset(special), width
