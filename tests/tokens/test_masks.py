@@ -220,6 +220,8 @@ def test_builtin_grammars_both_walk_kinds(name: str) -> None:
         Tuning(wide=10**9, many_first_bytes=256),
         # every walk asks for a shared split at its first node, then resumes; jumps always
         Tuning(short_walk=0, jump_bytes=256, jump_subtree=0),
+        # walks pause after 4 nodes; those whose pace would pass 16 go wide, others resume
+        Tuning(short_walk=4, wide=16),
         Tuning(),
     )
     for tuning in tunings:

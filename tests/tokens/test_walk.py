@@ -92,11 +92,11 @@ def _contexts(automaton: ByteAutomaton, rng: random.Random) -> list[ByteState]:
     return out
 
 
-def _granting(nodes: int, asked: list[int]) -> Callable[[], int]:
-    """A ``more`` that grants ``nodes`` each time, counting the calls in ``asked``."""
+def _granting(nodes: int, asked: list[int]) -> Callable[[int], int]:
+    """A ``more`` that grants ``nodes`` each time, noting the nodes reached in ``asked``."""
 
-    def more() -> int:
-        asked.append(1)
+    def more(at: int) -> int:
+        asked.append(at)
         return nodes
 
     return more
@@ -124,8 +124,9 @@ def test_walk_all_matches_stepping_each_token(text: str, seed: int, rng: random.
         three = _granting(3, asked)
         resumed = walk_all(trie, automaton, root, 1, three)
         assert resumed is not None and _positions(trie, resumed) == expected
+        assert all(0 <= at < len(trie.end) for at in asked)  # nodes the walk had reached
         # a budget that runs out (and is not extended) stops the walk
-        cut = walk_all(trie, automaton, root, len(asked) // 2, lambda: 0)
+        cut = walk_all(trie, automaton, root, len(asked) // 2, lambda at: 0)
         if len(asked) >= 2:
             assert cut is None
 

@@ -429,16 +429,19 @@ class CompiledGrammar:
         shared: _Context | None = None
         asked = False
 
-        def more() -> int:
+        def more(at: int = 0) -> int:
             # a long walk (or free text): a split shared between grammars may be kept;
-            # if not, the walk goes on up to `wide` nodes in all
+            # if not, the walk goes on up to `wide` nodes in all, unless at its pace so
+            # far (node `at` reached) it would visit more than that
             nonlocal canon, shared, asked
             if asked:
                 return 0
             asked = True
             canon = self._canonical(key)
             shared = index.shared_context(canon) if canon is not None else None
-            return 0 if shared is not None else tuning.wide - min(tuning.short_walk, tuning.wide)
+            if shared is not None or many or self._projected_walk(root, at) > tuning.wide:
+                return 0
+            return tuning.wide - min(tuning.short_walk, tuning.wide)
 
         walked = None
         if many:
@@ -463,6 +466,33 @@ class CompiledGrammar:
                 if len(entry.uncertain_tokens) <= tuning.shallow_uncertain and not entry.uncertain:
                     return entry
         return self._wide_split(key, canon)
+
+    def _projected_walk(self, root: ByteState, at: int) -> float:
+        """The trie nodes a walk from ``root`` would visit in all, at its pace when its
+        first ``short_walk`` visits have brought it to node ``at``.
+
+        The walk goes through the subtrees of the bytes ``root`` accepts (the whole trie
+        if ``root`` holds the bottom marker) in preorder, so the nodes before ``at`` in
+        those subtrees are the part it has passed (visited or skipped).  A walk that
+        passed little of them would pass ``wide`` too: it stops for a wide split at once.
+        """
+        trie = self._index.trie
+        end = trie.end
+        if root.bottom:
+            passed, total = at, len(end)
+        else:
+            passed = total = 0
+            root_child = trie.root_child
+            bits = self._automaton.allowed_bits(root)
+            while bits:
+                low = bits & -bits
+                bits ^= low
+                node = root_child[low.bit_length() - 1]
+                if node >= 0:
+                    total += end[node] - node
+                    passed += end[node] - node if end[node] <= at else max(0, at - node)
+        tuning = self._tuning
+        return min(tuning.short_walk, tuning.wide) * total / max(passed, 1)
 
     def _wide_split(self, key: Stack, canon: tuple[object, ...] | None) -> _Context:
         index = self._index

@@ -24,7 +24,7 @@ def walk(
     first: int = 0,
     stop: int | None = None,
     budget: list[int] | None = None,
-    more: Callable[[], int] | None = None,
+    more: Callable[[int], int] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
 ) -> WalkResult | None:
     """Walk nodes ``first .. stop`` (a run of sibling subtrees) from ``root``.
@@ -35,7 +35,8 @@ def walk(
     reached the bottom marker, so the frames below must decide.  States without the
     bottom marker never leave anything uncertain.  With ``budget`` (``[nodes]``, shared
     and decremented), returns ``None`` once more nodes than that would be visited,
-    unless ``more()`` (asked each time the budget runs out) grants more nodes.
+    unless ``more(node)`` (asked each time the budget runs out, with the node the walk
+    has reached) grants more nodes.
 
     Nodes are visited in preorder, one run of siblings at a time; below a node whose
     state accepts few bytes (and no bottom marker on the path), only the children
@@ -68,7 +69,7 @@ def walk(
         while i < last:
             left -= 1
             if left < 0:
-                left += more() if more is not None else 0
+                left += more(i) if more is not None else 0
                 if left < 0:
                     return None
             d = depth[i]
@@ -123,15 +124,16 @@ def walk_all(
     automaton: ByteAutomaton,
     root: ByteState,
     budget: int | None = None,
-    more: Callable[[], int] | None = None,
+    more: Callable[[int], int] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
 ) -> WalkResult | None:
     """:func:`walk` over the whole trie, visiting only subtrees of bytes ``root`` allows.
 
     With ``budget``, ``None`` when the walk would visit more nodes than that, unless
-    ``more()`` (asked when the budget runs out, then again when the nodes it granted
-    run out) returns how many more it may visit: a long walk can stop for a split found
-    elsewhere without starting again otherwise.
+    ``more(node)`` (asked when the budget runs out, then again when the nodes it granted
+    run out, with the node reached) returns how many more it may visit: a long walk can
+    stop for a split found elsewhere, or one that will not end soon, without starting
+    again otherwise.
     """
     left = None if budget is None else [budget]
     if root.bottom:
