@@ -256,6 +256,8 @@ class _Context:
 
 
 _SEPARATOR = -2  # between the stacks of a context key
+_FAR = -3  # a canonical form's description of a position no token reaches
+_LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
 
 
 def _group_key(group: list[Stack], depth: int) -> tuple[int, ...]:
@@ -335,6 +337,7 @@ class CompiledGrammar:
         self._contexts: OrderedDict[Stack, _Context] = OrderedDict()
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
         self._uses: dict[Stack, int] = {}
+        self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
@@ -415,8 +418,11 @@ class CompiledGrammar:
                 self._contexts.popitem(last=False)
         return entry
 
-    def _split(self, key: Stack, shallower: bool = False) -> _Context:
-        """Walk the vocabulary from the context ``key`` (trie for narrow, numpy for wide)."""
+    def _split(
+        self, key: Stack, shallower: bool = False, known: tuple[object, ...] | None = None
+    ) -> _Context:
+        """Walk the vocabulary from the context ``key`` (trie for narrow, numpy for wide);
+        ``known``: its canonical form, if already computed."""
         automaton = self._automaton
         index = self._index
         trie = index.trie
@@ -425,18 +431,21 @@ class CompiledGrammar:
         # most contexts allow few tokens: a short walk settles them; free text (many
         # first bytes) would exhaust the walk's budget, so it goes straight to numpy
         many = automaton.allowed_bits(root).bit_count() > tuning.many_first_bytes
-        canon: tuple[object, ...] | None = None
+        canon: tuple[object, ...] | None = known
         shared: _Context | None = None
         asked = False
 
         def more() -> int:
             # a long walk (or free text): a split shared between grammars may be kept;
-            # if not, the walk goes on up to `wide` nodes in all
+            # if not, the walk goes on up to `wide` nodes in all.  A narrow walk looks
+            # only so far for a canonical form (most finish without a shared split)
             nonlocal canon, shared, asked
             if asked:
                 return 0
             asked = True
-            canon = self._canonical(key)
+            if canon is None:
+                limit = tuning.max_wide_canonical if many else tuning.max_canonical
+                canon = self._canonical(key, limit)
             shared = index.shared_context(canon) if canon is not None else None
             return 0 if shared is not None else tuning.wide - min(tuning.short_walk, tuning.wide)
 
@@ -453,13 +462,20 @@ class CompiledGrammar:
             acc_lo, acc_hi, uncertain = walked
             word_index, word_bits = index.sparse_ranges(acc_lo, acc_hi)
             return _Context.of_sparse(word_index, word_bits, index.nwords, tuple(uncertain))
+        if canon is None and not many:
+            # going wide: a whole-trie pass costs far more than a larger canonical form
+            canon = self._canonical(key, tuning.max_wide_canonical)
+            shared = index.shared_context(canon) if canon is not None else None
+            if shared is not None:
+                return shared
         if shallower:
             # a wide context: its top frames but one (free text, e.g. a string body) are
             # more often shared, by other contexts and other grammars with that structure;
             # they decide the same tokens, leaving more uncertain (checked by their tails)
             top = _group_key(_stacks_of(key), _key_depth(key) - 1)
-            if self._canonical(top) is not None:
-                entry = self._split(top)
+            top_canon = self._canonical(top, tuning.max_wide_canonical)
+            if top_canon is not None:
+                entry = self._split(top, known=top_canon)
                 if len(entry.uncertain_tokens) <= tuning.shallow_uncertain and not entry.uncertain:
                     return entry
         return self._wide_split(key, canon)
@@ -476,42 +492,94 @@ class CompiledGrammar:
             index.keep_context(canon, entry)
         return entry
 
-    def _canonical(self, key: Stack) -> tuple[object, ...] | None:
-        """The program reachable from the frames of ``key``, renumbered; ``None`` if too big.
+    def _canonical(self, key: Stack, limit: int) -> tuple[object, ...] | None:
+        """The program reachable from the frames of ``key`` within the longest token's
+        reach, renumbered; ``None`` if it has more than ``limit`` positions.
 
         Two contexts with equal canonical forms accept, reject and leave open the same
-        tokens, whatever grammar they come from.
+        tokens, whatever grammar they come from (``docs/masks.md``, "Canonical
+        sharing").  Positions are visited by Dial's shortest paths over ``d(p)``, a
+        lower bound of the bytes consumed before ``p`` is read: 0 at every frame, +1
+        after a byte test, +0 into a called rule's alternatives, + the called rule's
+        least length to the position after a call.  Splitting a token of ``n`` bytes
+        reads a position only after at most ``n`` bytes (to test the next byte, or to
+        close the state after the last one, which consumes nothing), so no token reads
+        a position with ``d(p)`` above the longest token's length: such a position is
+        numbered when referenced but described only as ``_FAR``.  A counted
+        repetition ``x{0,255}`` then has one form at every remaining count above the
+        longest token's length.  Positions are numbered in the order first referenced.
         """
         program = self._automaton.program
         kind = program.kind
         arg = program.arg
         rules = program.rules
+        reach = self._index.trie.max_depth
+        least = self._least_length
         ids: dict[int, int] = {}
-        order: list[int] = []
 
         def number(p: int) -> int:
             got = ids.get(p)
             if got is None:
-                got = ids[p] = len(order)
-                order.append(p)
+                got = ids[p] = len(ids)
             return got
 
         frames = tuple(number(p) if p >= 0 else p for p in key)
-        desc: list[object] = []
-        i = 0
-        while i < len(order):
-            if i > self._tuning.max_canonical:
-                return None
-            p = order[i]
-            i += 1
-            k = kind[p]
-            if k == END:
-                desc.append(END)
-            elif k == TEST:
-                desc.append((arg[p], number(p + 1)))
-            else:
-                desc.append((tuple(number(a) for a in rules[arg[p]]), number(p + 1)))
-        return (frames, tuple(desc))
+        described: dict[int, object] = {}
+        buckets: list[list[int]] = [[p for p in key if p >= 0]]
+        d = 0
+        while d < len(buckets):
+            for p in buckets[d]:
+                n = ids[p]
+                if n in described:
+                    continue
+                k = kind[p]
+                if k == END:
+                    described[n] = END
+                    continue
+                if k == TEST:
+                    described[n] = (arg[p], number(p + 1))
+                    e = d + 1
+                else:
+                    alts = rules[arg[p]]
+                    described[n] = (tuple(number(a) for a in alts), number(p + 1))
+                    buckets[d].extend(alts)
+                    e = d + least(arg[p], 0)
+                if len(ids) > limit + 1:
+                    return None
+                if e <= reach:
+                    while len(buckets) <= e:
+                        buckets.append([])
+                    buckets[e].append(p + 1)
+            d += 1
+        return (frames, tuple(described.get(i, _FAR) for i in range(len(ids))))
+
+    def _least_length(self, rule: int, depth: int) -> int:
+        """A lower bound of the bytes of any string ``rule`` derives (memoised; a rule
+        met again while its own bound is computed counts as 0, which keeps every bound
+        a lower bound; past ``reach + 1`` every bound is as good as infinite)."""
+        got = self._least.get(rule)
+        if got is not None:
+            return got
+        program = self._automaton.program
+        kind = program.kind
+        alts = program.rules[rule]
+        if any(kind[a] == END for a in alts):
+            best = 0
+        elif depth > _LEAST_DEPTH:
+            return 0
+        else:
+            arg = program.arg
+            self._least[rule] = 0
+            best = self._index.trie.max_depth + 1
+            for a in alts:
+                total = 0
+                p = a
+                while kind[p] != END and total < best:
+                    total += 1 if kind[p] == TEST else self._least_length(arg[p], depth + 1)
+                    p += 1
+                best = min(best, total)
+        self._least[rule] = best
+        return best
 
     def _entry_for(self, group: list[Stack]) -> tuple[tuple[int, ...], _Context]:
         """The context of ``group`` (stacks that differ only in their top frame).

@@ -23,8 +23,11 @@ class Tuning:
             looks for a shared (canonical) split.
         wide: trie nodes a walk may visit in all; past that the context is split by
             one numpy pass over the trie (``vector_walk``).
-        max_canonical: program positions a context may reach and still be shared
-            between grammars by its canonical form.
+        max_canonical: program positions a context may reach (within the longest
+            token's length) and still be shared between grammars by its canonical
+            form, when a narrow walk asks for a shared split.
+        max_wide_canonical: the same, for a context about to be split wide (a whole
+            trie pass costs far more than a larger canonical form).
         deepen_above: a narrow split leaving more uncertain subtrees than this is
             replaced by one two frames deeper.
         many_uncertain_tokens: a wide split leaving more uncertain tokens than this
@@ -46,6 +49,7 @@ class Tuning:
     short_walk: int = 1_500
     wide: int = 4_000
     max_canonical: int = 256
+    max_wide_canonical: int = 1024
     deepen_above: int = 24
     many_uncertain_tokens: int = 4_096
     deepen_after: int = 8
