@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from test_masks import _walk_compiled
 from test_widesplit import _by_stepping
 
@@ -151,3 +152,46 @@ def test_wide_walk_restricted_to_first_bytes_agrees_with_stepping() -> None:
             zip(split.handover_positions.tolist(), split.handover_offsets.tolist(), strict=True)
         )
         assert got == pairs
+
+
+def test_wide_splits_reuse_parts_by_first_byte_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Property names other than the known ones: contexts that differ in their first
+    character class reach the same state after an ASCII byte; their wide splits reuse
+    each other's parts and stay identical to whole walks, and masks stay exact."""
+    from test_masks import synthetic_vocabulary
+
+    import gbnfkit.tokens._compiled as compiled_module
+
+    partial: list[int] = []
+    plain = compiled_module.vector_walk
+
+    def recording(*args: object) -> object:
+        if len(args) > 4:
+            partial.append(args[4])  # type: ignore[arg-type]
+        return plain(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compiled_module, "vector_walk", recording)
+    vocabulary = synthetic_vocabulary("abcdefghijklmnopqrstuvwxyz", seed=5)
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in ("alpha", "beta", "bz", "gamma")},
+        "additionalProperties": {"type": "string"},
+    }
+    grammar = Grammar.from_json_schema(schema, property_order="any")
+    tuning = Tuning(wide=0, many_first_bytes=0)
+    compiled = CompiledGrammar(grammar, vocabulary, tuning=tuning)
+    for seed in range(4):
+        _walk_compiled(compiled, grammar, random.Random(seed), steps=25)
+    assert partial, "no wide split reused a part of another"
+    automaton = compiled.automaton
+    trie = compiled.index.trie
+    roots = [automaton.intern(frozenset(_stacks_of(key))) for key in compiled._contexts]
+    assert roots
+    for root in roots:
+        assert not root.bottom  # a context's frames are never finished before a byte
+        got = compiled._walk_by_first_byte(root)
+        want = plain(trie, automaton, root, tuning.max_tail_tokens)
+        assert got.accepted.tolist() == want.accepted.tolist()
+        assert got.uncertain.tolist() == want.uncertain.tolist()
+        assert got.handover_positions.tolist() == want.handover_positions.tolist()
+        assert got.handover_offsets.tolist() == want.handover_offsets.tolist()

@@ -29,7 +29,7 @@ from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
 from gbnfkit.tokens._tails import Tails, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
-from gbnfkit.tokens._vecwalk import vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_sorted
 
@@ -256,6 +256,36 @@ class _Context:
 
 
 _SEPARATOR = -2  # between the stacks of a context key
+
+# one first byte's part of a wide split: accepted and uncertain sorted positions, and
+# the handover pairs (positions, offsets) of those uncertain tokens
+_Chunk = tuple[npt.NDArray[np.int64], ...]
+
+
+def _chunks_by_byte(trie: TokenTrie, split: WideSplit, first_bytes: int) -> dict[int, _Chunk]:
+    """``split`` cut by the first byte of its tokens, for each byte of ``first_bytes``."""
+    level = trie.level_bounds[1]
+    tok_lo = trie.level_tok_lo
+    tok_hi = trie.level_tok_hi
+    out: dict[int, _Chunk] = {}
+    bytes_ = [b for b in range(256) if (first_bytes >> b) & 1]
+    spans = []
+    for b in bytes_:
+        lo, hi = level[b], level[b + 1]
+        spans.append((int(tok_lo[lo]), int(tok_hi[lo])) if lo < hi else (0, 0))
+    edges = np.array([e for span in spans for e in span], dtype=np.int64)
+    acc = np.searchsorted(split.accepted, edges).tolist()
+    unc = np.searchsorted(split.uncertain, edges).tolist()
+    hand = np.searchsorted(split.handover_positions, edges).tolist()
+    for i, b in enumerate(bytes_):
+        j = 2 * i
+        out[b] = (
+            split.accepted[acc[j] : acc[j + 1]],
+            split.uncertain[unc[j] : unc[j + 1]],
+            split.handover_positions[hand[j] : hand[j + 1]],
+            split.handover_offsets[hand[j] : hand[j + 1]],
+        )
+    return out
 _FAR = -3  # a canonical form's description of a position no token reaches
 _LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
 
@@ -338,6 +368,8 @@ class CompiledGrammar:
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
         self._uses: dict[Stack, int] = {}
         self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
+        # state after a first byte -> that byte's part of a wide split (see _chunks_by_byte)
+        self._suffixes: OrderedDict[ByteState, dict[int, _Chunk]] = OrderedDict()
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
@@ -482,15 +514,89 @@ class CompiledGrammar:
 
     def _wide_split(self, key: Stack, canon: tuple[object, ...] | None) -> _Context:
         index = self._index
+        trie = index.trie
         root = self._automaton.intern(frozenset(_stacks_of(key)))
-        split = vector_walk(index.trie, self._automaton, root, self._tuning.max_tail_tokens)
-        words = index.pack_ids(index.trie.sorted_ids[split.accepted])
+        if root.bottom:
+            split = vector_walk(trie, self._automaton, root, self._tuning.max_tail_tokens)
+        else:
+            split = self._walk_by_first_byte(root)
+        words = index.pack_ids(trie.sorted_ids[split.accepted])
         positions = tuple(split.uncertain.tolist())
-        tails = group_tails(index.trie, split.handover_positions, split.handover_offsets)
+        tails = group_tails(trie, split.handover_positions, split.handover_offsets)
         entry = _Context.of(words, (), positions, tails, _key_depth(key))
         if canon is not None:
             index.keep_context(canon, entry)
         return entry
+
+    def _walk_by_first_byte(self, root: ByteState) -> WideSplit:
+        """:func:`vector_walk` of ``root`` (not holding the bottom marker), reusing the
+        verdicts on the subtree of a first byte ``b`` already walked from the same state
+        after ``b`` (``docs/masks.md``, "Suffixes by first byte")."""
+        automaton = self._automaton
+        trie = self._index.trie
+        tuning = self._tuning
+        reused: dict[int, _Chunk] = {}
+        after: dict[ByteState, int] = {}  # state after the first byte -> those bytes
+        missing = 0
+        with self._lock:
+            for c in automaton.classes(root):
+                child = automaton.step(root, (c & -c).bit_length() - 1)
+                assert child is not None
+                known = self._suffixes.get(child)
+                if known is not None:
+                    self._suffixes.move_to_end(child)
+                todo = c
+                while todo:
+                    low = todo & -todo
+                    todo ^= low
+                    b = low.bit_length() - 1
+                    chunk = known.get(b) if known is not None else None
+                    if chunk is not None:
+                        reused[b] = chunk
+                    else:
+                        missing |= low
+                        after[child] = after.get(child, 0) | low
+        if not reused:
+            split = vector_walk(trie, automaton, root, tuning.max_tail_tokens)
+            self._keep_chunks(split, after)
+            return split
+        chunks = dict(reused)
+        if missing:
+            split = vector_walk(trie, automaton, root, tuning.max_tail_tokens, missing)
+            for b, chunk in _chunks_by_byte(trie, split, missing).items():
+                chunks[b] = chunk
+            self._keep_chunks(split, after)
+        order = [chunks[b] for b in sorted(chunks)]
+        uncertain = np.concatenate([c[1] for c in order])
+        empty = uncertain[:0]
+        if len(uncertain) and len(uncertain) <= tuning.max_tail_tokens:
+            handover = (
+                np.concatenate([c[2] for c in order]),
+                np.concatenate([c[3] for c in order]),
+            )
+        else:
+            handover = (empty, empty)
+        return WideSplit(np.concatenate([c[0] for c in order]), uncertain, *handover)
+
+    def _keep_chunks(self, split: WideSplit, after: dict[ByteState, int]) -> None:
+        """Remember ``split``'s verdicts per first byte, under the state after that byte
+        (not when its handover pairs were left out: too many uncertain tokens)."""
+        if len(split.uncertain) > self._tuning.max_tail_tokens or not self._tuning.max_suffixes:
+            return
+        trie = self._index.trie
+        walked = 0
+        for bits in after.values():
+            walked |= bits
+        chunks = _chunks_by_byte(trie, split, walked)
+        with self._lock:
+            for child, bits in after.items():
+                known = self._suffixes.setdefault(child, {})
+                self._suffixes.move_to_end(child)
+                for b, chunk in chunks.items():
+                    if (bits >> b) & 1:
+                        known[b] = chunk
+            while len(self._suffixes) > self._tuning.max_suffixes:
+                self._suffixes.popitem(last=False)
 
     def _canonical(self, key: Stack, limit: int) -> tuple[object, ...] | None:
         """The program reachable from the frames of ``key`` within the longest token's

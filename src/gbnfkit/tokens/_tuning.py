@@ -39,6 +39,9 @@ class Tuning:
             uncertain tokens.
         max_tail_tokens: wide splits leaving more uncertain tokens than this check
             them one by one instead of grouped by tail.
+        max_suffixes: states after a first byte whose part of a wide split a
+            compiled grammar keeps, to reuse in the wide splits of other contexts
+            that reach the same state after that byte (0: none).
         jump_bytes, jump_subtree: a trie walk below a node with more than
             ``jump_subtree`` nodes under it, in a state that accepts at most
             ``jump_bytes`` bytes next (and no bottom marker on the path), visits only
@@ -56,6 +59,7 @@ class Tuning:
     max_extra_depth: int = 8
     shallow_uncertain: int = 16_384
     max_tail_tokens: int = 16_384
+    max_suffixes: int = 16
     jump_bytes: int = 8
     jump_subtree: int = 32
 

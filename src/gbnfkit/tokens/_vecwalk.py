@@ -144,13 +144,17 @@ def vector_walk(
     automaton: ByteAutomaton,
     root: ByteState,
     max_tail_tokens: int,
+    first_bytes: int = -1,
 ) -> WideSplit:
     """The tokens ``root`` accepts, the uncertain ones, and their handover pairs.
 
     Same verdicts as :func:`gbnfkit.tokens._walk.walk`: a token is uncertain when it is
     rejected but some state before the rejecting byte held the bottom marker.  Only
     the subtrees of the first bytes ``root`` accepts are walked (unless ``root`` holds
-    the bottom marker: every token is then accepted or uncertain).
+    the bottom marker: every token is then accepted or uncertain); with
+    ``first_bytes`` (a 256-bit set; only when ``root`` does not hold the bottom
+    marker), only the tokens starting with one of those bytes, the others counted
+    rejected.
     """
     table = _Table(automaton, root)
     total = len(trie.level_byte)
@@ -163,7 +167,11 @@ def vector_walk(
     if not total:
         none = np.zeros(0, dtype=np.int64)
         return WideSplit(none, none, none, none)
-    runs = [(0, 255)] if root.bottom else _runs(trie, automaton.allowed_bits(root))
+    if root.bottom:
+        assert first_bytes == -1
+        runs = [(0, 255)]
+    else:
+        runs = _runs(trie, automaton.allowed_bits(root) & first_bytes)
     for d in range(1, trie.max_depth + 1):
         level = bounds[d]
         active = False
