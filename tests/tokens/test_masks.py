@@ -266,7 +266,9 @@ def test_shallower_and_deepened_wide_contexts_stay_exact() -> None:
     """Force every split wide, unshareable at full depth, and deepened at once."""
     from gbnfkit.tokens._compiled import VocabularyIndex
 
-    tuning = Tuning(wide=0, max_canonical=12, deepen_after=0, many_uncertain_tokens=0)
+    tuning = Tuning(
+        wide=0, max_canonical=12, max_wide_canonical=12, deepen_after=0, many_uncertain_tokens=0
+    )
     vocabulary = synthetic_vocabulary(seed=17)
     index = VocabularyIndex(vocabulary)
     rng = random.Random(19)

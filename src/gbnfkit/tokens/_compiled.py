@@ -29,7 +29,7 @@ from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
 from gbnfkit.tokens._tails import Tails, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
-from gbnfkit.tokens._vecwalk import vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_sorted
 
@@ -257,6 +257,38 @@ class _Context:
 
 _SEPARATOR = -2  # between the stacks of a context key
 
+# one first byte's part of a wide split: accepted and uncertain sorted positions, and
+# the handover pairs (positions, offsets) of those uncertain tokens
+_Chunk = tuple[npt.NDArray[np.int64], ...]
+
+
+def _chunks_by_byte(trie: TokenTrie, split: WideSplit, first_bytes: int) -> dict[int, _Chunk]:
+    """``split`` cut by the first byte of its tokens, for each byte of ``first_bytes``."""
+    level = trie.level_bounds[1]
+    tok_lo = trie.level_tok_lo
+    tok_hi = trie.level_tok_hi
+    out: dict[int, _Chunk] = {}
+    bytes_ = [b for b in range(256) if (first_bytes >> b) & 1]
+    spans = []
+    for b in bytes_:
+        lo, hi = level[b], level[b + 1]
+        spans.append((int(tok_lo[lo]), int(tok_hi[lo])) if lo < hi else (0, 0))
+    edges = np.array([e for span in spans for e in span], dtype=np.int64)
+    acc = np.searchsorted(split.accepted, edges).tolist()
+    unc = np.searchsorted(split.uncertain, edges).tolist()
+    hand = np.searchsorted(split.handover_positions, edges).tolist()
+    for i, b in enumerate(bytes_):
+        j = 2 * i
+        out[b] = (
+            split.accepted[acc[j] : acc[j + 1]],
+            split.uncertain[unc[j] : unc[j + 1]],
+            split.handover_positions[hand[j] : hand[j + 1]],
+            split.handover_offsets[hand[j] : hand[j + 1]],
+        )
+    return out
+_FAR = -3  # a canonical form's description of a position no token reaches
+_LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
+
 
 def _group_key(group: list[Stack], depth: int) -> tuple[int, ...]:
     """The context key of stacks that share all but their top frame: each stack's top
@@ -335,6 +367,9 @@ class CompiledGrammar:
         self._contexts: OrderedDict[Stack, _Context] = OrderedDict()
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
         self._uses: dict[Stack, int] = {}
+        self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
+        # state after a first byte -> that byte's part of a wide split (see _chunks_by_byte)
+        self._suffixes: OrderedDict[ByteState, dict[int, _Chunk]] = OrderedDict()
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
@@ -415,8 +450,11 @@ class CompiledGrammar:
                 self._contexts.popitem(last=False)
         return entry
 
-    def _split(self, key: Stack, shallower: bool = False) -> _Context:
-        """Walk the vocabulary from the context ``key`` (trie for narrow, numpy for wide)."""
+    def _split(
+        self, key: Stack, shallower: bool = False, known: tuple[object, ...] | None = None
+    ) -> _Context:
+        """Walk the vocabulary from the context ``key`` (trie for narrow, numpy for wide);
+        ``known``: its canonical form, if already computed."""
         automaton = self._automaton
         index = self._index
         trie = index.trie
@@ -425,19 +463,22 @@ class CompiledGrammar:
         # most contexts allow few tokens: a short walk settles them; free text (many
         # first bytes) would exhaust the walk's budget, so it goes straight to numpy
         many = automaton.allowed_bits(root).bit_count() > tuning.many_first_bytes
-        canon: tuple[object, ...] | None = None
+        canon: tuple[object, ...] | None = known
         shared: _Context | None = None
         asked = False
 
         def more(at: int = 0) -> int:
             # a long walk (or free text): a split shared between grammars may be kept;
             # if not, the walk goes on up to `wide` nodes in all, unless at its pace so
-            # far (node `at` reached) it would visit more than that
+            # far (node `at` reached) it would visit more than that.  A narrow walk looks
+            # only so far for a canonical form (most finish without a shared split)
             nonlocal canon, shared, asked
             if asked:
                 return 0
             asked = True
-            canon = self._canonical(key)
+            if canon is None:
+                limit = tuning.max_wide_canonical if many else tuning.max_canonical
+                canon = self._canonical(key, limit)
             shared = index.shared_context(canon) if canon is not None else None
             if shared is not None or many or self._projected_walk(root, at) > tuning.wide:
                 return 0
@@ -456,13 +497,20 @@ class CompiledGrammar:
             acc_lo, acc_hi, uncertain = walked
             word_index, word_bits = index.sparse_ranges(acc_lo, acc_hi)
             return _Context.of_sparse(word_index, word_bits, index.nwords, tuple(uncertain))
+        if canon is None and not many:
+            # going wide: a whole-trie pass costs far more than a larger canonical form
+            canon = self._canonical(key, tuning.max_wide_canonical)
+            shared = index.shared_context(canon) if canon is not None else None
+            if shared is not None:
+                return shared
         if shallower:
             # a wide context: its top frames but one (free text, e.g. a string body) are
             # more often shared, by other contexts and other grammars with that structure;
             # they decide the same tokens, leaving more uncertain (checked by their tails)
             top = _group_key(_stacks_of(key), _key_depth(key) - 1)
-            if self._canonical(top) is not None:
-                entry = self._split(top)
+            top_canon = self._canonical(top, tuning.max_wide_canonical)
+            if top_canon is not None:
+                entry = self._split(top, known=top_canon)
                 if len(entry.uncertain_tokens) <= tuning.shallow_uncertain and not entry.uncertain:
                     return entry
         return self._wide_split(key, canon)
@@ -496,52 +544,178 @@ class CompiledGrammar:
 
     def _wide_split(self, key: Stack, canon: tuple[object, ...] | None) -> _Context:
         index = self._index
+        trie = index.trie
         root = self._automaton.intern(frozenset(_stacks_of(key)))
-        split = vector_walk(index.trie, self._automaton, root, self._tuning.max_tail_tokens)
-        words = index.pack_ids(index.trie.sorted_ids[split.accepted])
+        if root.bottom:
+            split = vector_walk(trie, self._automaton, root, self._tuning.max_tail_tokens)
+        else:
+            split = self._walk_by_first_byte(root)
+        words = index.pack_ids(trie.sorted_ids[split.accepted])
         positions = tuple(split.uncertain.tolist())
-        tails = group_tails(index.trie, split.handover_positions, split.handover_offsets)
+        tails = group_tails(trie, split.handover_positions, split.handover_offsets)
         entry = _Context.of(words, (), positions, tails, _key_depth(key))
         if canon is not None:
             index.keep_context(canon, entry)
         return entry
 
-    def _canonical(self, key: Stack) -> tuple[object, ...] | None:
-        """The program reachable from the frames of ``key``, renumbered; ``None`` if too big.
+    def _walk_by_first_byte(self, root: ByteState) -> WideSplit:
+        """:func:`vector_walk` of ``root`` (not holding the bottom marker), reusing the
+        verdicts on the subtree of a first byte ``b`` already walked from the same state
+        after ``b`` (``docs/masks.md``, "Suffixes by first byte")."""
+        automaton = self._automaton
+        trie = self._index.trie
+        tuning = self._tuning
+        reused: dict[int, _Chunk] = {}
+        after: dict[ByteState, int] = {}  # state after the first byte -> those bytes
+        missing = 0
+        with self._lock:
+            for c in automaton.classes(root):
+                child = automaton.step(root, (c & -c).bit_length() - 1)
+                assert child is not None
+                known = self._suffixes.get(child)
+                if known is not None:
+                    self._suffixes.move_to_end(child)
+                todo = c
+                while todo:
+                    low = todo & -todo
+                    todo ^= low
+                    b = low.bit_length() - 1
+                    chunk = known.get(b) if known is not None else None
+                    if chunk is not None:
+                        reused[b] = chunk
+                    else:
+                        missing |= low
+                        after[child] = after.get(child, 0) | low
+        if not reused:
+            split = vector_walk(trie, automaton, root, tuning.max_tail_tokens)
+            self._keep_chunks(split, after)
+            return split
+        chunks = dict(reused)
+        if missing:
+            split = vector_walk(trie, automaton, root, tuning.max_tail_tokens, missing)
+            for b, chunk in _chunks_by_byte(trie, split, missing).items():
+                chunks[b] = chunk
+            self._keep_chunks(split, after)
+        order = [chunks[b] for b in sorted(chunks)]
+        uncertain = np.concatenate([c[1] for c in order])
+        empty = uncertain[:0]
+        if len(uncertain) and len(uncertain) <= tuning.max_tail_tokens:
+            handover = (
+                np.concatenate([c[2] for c in order]),
+                np.concatenate([c[3] for c in order]),
+            )
+        else:
+            handover = (empty, empty)
+        return WideSplit(np.concatenate([c[0] for c in order]), uncertain, *handover)
+
+    def _keep_chunks(self, split: WideSplit, after: dict[ByteState, int]) -> None:
+        """Remember ``split``'s verdicts per first byte, under the state after that byte
+        (not when its handover pairs were left out: too many uncertain tokens)."""
+        if len(split.uncertain) > self._tuning.max_tail_tokens or not self._tuning.max_suffixes:
+            return
+        trie = self._index.trie
+        walked = 0
+        for bits in after.values():
+            walked |= bits
+        chunks = _chunks_by_byte(trie, split, walked)
+        with self._lock:
+            for child, bits in after.items():
+                known = self._suffixes.setdefault(child, {})
+                self._suffixes.move_to_end(child)
+                for b, chunk in chunks.items():
+                    if (bits >> b) & 1:
+                        known[b] = chunk
+            while len(self._suffixes) > self._tuning.max_suffixes:
+                self._suffixes.popitem(last=False)
+
+    def _canonical(self, key: Stack, limit: int) -> tuple[object, ...] | None:
+        """The program reachable from the frames of ``key`` within the longest token's
+        reach, renumbered; ``None`` if it has more than ``limit`` positions.
 
         Two contexts with equal canonical forms accept, reject and leave open the same
-        tokens, whatever grammar they come from.
+        tokens, whatever grammar they come from (``docs/masks.md``, "Canonical
+        sharing").  Positions are visited by Dial's shortest paths over ``d(p)``, a
+        lower bound of the bytes consumed before ``p`` is read: 0 at every frame, +1
+        after a byte test, +0 into a called rule's alternatives, + the called rule's
+        least length to the position after a call.  Splitting a token of ``n`` bytes
+        reads a position only after at most ``n`` bytes (to test the next byte, or to
+        close the state after the last one, which consumes nothing), so no token reads
+        a position with ``d(p)`` above the longest token's length: such a position is
+        numbered when referenced but described only as ``_FAR``.  A counted
+        repetition ``x{0,255}`` then has one form at every remaining count above the
+        longest token's length.  Positions are numbered in the order first referenced.
         """
         program = self._automaton.program
         kind = program.kind
         arg = program.arg
         rules = program.rules
+        reach = self._index.trie.max_depth
+        least = self._least_length
         ids: dict[int, int] = {}
-        order: list[int] = []
 
         def number(p: int) -> int:
             got = ids.get(p)
             if got is None:
-                got = ids[p] = len(order)
-                order.append(p)
+                got = ids[p] = len(ids)
             return got
 
         frames = tuple(number(p) if p >= 0 else p for p in key)
-        desc: list[object] = []
-        i = 0
-        while i < len(order):
-            if i > self._tuning.max_canonical:
-                return None
-            p = order[i]
-            i += 1
-            k = kind[p]
-            if k == END:
-                desc.append(END)
-            elif k == TEST:
-                desc.append((arg[p], number(p + 1)))
-            else:
-                desc.append((tuple(number(a) for a in rules[arg[p]]), number(p + 1)))
-        return (frames, tuple(desc))
+        described: dict[int, object] = {}
+        buckets: list[list[int]] = [[p for p in key if p >= 0]]
+        d = 0
+        while d < len(buckets):
+            for p in buckets[d]:
+                n = ids[p]
+                if n in described:
+                    continue
+                k = kind[p]
+                if k == END:
+                    described[n] = END
+                    continue
+                if k == TEST:
+                    described[n] = (arg[p], number(p + 1))
+                    e = d + 1
+                else:
+                    alts = rules[arg[p]]
+                    described[n] = (tuple(number(a) for a in alts), number(p + 1))
+                    buckets[d].extend(alts)
+                    e = d + least(arg[p], 0)
+                if len(ids) > limit + 1:
+                    return None
+                if e <= reach:
+                    while len(buckets) <= e:
+                        buckets.append([])
+                    buckets[e].append(p + 1)
+            d += 1
+        return (frames, tuple(described.get(i, _FAR) for i in range(len(ids))))
+
+    def _least_length(self, rule: int, depth: int) -> int:
+        """A lower bound of the bytes of any string ``rule`` derives (memoised; a rule
+        met again while its own bound is computed counts as 0, which keeps every bound
+        a lower bound; past ``reach + 1`` every bound is as good as infinite)."""
+        got = self._least.get(rule)
+        if got is not None:
+            return got
+        program = self._automaton.program
+        kind = program.kind
+        alts = program.rules[rule]
+        if any(kind[a] == END for a in alts):
+            best = 0
+        elif depth > _LEAST_DEPTH:
+            return 0
+        else:
+            arg = program.arg
+            self._least[rule] = 0
+            best = self._index.trie.max_depth + 1
+            for a in alts:
+                total = 0
+                p = a
+                while kind[p] != END and total < best:
+                    total += 1 if kind[p] == TEST else self._least_length(arg[p], depth + 1)
+                    p += 1
+                best = min(best, total)
+        self._least[rule] = best
+        return best
 
     def _entry_for(self, group: list[Stack]) -> tuple[tuple[int, ...], _Context]:
         """The context of ``group`` (stacks that differ only in their top frame).

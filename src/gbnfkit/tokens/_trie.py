@@ -40,6 +40,11 @@ class TokenTrie:
             number of the node where the token ends; ``level_tok_lo[k]`` and
             ``level_tok_hi[k]`` are ``tok_lo`` and ``tok_hi`` of node number ``k + 1``.
             Used by whole-trie numpy walks.
+        level_bounds: per depth ``d`` and byte ``b``, where the nodes of depth ``d``
+            under first bytes ``>= b`` start in the level order (an index into
+            ``level_parent``; built on first use): the subtrees of the first bytes
+            ``b0 .. b1`` hold, at depth ``d``, the indices ``level_bounds[d][b0] ..
+            level_bounds[d][b1 + 1]``, since a level is in byte order.
     """
 
     def __init__(self, tokens: Sequence[tuple[int, bytes]]) -> None:
@@ -119,6 +124,21 @@ class TokenTrie:
         for node in np.flatnonzero(node_depth == 1).tolist():
             self.root_child[self.byte[node]] = node
         self._children: dict[int, dict[int, int]] = {}
+        self._level_bounds: list[list[int]] | None = None
+
+    @property
+    def level_bounds(self) -> list[list[int]]:
+        bounds = self._level_bounds
+        if bounds is None:
+            firsts: npt.NDArray[np.uint8] = self.buffer[self.offsets[self.level_tok_lo]]
+            edges = np.arange(257)
+            starts = self.level_start
+            bounds = [[0] * 257] + [
+                (np.searchsorted(firsts[starts[d] : starts[d + 1]], edges) + starts[d]).tolist()
+                for d in range(1, self.max_depth + 1)
+            ]
+            self._level_bounds = bounds
+        return bounds
 
     def children(self, node: int) -> dict[int, int]:
         """``byte -> child node`` of ``node`` (built on first use from the sibling chain).

@@ -23,8 +23,11 @@ class Tuning:
             looks for a shared (canonical) split.
         wide: trie nodes a walk may visit in all; past that the context is split by
             one numpy pass over the trie (``vector_walk``).
-        max_canonical: program positions a context may reach and still be shared
-            between grammars by its canonical form.
+        max_canonical: program positions a context may reach (within the longest
+            token's length) and still be shared between grammars by its canonical
+            form, when a narrow walk asks for a shared split.
+        max_wide_canonical: the same, for a context about to be split wide (a whole
+            trie pass costs far more than a larger canonical form).
         deepen_above: a narrow split leaving more uncertain subtrees than this is
             replaced by one two frames deeper.
         many_uncertain_tokens: a wide split leaving more uncertain tokens than this
@@ -36,6 +39,9 @@ class Tuning:
             uncertain tokens.
         max_tail_tokens: wide splits leaving more uncertain tokens than this check
             them one by one instead of grouped by tail.
+        max_suffixes: states after a first byte whose part of a wide split a
+            compiled grammar keeps, to reuse in the wide splits of other contexts
+            that reach the same state after that byte (0: none).
         jump_bytes, jump_subtree: a trie walk below a node with more than
             ``jump_subtree`` nodes under it, in a state that accepts at most
             ``jump_bytes`` bytes next (and no bottom marker on the path), visits only
@@ -46,12 +52,14 @@ class Tuning:
     short_walk: int = 1_500
     wide: int = 4_000
     max_canonical: int = 256
+    max_wide_canonical: int = 1024
     deepen_above: int = 24
     many_uncertain_tokens: int = 4_096
     deepen_after: int = 8
     max_extra_depth: int = 8
     shallow_uncertain: int = 16_384
     max_tail_tokens: int = 16_384
+    max_suffixes: int = 16
     jump_bytes: int = 8
     jump_subtree: int = 32
 

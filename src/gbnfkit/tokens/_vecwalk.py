@@ -110,16 +110,51 @@ class _Table:
             self.rows[number] = row
 
 
+def _runs(trie: TokenTrie, bits: int) -> list[tuple[int, int]]:
+    """The first bytes a walk must visit, as runs ``(first, last)`` of bytes: the bytes
+    of ``bits`` and those without tokens, a gap between two runs kept in when it holds
+    no more trie nodes than the smaller run (one slice per level costs less then)."""
+    runs: list[list[int]] = []
+    below = [0] * 257  # nodes under the first bytes < b
+    end = trie.end
+    for b in range(256):
+        child = trie.root_child[b]
+        below[b + 1] = below[b] + (end[child] - child if child >= 0 else 0)
+        if (bits >> b) & 1 or child < 0:
+            if runs and runs[-1][1] == b - 1:
+                runs[-1][1] = b
+            elif (bits >> b) & 1:
+                runs.append([b, b])
+
+    def nodes(first: int, last: int) -> int:
+        return below[last + 1] - below[first]
+
+    merged = [runs[0]] if runs else []
+    for run in runs[1:]:
+        gap = nodes(merged[-1][1] + 1, run[0] - 1)
+        if gap <= min(nodes(*merged[-1]), nodes(*run)):
+            merged[-1][1] = run[1]
+        else:
+            merged.append(run)
+    return [(first, last) for first, last in merged]
+
+
 def vector_walk(
     trie: TokenTrie,
     automaton: ByteAutomaton,
     root: ByteState,
     max_tail_tokens: int,
+    first_bytes: int = -1,
 ) -> WideSplit:
     """The tokens ``root`` accepts, the uncertain ones, and their handover pairs.
 
     Same verdicts as :func:`gbnfkit.tokens._walk.walk`: a token is uncertain when it is
-    rejected but some state before the rejecting byte held the bottom marker.
+    rejected but some state before the rejecting byte held the bottom marker.  Only
+    the subtrees of the first bytes ``root`` accepts are walked (unless ``root`` holds
+    the bottom marker: every token is then accepted or uncertain); with
+    ``first_bytes`` (a 256-bit set; only when ``root`` does not hold the bottom
+    marker), only the tokens starting with one of those bytes, the others counted
+    rejected.
     """
     table = _Table(automaton, root)
     total = len(trie.level_byte)
@@ -128,23 +163,55 @@ def vector_walk(
     starts = trie.level_start
     parents = trie.level_parent
     level_bytes = trie.level_byte
+    bounds = trie.level_bounds
+    if not total:
+        none = np.zeros(0, dtype=np.int64)
+        return WideSplit(none, none, none, none)
+    if root.bottom:
+        assert first_bytes == -1
+        runs = [(0, 255)]
+    else:
+        runs = _runs(trie, automaton.allowed_bits(root) & first_bytes)
     for d in range(1, trie.max_depth + 1):
-        lo, hi = starts[d], starts[d + 1]
-        if lo == hi:
-            continue
-        keys = sid[parents[lo:hi]]
-        keys <<= 8
-        keys |= level_bytes[lo:hi]
-        nxt = table.flat.take(keys)
-        if nxt.min() < 0:
-            # the distinct states, ascending (np.unique would import numpy.ma, 6 ms,
-            # at the first wide split of a process)
-            table.fill(np.flatnonzero(np.bincount(keys[nxt < 0] >> 8)).tolist())
+        level = bounds[d]
+        active = False
+        for first, last in runs:
+            lo, hi = level[first], level[last + 1]
+            if lo == hi:
+                continue
+            active = True
+            keys = sid[parents[lo:hi]]
+            keys <<= 8
+            keys |= level_bytes[lo:hi]
             nxt = table.flat.take(keys)
-        sid[lo + 1 : hi + 1] = nxt
-    ends = sid[trie.token_flat_end]
-    accepted = np.flatnonzero(ends > _UNSURE)
-    uncertain = np.flatnonzero(ends == _UNSURE)
+            if nxt.min() < 0:
+                # the distinct states, ascending (np.unique would import numpy.ma, 6 ms,
+                # at the first wide split of a process)
+                table.fill(np.flatnonzero(np.bincount(keys[nxt < 0] >> 8)).tolist())
+                nxt = table.flat.take(keys)
+            sid[lo + 1 : hi + 1] = nxt
+        if not active:
+            break
+    if root.bottom:
+        ends = sid[trie.token_flat_end]
+        accepted = np.flatnonzero(ends > _UNSURE)
+        uncertain = np.flatnonzero(ends == _UNSURE)
+    else:
+        # the tokens of the runs' subtrees (every other token is rejected, not uncertain)
+        first_level = bounds[1]
+        spans = [
+            (int(trie.level_tok_lo[lo]), int(trie.level_tok_hi[hi - 1]))
+            for lo, hi in ((first_level[a], first_level[b + 1]) for a, b in runs)
+            if lo < hi
+        ]
+        positions = (
+            np.concatenate([np.arange(a, b) for a, b in spans])
+            if spans
+            else np.zeros(0, dtype=np.int64)
+        )
+        ends = sid[trie.token_flat_end[positions]]
+        accepted = positions[ends > _UNSURE]
+        uncertain = positions[ends == _UNSURE]
     empty = accepted[:0]
     if not len(uncertain) or len(uncertain) > max_tail_tokens:
         return WideSplit(accepted, uncertain, empty, empty)
