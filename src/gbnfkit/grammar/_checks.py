@@ -14,7 +14,7 @@ rule exists, and no rule is left-recursive.  Left recursion is refused in two wa
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from gbnfkit._errors import GrammarError
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
@@ -23,6 +23,7 @@ from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 __all__ = [
     "check_grammar",
     "check_parsed_grammar",
+    "check_reference_complete_grammar",
     "left_recursion_error",
     "nullable_rules",
     "undefined_message",
@@ -50,7 +51,20 @@ def check_parsed_grammar(ir: GrammarIR, source: str, raw: Mapping[str, Expr]) ->
     _check(ir, source, raw)
 
 
-def _check(ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None) -> None:
+def check_reference_complete_grammar(
+    ir: GrammarIR, source: str, raw: Callable[[], Mapping[str, Expr]]
+) -> None:
+    """:func:`check_parsed_grammar` for an IR built without parsing ``source``, known
+    to have no undefined rule and no repetition bound that the parser refuses: ``raw()``
+    parses the raw tree, only when llama.cpp's exact left-recursion check may fire."""
+    _check(ir, source, raw)
+
+
+def _check(
+    ir: GrammarIR,
+    source: str | None,
+    raw: Mapping[str, Expr] | Callable[[], Mapping[str, Expr]] | None,
+) -> None:
     if not ir.rules:
         raise GrammarError(
             "empty grammar: it defines no rules; write at least `root ::= ...`",
@@ -81,7 +95,9 @@ def _check(ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None) ->
 
 
 def _check_start_and_recursion(
-    ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None
+    ir: GrammarIR,
+    source: str | None,
+    raw: Mapping[str, Expr] | Callable[[], Mapping[str, Expr]] | None,
 ) -> None:
     if ir.root not in ir.rules:
         raise _missing_root(ir, source)
@@ -106,7 +122,7 @@ def _check_start_and_recursion(
             rules=names[:-1],
         )
     if raw is not None and _may_loop_for_llama(ir.rules, edges, component, nullable):
-        cycle = llama_left_recursion(raw, exact=True)
+        cycle = llama_left_recursion(raw() if callable(raw) else raw, exact=True)
         if cycle is not None:
             raise left_recursion_error(ir, source, cycle)
 

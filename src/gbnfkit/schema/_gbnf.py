@@ -1,11 +1,69 @@
-"""Helpers that write GBNF text: literals, character classes and a rule table."""
+"""Helpers that write GBNF text: literals, character classes and a rule table.
+
+While a :class:`Recorder` is active (:func:`recording`), each helper also notes how it
+composed its result (a literal, a class, a sequence or alternative of other strings, a
+group), so that the grammar IR of the converter's rules can be built from those notes
+without parsing the text again; see :mod:`gbnfkit.schema._direct`.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
-__all__ = ["RuleTable", "char_class", "literal", "seq", "alt", "group"]
+from gbnfkit.grammar._ir import CharClass, Expr, Literal
+from gbnfkit.grammar._normalize import EMPTY
+
+__all__ = ["Recorder", "RuleTable", "alt", "char_class", "current_recorder", "group", "joined",
+           "literal", "paren", "recording", "seq"]
+
+
+class Recorder:
+    """How the strings of one conversion were composed (see :mod:`gbnfkit.schema._direct`).
+
+    Every entry maps a GBNF text to what it was built from; the same text always means
+    the same thing, so a text composed twice (or by two helpers) is noted once.
+    """
+
+    __slots__ = ("alts", "exprs", "groups", "seqs")
+
+    def __init__(self) -> None:
+        self.exprs: dict[str, Expr] = {}
+        """Literals and classes: their canonical IR."""
+        self.seqs: dict[str, tuple[str, ...]] = {}
+        """Sequences of two or more parts, as joined (a part with ``" | "`` grouped)."""
+        self.alts: dict[str, tuple[str, ...]] = {}
+        """Alternatives of two or more options."""
+        self.groups: dict[str, str] = {}
+        """``(x)``: ``x``."""
+
+    def include(self, other: Recorder) -> None:
+        """Add the notes of ``other`` (texts composed before this recorder started)."""
+        self.exprs.update(other.exprs)
+        self.seqs.update(other.seqs)
+        self.alts.update(other.alts)
+        self.groups.update(other.groups)
+
+
+_RECORDER: ContextVar[Recorder | None] = ContextVar("gbnfkit_schema_recorder", default=None)
+
+
+def current_recorder() -> Recorder | None:
+    """The recorder of :func:`recording` in force, if any."""
+    return _RECORDER.get()
+
+
+@contextmanager
+def recording(recorder: Recorder) -> Iterator[Recorder]:
+    """Note into ``recorder`` what the helpers compose while the block runs (this
+    thread or task only)."""
+    token = _RECORDER.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _RECORDER.reset(token)
 
 _SAFE = re.compile(r"[^a-zA-Z0-9-]+")
 _PLAIN = re.compile(r'[ !#-\[\]-~]*')  # printable ASCII but '"' and '\\': written as is
@@ -42,12 +100,18 @@ def _escape_char(cp: int, special: str) -> str:
 def literal(text: str) -> str:
     """A GBNF string literal for ``text`` (``""`` for the empty string)."""
     if _PLAIN.fullmatch(text):
-        return f'"{text}"'
-    return '"' + "".join(_escape_char(ord(c), '"') for c in text) + '"'
+        out = f'"{text}"'
+    else:
+        out = '"' + "".join(_escape_char(ord(c), '"') for c in text) + '"'
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.exprs[out] = Literal(text) if text else EMPTY
+    return out
 
 
 def char_class(ranges: Iterable[tuple[int, int]], negated: bool = False) -> str:
     """A GBNF character class; ranges must be non-empty unless ``negated``."""
+    ranges = list(ranges)
     parts = []
     for lo, hi in ranges:
         a = _CLASS_CHARS.get(lo) or _escape_char(lo, "]-[^")
@@ -57,14 +121,27 @@ def char_class(ranges: Iterable[tuple[int, int]], negated: bool = False) -> str:
             parts.append(a + (_CLASS_CHARS.get(hi) or _escape_char(hi, "]-[^")))
         else:
             parts.append(a + "-" + (_CLASS_CHARS.get(hi) or _escape_char(hi, "]-[^")))
-    return "[" + ("^" if negated else "") + "".join(parts) + "]"
+    out = "[" + ("^" if negated else "") + "".join(parts) + "]"
+    rec = _RECORDER.get()
+    if rec is not None and ranges and all(lo <= hi for lo, hi in ranges):
+        rec.exprs[out] = CharClass.of(ranges, negated)
+    return out
 
 
 def group(expr: str) -> str:
     """``expr`` wrapped in parentheses unless it is already one atom."""
     if _is_atom(expr):
         return expr
-    return f"({expr})"
+    return paren(expr)
+
+
+def paren(expr: str) -> str:
+    """``(expr)``."""
+    out = f"({expr})"
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.groups[out] = expr
+    return out
 
 
 def _is_atom(expr: str) -> bool:
@@ -88,7 +165,23 @@ def _is_atom(expr: str) -> bool:
 def seq(*items: str) -> str:
     """Concatenation of the non-empty items (``""`` when nothing is left)."""
     parts = [group(i) if " | " in i and not _is_atom(i) else i for i in items if i and i != '""']
-    return " ".join(parts) if parts else '""'
+    if len(parts) < 2:
+        return parts[0] if parts else '""'
+    out = " ".join(parts)
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.seqs[out] = tuple(parts)
+    return out
+
+
+def joined(*parts: str) -> str:
+    """Concatenation of two or more ``parts`` that need no group (atoms, sequences):
+    :func:`seq` without its checks."""
+    out = " ".join(parts)
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.seqs[out] = parts
+    return out
 
 
 def alt(options: Iterable[str]) -> str:
@@ -99,7 +192,13 @@ def alt(options: Iterable[str]) -> str:
             out.append(o)
     if not out:
         raise ValueError("alt() of nothing")
-    return " | ".join(out)
+    if len(out) == 1:
+        return out[0]
+    text = " | ".join(out)
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.alts[text] = tuple(out)
+    return text
 
 
 class RuleTable:

@@ -1,0 +1,130 @@
+"""The grammar IR of a converted schema, built without parsing its GBNF text again.
+
+The converter composes its rules as GBNF text with the helpers of
+:mod:`gbnfkit.schema._gbnf`.  While it runs under a :class:`Recorder`, each helper notes
+how it built its result: a literal or class (with its IR), a sequence or alternative of
+other texts, a group.  The IR of a rule body is then put together from those notes,
+exactly as the parser would read the text (``make_seq``/``make_alt`` give the canonical
+form the parser gives); a piece written some other way (an f-string such as
+``f"{atom}*"``, a constant) is parsed on its own, once per conversion, by
+:func:`gbnfkit.grammar._parser.parse_fragment`.
+
+Whenever the pieces might not mean on their own what they mean in the text (a sequence
+holding an alternation that ``seq`` did not group, a piece the fragment parser refuses),
+or the text might be refused by the parser (a rule nested too deeply, a repetition bound
+above ``Limits.max_repetition``, an undefined rule, a body over several lines), the
+whole text is parsed instead: the result, and every error message, are then those of
+:func:`gbnfkit.grammar.parse_gbnf`.  ``tests/schema/test_direct_ir.py`` compares the two
+over every MaskBench dev schema.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gbnfkit._limits import DEFAULT_LIMITS, Limits
+from gbnfkit.grammar._checks import check_reference_complete_grammar
+from gbnfkit.grammar._ir import Expr, GrammarIR, RuleRef
+from gbnfkit.grammar._normalize import make_alt, make_seq
+from gbnfkit.grammar._parser import parse_fragment, parse_gbnf, raw_rules
+from gbnfkit.schema._convert import Converter
+from gbnfkit.schema._gbnf import Recorder, recording
+from gbnfkit.schema._options import SchemaOptions
+
+__all__ = ["RecordedConversion"]
+
+_NAME = re.compile(r"[a-zA-Z0-9-]+")
+_MAX_DEPTH = 200  # the parser's bound on the nesting of a rule (see _parser._MAX_DEPTH)
+
+
+class _Fallback(Exception):
+    """The text has to be parsed as a whole."""
+
+
+class RecordedConversion:
+    """One schema converted while recording how its text was composed."""
+
+    __slots__ = ("_recorder", "_rules", "text")
+
+    def __init__(self, schema: Any, options: SchemaOptions) -> None:
+        self._recorder = Recorder()
+        with recording(self._recorder):
+            conv = Converter(schema, options)
+            self.text: str = conv.convert()
+            """The GBNF text, as :func:`gbnfkit.json_schema_to_gbnf` returns it."""
+        self._rules = conv.table.rules
+
+    def ir(self, limits: Limits = DEFAULT_LIMITS) -> GrammarIR:
+        """The checked grammar IR, equal to ``parse_gbnf(self.text, limits=limits)``
+        (which raises the same errors)."""
+        text = self.text
+        try:
+            ir = _Builder(self._recorder, limits).grammar(self._rules, text)
+        except (_Fallback, RecursionError):
+            return parse_gbnf(text, limits=limits)
+        check_reference_complete_grammar(ir, text, lambda: raw_rules(text, limits))
+        return ir
+
+
+class _Builder:
+    def __init__(self, recorder: Recorder, limits: Limits) -> None:
+        self.rec = recorder
+        self.limits = limits
+        self.done: dict[str, tuple[Expr, bool]] = {}
+        self.refs: set[str] = set()
+
+    def grammar(self, rules: dict[str, str], text: str) -> GrammarIR:
+        if "\0" in text or text.count("\n") != len(rules):
+            raise _Fallback
+        order = ["root", *(name for name in rules if name != "root")]
+        out: dict[str, Expr] = {}
+        for name in order:
+            body = rules[name]
+            if "(" in body and 3 + 2 * body.count("(") + sum(
+                    body.count(c) for c in "*+?{") > _MAX_DEPTH:
+                raise _Fallback  # the parser may refuse it as nested too deeply
+            out[name] = self.expr(body)[0]
+        if not self.refs.issubset(rules):
+            raise _Fallback  # undefined: the parser's message points at the reference
+        positions = {name: (line, 1) for line, name in enumerate(order, 1)}
+        return GrammarIR(out, "root", positions)
+
+    def expr(self, text: str) -> tuple[Expr, bool]:
+        """The canonical IR of ``text`` and whether it is an alternation at its top level."""
+        found = self.done.get(text)
+        if found is not None:
+            return found
+        rec = self.rec
+        e = rec.exprs.get(text)
+        if e is not None:
+            found = (e, False)
+        elif (parts := rec.seqs.get(text)) is not None:
+            items = []
+            for part in parts:
+                item, top_alt = self.expr(part)
+                if top_alt:  # an ungrouped alternation: the text reads differently
+                    found = self.parsed(text)
+                    break
+                items.append(item)
+            else:
+                found = (make_seq(items), False)
+        elif (options := rec.alts.get(text)) is not None:
+            found = (make_alt([self.expr(option)[0] for option in options]), True)
+        elif (inner := rec.groups.get(text)) is not None:
+            found = (self.expr(inner)[0], False)
+        elif _NAME.fullmatch(text):
+            self.refs.add(text)
+            found = (RuleRef(text), False)
+        else:
+            found = self.parsed(text)
+        self.done[text] = found
+        return found
+
+    def parsed(self, text: str) -> tuple[Expr, bool]:
+        got = parse_fragment(text, self.limits)
+        if got is None:
+            raise _Fallback
+        expr, top_alt, refs = got
+        self.refs.update(refs)
+        return expr, top_alt
