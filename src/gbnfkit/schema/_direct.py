@@ -25,16 +25,17 @@ from typing import Any
 
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.grammar._checks import check_reference_complete_grammar
-from gbnfkit.grammar._ir import Expr, GrammarIR, RuleRef
-from gbnfkit.grammar._normalize import make_alt, make_seq
+from gbnfkit.grammar._ir import CharClass, Expr, GrammarIR, Literal, RuleRef
+from gbnfkit.grammar._normalize import EMPTY, make_alt, make_seq
 from gbnfkit.grammar._parser import parse_fragment, parse_gbnf, raw_rules
 from gbnfkit.schema._convert import Converter
-from gbnfkit.schema._gbnf import Recorder, recording
+from gbnfkit.schema._gbnf import ClassNote, Recorder, recording
 from gbnfkit.schema._options import SchemaOptions
 
 __all__ = ["RecordedConversion"]
 
 _NAME = re.compile(r"[a-zA-Z0-9-]+")
+_PLAIN_LITERAL = re.compile(r'"[ !#-\[\]-~]*"')  # printable ASCII, no '"' or '\\' inside
 _MAX_DEPTH = 200  # the parser's bound on the nesting of a rule (see _parser._MAX_DEPTH)
 
 
@@ -69,7 +70,8 @@ class RecordedConversion:
 
 class _Builder:
     def __init__(self, recorder: Recorder, limits: Limits) -> None:
-        self.rec = recorder
+        self.notes = recorder.notes
+        self.base = recorder.base
         self.limits = limits
         self.done: dict[str, tuple[Expr, bool]] = {}
         self.refs: set[str] = set()
@@ -95,13 +97,32 @@ class _Builder:
         found = self.done.get(text)
         if found is not None:
             return found
-        rec = self.rec
-        e = rec.exprs.get(text)
-        if e is not None:
-            found = (e, False)
-        elif (parts := rec.seqs.get(text)) is not None:
+        note = self.notes.get(text)
+        if note is None and self.base is not None:
+            note = self.base.get(text)
+        if note is None:
+            if _NAME.fullmatch(text):
+                self.refs.add(text)
+                found = (RuleRef(text), False)
+            elif _PLAIN_LITERAL.fullmatch(text):  # a constant such as '"{"'
+                found = (Literal(text[1:-1]) if len(text) > 2 else EMPTY, False)
+            else:
+                found = self.parsed(text)
+        elif isinstance(note, str):
+            found = (Literal(note) if note else EMPTY, False)
+        elif isinstance(note, list):
+            found = (make_alt([self.expr(option)[0] for option in note]), True)
+        elif isinstance(note, ClassNote):
+            ranges, negated = note
+            if ranges and all(lo <= hi for lo, hi in ranges):
+                found = (CharClass.of(ranges, negated), False)
+            else:  # the parser refuses it
+                found = self.parsed(text)
+        elif len(note) == 1:  # a group
+            found = (self.expr(note[0])[0], False)
+        else:
             items = []
-            for part in parts:
+            for part in note:
                 item, top_alt = self.expr(part)
                 if top_alt:  # an ungrouped alternation: the text reads differently
                     found = self.parsed(text)
@@ -109,15 +130,6 @@ class _Builder:
                 items.append(item)
             else:
                 found = (make_seq(items), False)
-        elif (options := rec.alts.get(text)) is not None:
-            found = (make_alt([self.expr(option)[0] for option in options]), True)
-        elif (inner := rec.groups.get(text)) is not None:
-            found = (self.expr(inner)[0], False)
-        elif _NAME.fullmatch(text):
-            self.refs.add(text)
-            found = (RuleRef(text), False)
-        else:
-            found = self.parsed(text)
         self.done[text] = found
         return found
 

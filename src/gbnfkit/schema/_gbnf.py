@@ -12,39 +12,40 @@ import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import NamedTuple
 
-from gbnfkit.grammar._ir import CharClass, Expr, Literal
-from gbnfkit.grammar._normalize import EMPTY
+__all__ = ["ClassNote", "Note", "Recorder", "RuleTable", "alt", "char_class",
+           "current_recorder", "group", "joined", "literal", "paren", "recording", "seq"]
 
-__all__ = ["Recorder", "RuleTable", "alt", "char_class", "current_recorder", "group", "joined",
-           "literal", "paren", "recording", "seq"]
+
+class ClassNote(NamedTuple):
+    """The note of a character class: its ranges as given."""
+
+    ranges: tuple[tuple[int, int], ...]
+    negated: bool
+
+
+Note = str | ClassNote | tuple[str, ...] | list[str]
+"""How a text was composed: a literal (its decoded text, a ``str``), a class, a
+sequence (a tuple of two or more parts, as joined: a part holding ``" | "`` is grouped),
+a group ``(x)`` (the 1-tuple ``(x,)``), or an alternative (a list of two or more
+options)."""
 
 
 class Recorder:
-    """How the strings of one conversion were composed (see :mod:`gbnfkit.schema._direct`).
+    """How the texts of one conversion were composed (see :mod:`gbnfkit.schema._direct`).
 
-    Every entry maps a GBNF text to what it was built from; the same text always means
-    the same thing, so a text composed twice (or by two helpers) is noted once.
+    ``notes`` maps each GBNF text to its :data:`Note`; the same text always means the
+    same thing, so a text composed twice (or by two helpers) is noted once.  ``base``:
+    notes of texts composed before (the static spellings of ``_strings``), consulted
+    after this recorder's own.
     """
 
-    __slots__ = ("alts", "exprs", "groups", "seqs")
+    __slots__ = ("base", "notes")
 
-    def __init__(self) -> None:
-        self.exprs: dict[str, Expr] = {}
-        """Literals and classes: their canonical IR."""
-        self.seqs: dict[str, tuple[str, ...]] = {}
-        """Sequences of two or more parts, as joined (a part with ``" | "`` grouped)."""
-        self.alts: dict[str, tuple[str, ...]] = {}
-        """Alternatives of two or more options."""
-        self.groups: dict[str, str] = {}
-        """``(x)``: ``x``."""
-
-    def include(self, other: Recorder) -> None:
-        """Add the notes of ``other`` (texts composed before this recorder started)."""
-        self.exprs.update(other.exprs)
-        self.seqs.update(other.seqs)
-        self.alts.update(other.alts)
-        self.groups.update(other.groups)
+    def __init__(self, base: dict[str, Note] | None = None) -> None:
+        self.notes: dict[str, Note] = {}
+        self.base = base
 
 
 _RECORDER: ContextVar[Recorder | None] = ContextVar("gbnfkit_schema_recorder", default=None)
@@ -105,13 +106,13 @@ def literal(text: str) -> str:
         out = '"' + "".join(_escape_char(ord(c), '"') for c in text) + '"'
     rec = _RECORDER.get()
     if rec is not None:
-        rec.exprs[out] = Literal(text) if text else EMPTY
+        rec.notes[out] = text
     return out
 
 
 def char_class(ranges: Iterable[tuple[int, int]], negated: bool = False) -> str:
     """A GBNF character class; ranges must be non-empty unless ``negated``."""
-    ranges = list(ranges)
+    ranges = tuple(ranges)
     parts = []
     for lo, hi in ranges:
         a = _CLASS_CHARS.get(lo) or _escape_char(lo, "]-[^")
@@ -123,8 +124,8 @@ def char_class(ranges: Iterable[tuple[int, int]], negated: bool = False) -> str:
             parts.append(a + "-" + (_CLASS_CHARS.get(hi) or _escape_char(hi, "]-[^")))
     out = "[" + ("^" if negated else "") + "".join(parts) + "]"
     rec = _RECORDER.get()
-    if rec is not None and ranges and all(lo <= hi for lo, hi in ranges):
-        rec.exprs[out] = CharClass.of(ranges, negated)
+    if rec is not None:
+        rec.notes[out] = ClassNote(ranges, negated)
     return out
 
 
@@ -140,7 +141,7 @@ def paren(expr: str) -> str:
     out = f"({expr})"
     rec = _RECORDER.get()
     if rec is not None:
-        rec.groups[out] = expr
+        rec.notes[out] = (expr,)
     return out
 
 
@@ -170,7 +171,7 @@ def seq(*items: str) -> str:
     out = " ".join(parts)
     rec = _RECORDER.get()
     if rec is not None:
-        rec.seqs[out] = tuple(parts)
+        rec.notes[out] = tuple(parts)
     return out
 
 
@@ -180,7 +181,7 @@ def joined(*parts: str) -> str:
     out = " ".join(parts)
     rec = _RECORDER.get()
     if rec is not None:
-        rec.seqs[out] = parts
+        rec.notes[out] = parts
     return out
 
 
@@ -197,7 +198,7 @@ def alt(options: Iterable[str]) -> str:
     text = " | ".join(out)
     rec = _RECORDER.get()
     if rec is not None:
-        rec.alts[text] = tuple(out)
+        rec.notes[text] = out
     return text
 
 
