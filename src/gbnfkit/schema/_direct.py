@@ -111,7 +111,9 @@ class _Builder:
         elif isinstance(note, str):
             found = (Literal(note) if note else EMPTY, False)
         elif isinstance(note, list):
-            found = (make_alt([self.expr(option)[0] for option in note]), True)
+            done = self.done
+            found = (make_alt([(done.get(option) or self.expr(option))[0] for option in note]),
+                     True)
         elif isinstance(note, ClassNote):
             ranges, negated = note
             if ranges and all(lo <= hi for lo, hi in ranges):
@@ -122,8 +124,9 @@ class _Builder:
             found = (self.expr(note[0])[0], False)
         else:
             items = []
-            for part in note:
-                item, top_alt = self.expr(part)
+            done = self.done
+            for part in note:  # (a part already built is looked up without a call)
+                item, top_alt = done.get(part) or self.expr(part)
                 if top_alt:  # an ungrouped alternation: the text reads differently
                     found = self.parsed(text)
                     break
