@@ -133,3 +133,36 @@ def test_fragments_read_as_in_a_body() -> None:
     assert expr == parse_gbnf('root ::= "#" [#] x{2} | (y | "z")?\nx ::= "x"\ny ::= "y"\n'
                               ).rules["root"]
     assert parse_fragment("(a | b)") is not None and not parse_fragment("(a | b)")[1]
+
+
+def test_the_static_spellings_repeat_at_most_static_max_bound() -> None:
+    from gbnfkit.grammar._ir import Alt, Repeat, Seq
+    from gbnfkit.schema._strings import _static
+
+    notes = _static().notes
+    builder = direct._Builder(notes, Limits())
+    builder.shared = None
+    bounds = [0]
+    for text in notes.notes:
+        stack = [builder.expr(text)[0]]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, Repeat):
+                bounds += [e.min, e.max or 0]
+                stack.append(e.item)
+            elif isinstance(e, Seq):
+                stack.extend(e.items)
+            elif isinstance(e, Alt):
+                stack.extend(e.options)
+    assert 0 < max(bounds) <= direct.STATIC_MAX_BOUND
+    assert not builder.refs
+
+
+def test_small_repetition_limits_do_not_use_the_shared_static_ir() -> None:
+    schema = {"type": "object", "properties": {"é": {"type": "string"}},
+              "additionalProperties": {"type": "integer"}}
+    Grammar.from_json_schema(schema)  # fills the shared IR of the static spellings
+    text = json_schema_to_gbnf(schema)
+    limits = Limits(max_repetition=direct.STATIC_MAX_BOUND - 1)
+    direct_error = _error(lambda: Grammar.from_json_schema(schema, limits=limits))
+    assert str(direct_error) == str(_error(lambda: parse_gbnf(text, limits=limits)))

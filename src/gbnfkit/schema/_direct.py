@@ -32,11 +32,14 @@ from gbnfkit.schema._convert import Converter
 from gbnfkit.schema._gbnf import ClassNote, Recorder, recording
 from gbnfkit.schema._options import SchemaOptions
 
-__all__ = ["RecordedConversion"]
+__all__ = ["STATIC_MAX_BOUND", "RecordedConversion"]
 
 _NAME = re.compile(r"[a-zA-Z0-9-]+")
 _PLAIN_LITERAL = re.compile(r'"[ !#-\[\]-~]*"')  # printable ASCII, no '"' or '\\' inside
 _MAX_DEPTH = 200  # the parser's bound on the nesting of a rule (see _parser._MAX_DEPTH)
+STATIC_MAX_BOUND = 4
+"""The largest repetition bound in the static spellings of ``_strings`` (``{4}`` hex
+digits; ``tests/schema/test_direct_ir.py`` checks it)."""
 
 
 class _Fallback(Exception):
@@ -71,10 +74,16 @@ class RecordedConversion:
 class _Builder:
     def __init__(self, recorder: Recorder, limits: Limits) -> None:
         self.notes = recorder.notes
-        self.base = recorder.base
+        base = recorder.base
+        self.base = base.notes if base is not None else None
+        # the IR of the static spellings, built by earlier conversions: the same for
+        # every conversion whose limits admit their repetition bounds
+        self.shared = base.built if base is not None and \
+            limits.max_repetition >= STATIC_MAX_BOUND else None
         self.limits = limits
         self.done: dict[str, tuple[Expr, bool]] = {}
         self.refs: set[str] = set()
+        self.ref_count = 0  # references met so far (a shared entry must have none)
 
     def grammar(self, rules: dict[str, str], text: str) -> GrammarIR:
         if "\0" in text or text.count("\n") != len(rules):
@@ -97,12 +106,21 @@ class _Builder:
         found = self.done.get(text)
         if found is not None:
             return found
+        shared = self.shared
+        if shared is not None:
+            found = shared.get(text)
+            if found is not None:
+                return found
         note = self.notes.get(text)
+        static = False
         if note is None and self.base is not None:
             note = self.base.get(text)
+            static = note is not None
+            refs_before = self.ref_count
         if note is None:
             if _NAME.fullmatch(text):
                 self.refs.add(text)
+                self.ref_count += 1
                 found = (RuleRef(text), False)
             elif _PLAIN_LITERAL.fullmatch(text):  # a constant such as '"{"'
                 found = (Literal(text[1:-1]) if len(text) > 2 else EMPTY, False)
@@ -134,6 +152,8 @@ class _Builder:
             else:
                 found = (make_seq(items), False)
         self.done[text] = found
+        if static and shared is not None and self.ref_count == refs_before:
+            shared[text] = found
         return found
 
     def parsed(self, text: str) -> tuple[Expr, bool]:
@@ -142,4 +162,5 @@ class _Builder:
             raise _Fallback
         expr, top_alt, refs = got
         self.refs.update(refs)
+        self.ref_count += len(refs)
         return expr, top_alt

@@ -12,7 +12,10 @@ import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from gbnfkit.grammar._ir import Expr
 
 __all__ = ["ClassNote", "Note", "Recorder", "RuleTable", "alt", "char_class",
            "current_recorder", "group", "joined", "literal", "paren", "recording", "seq"]
@@ -37,15 +40,18 @@ class Recorder:
 
     ``notes`` maps each GBNF text to its :data:`Note`; the same text always means the
     same thing, so a text composed twice (or by two helpers) is noted once.  ``base``:
-    notes of texts composed before (the static spellings of ``_strings``), consulted
-    after this recorder's own.
+    a recorder of texts composed before (the static spellings of ``_strings``), whose
+    notes are consulted after this recorder's own.  ``built``, for a recorder whose
+    notes never change (that one): the IR built from them so far, (expression, whether
+    an alternation at the top level), kept for the next conversions.
     """
 
-    __slots__ = ("base", "notes")
+    __slots__ = ("base", "built", "notes")
 
-    def __init__(self, base: dict[str, Note] | None = None) -> None:
+    def __init__(self) -> None:
         self.notes: dict[str, Note] = {}
-        self.base = base
+        self.base: Recorder | None = None
+        self.built: dict[str, tuple[Expr, bool]] = {}
 
 
 _RECORDER: ContextVar[Recorder | None] = ContextVar("gbnfkit_schema_recorder", default=None)

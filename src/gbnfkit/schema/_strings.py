@@ -107,7 +107,7 @@ class JsonChars:
         self._static_hex = self._static.spans
         recorder = current_recorder()
         if recorder is not None:
-            recorder.base = self._static.notes.notes
+            recorder.base = self._static.notes
 
     def _hex4(self, lo: int, hi: int) -> str:
         found = self._static_hex.get((lo, hi)) or self._hex.get((lo, hi))
