@@ -35,7 +35,9 @@ from gbnfkit.schema._options import SchemaOptions
 __all__ = ["STATIC_MAX_BOUND", "RecordedConversion"]
 
 _NAME = re.compile(r"[a-zA-Z0-9-]+")
-_PLAIN_LITERAL = re.compile(r'"[ !#-\[\]-~]*"')  # printable ASCII, no '"' or '\\' inside
+# a literal of printable ASCII whose only escapes are \\ and \"
+_PLAIN_LITERAL = re.compile(r'"(?:[ !#-\[\]-~]|\\[\\"])*"')
+_QUOTE_ESCAPE = re.compile(r'\\([\\"])')
 _MAX_DEPTH = 200  # the parser's bound on the nesting of a rule (see _parser._MAX_DEPTH)
 STATIC_MAX_BOUND = 4
 """The largest repetition bound in the static spellings of ``_strings`` (``{4}`` hex
@@ -122,8 +124,11 @@ class _Builder:
                 self.refs.add(text)
                 self.ref_count += 1
                 found = (RuleRef(text), False)
-            elif _PLAIN_LITERAL.fullmatch(text):  # a constant such as '"{"'
-                found = (Literal(text[1:-1]) if len(text) > 2 else EMPTY, False)
+            elif _PLAIN_LITERAL.fullmatch(text):  # a constant such as '"{"' or '"\\""'
+                inner = text[1:-1]
+                if "\\" in inner:
+                    inner = _QUOTE_ESCAPE.sub(r"\1", inner)
+                found = (Literal(inner) if inner else EMPTY, False)
             else:
                 found = self.parsed(text)
         elif isinstance(note, str):
