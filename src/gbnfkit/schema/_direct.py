@@ -2,20 +2,24 @@
 
 The converter composes its rules as GBNF text with the helpers of
 :mod:`gbnfkit.schema._gbnf`.  While it runs under a :class:`Recorder`, each helper notes
-how it built its result: a literal or class (with its IR), a sequence or alternative of
-other texts, a group.  The IR of a rule body is then put together from those notes,
-exactly as the parser would read the text (``make_seq``/``make_alt`` give the canonical
-form the parser gives); a piece written some other way (an f-string such as
-``f"{atom}*"``, a constant) is parsed on its own, once per conversion, by
-:func:`gbnfkit.grammar._parser.parse_fragment`.
+how it built its result (a :data:`~gbnfkit.schema._gbnf.Note`): a literal's text, a
+class's ranges, the parts of a sequence, the options of an alternative, a group.  The IR
+of a rule body is then put together from those notes, exactly as the parser would read
+the text (``make_seq``/``make_alt`` give the canonical form the parser gives); a piece
+written some other way (an f-string such as ``f"{atom}*"``, a constant) is parsed on its
+own, once per conversion, by :func:`gbnfkit.grammar._parser.parse_fragment`.  The IR of
+the static ``\\u`` spellings of :mod:`gbnfkit.schema._strings` (composed once, under
+their own recorder) is built once and shared while ``Limits.max_repetition`` admits
+their bounds.
 
 Whenever the pieces might not mean on their own what they mean in the text (a sequence
 holding an alternation that ``seq`` did not group, a piece the fragment parser refuses),
 or the text might be refused by the parser (a rule nested too deeply, a repetition bound
 above ``Limits.max_repetition``, an undefined rule, a body over several lines), the
 whole text is parsed instead: the result, and every error message, are then those of
-:func:`gbnfkit.grammar.parse_gbnf`.  ``tests/schema/test_direct_ir.py`` compares the two
-over every MaskBench dev schema.
+:func:`gbnfkit.grammar.parse_gbnf` (the checks that follow are the ones it runs, on the
+same IR).  ``bench/schema_compile.py --check`` compares the two on every MaskBench dev
+schema, ``tests/schema/test_direct_ir.py`` on a quarter of them and other options.
 """
 
 from __future__ import annotations
