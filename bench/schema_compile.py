@@ -4,8 +4,11 @@ For every schema of ``../shared/maskbench/dev.jsonl`` (``property_order="any"``,
 token-level MaskBench run converts them), CPU time of each stage of what a first request
 pays, one schema at a time with the compiler's shared splits forgotten before each:
 
-* ``convert``: the JSON Schema to the converter's output (``json_schema_to_gbnf`` text);
-* ``parse``: that text to checked grammar IR (``parse_gbnf``: syntax, checks);
+* ``convert``: the JSON Schema to the converter's output (the ``json_schema_to_gbnf``
+  text; in a tree that has ``gbnfkit.schema._api.convert_schema``, what
+  ``Grammar.from_json_schema`` runs: the text and the notes that build its IR);
+* ``parse``: to checked grammar IR (``parse_gbnf`` of the text; with ``convert_schema``,
+  its ``.ir()``: the IR from the notes, and the checks);
 * ``grammar``: ``Grammar(ir)`` (engine program and engine);
 * ``first mask``: ``GrammarCompiler.compile`` (byte lowering) and the first bitmask;
 * ``total``: the sum; p50 / p90 / p99 / max in ms over the schemas that convert.
@@ -16,6 +19,7 @@ to compare a branch with ``main``::
 
     python bench/schema_compile.py --trees /work/main/src,src --vocab deepseek
     python bench/schema_compile.py --limit 300 --no-mask   # no vocabulary: front end only
+    python bench/schema_compile.py --check   # the IR built from the notes == the parsed text
 """
 
 from __future__ import annotations
@@ -51,6 +55,10 @@ def measure(limit: int | None, vocab_name: str | None) -> dict[str, Any]:
     from gbnfkit.grammar import parse_gbnf
     from gbnfkit.schema import json_schema_to_gbnf
 
+    try:
+        from gbnfkit.schema._api import convert_schema
+    except ImportError:  # a tree from before the IR was built without the text
+        convert_schema = None
     sys.path.insert(0, str(HERE))
     from _workloads import VOCABS, maskbench_cases
 
@@ -77,12 +85,15 @@ def measure(limit: int | None, vocab_name: str | None) -> dict[str, Any]:
             compiler.clear_cache()
         t0 = ns()
         try:
-            text = json_schema_to_gbnf(schema, property_order="any")
+            if convert_schema is not None:
+                converted = convert_schema(schema, property_order="any")
+            else:
+                text = json_schema_to_gbnf(schema, property_order="any")
         except SchemaError:
             refused += 1
             continue
         t1 = ns()
-        ir = parse_gbnf(text)
+        ir = converted.ir() if convert_schema is not None else parse_gbnf(text)
         t2 = ns()
         grammar = Grammar(ir)
         t3 = ns()
@@ -94,6 +105,39 @@ def measure(limit: int | None, vocab_name: str | None) -> dict[str, Any]:
             times[stage].append(dt / 1e6)
     return {"gbnfkit": str(Path(gbnfkit.__file__).parent), "refused": refused,
             "times": times}
+
+
+def check(limit: int | None) -> None:
+    """Compare ``convert_schema(...).ir()`` with ``parse_gbnf`` of its text on every
+    schema (IR, rule positions, and the text with ``json_schema_to_gbnf``'s)."""
+    from gbnfkit import SchemaError
+    from gbnfkit.grammar import parse_gbnf
+    from gbnfkit.schema import json_schema_to_gbnf
+    from gbnfkit.schema._api import convert_schema
+
+    sys.path.insert(0, str(HERE))
+    from _workloads import maskbench_cases
+
+    warnings.simplefilter("ignore")
+    same = differ = refused = 0
+    for sid, schema, _docs in maskbench_cases(limit):
+        try:
+            converted = convert_schema(schema, property_order="any")
+        except SchemaError:
+            refused += 1
+            continue
+        parsed = parse_gbnf(converted.text)
+        ir = converted.ir()
+        text = json_schema_to_gbnf(schema, property_order="any")
+        if ir == parsed and dict(ir.positions) == dict(parsed.positions) and \
+                text == converted.text:
+            same += 1
+        else:
+            differ += 1
+            print(f"  differs: {sid}")
+    print(f"direct IR == parsed IR: {same} schemas, {differ} differ, {refused} refused")
+    if differ:
+        raise SystemExit(1)
 
 
 def report(label: str, data: dict[str, Any]) -> dict[str, tuple[float, float]]:
@@ -116,9 +160,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--vocab", default="deepseek", help="bench vocabulary (deepseek, qwen, ...)")
     ap.add_argument("--no-mask", action="store_true", help="skip the compile to the first mask")
     ap.add_argument("--trees", default="", help="comma-separated src directories to compare")
+    ap.add_argument("--check", action="store_true",
+                    help="compare the directly built IR with the parsed text, no timing")
     ap.add_argument("--json-out", default="", help=argparse.SUPPRESS)  # worker mode
     args = ap.parse_args(argv)
     vocab = None if args.no_mask else args.vocab
+    if args.check:
+        check(args.limit)
+        return
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(measure(args.limit, vocab)))
         return

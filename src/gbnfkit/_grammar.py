@@ -73,9 +73,12 @@ class Grammar:
     ) -> Grammar:
         """The JSON texts valid for ``schema`` (dict, bool or JSON text); options as in
         :func:`gbnfkit.json_schema_to_gbnf`. Raises SchemaError."""
-        from gbnfkit.schema import json_schema_to_gbnf
+        from gbnfkit.schema._api import convert_schema
 
-        return cls.from_gbnf(json_schema_to_gbnf(schema, **options), limits=limits)
+        converted = convert_schema(schema, **options)
+        expect(limits, (Limits, type(None)), "limits")
+        lim = limits if limits is not None else DEFAULT_LIMITS
+        return cls(converted.ir(lim), limits=lim)
 
     @classmethod
     def from_regex(cls, pattern: str, *, limits: Limits | None = None) -> Grammar:
@@ -87,9 +90,9 @@ class Grammar:
     @classmethod
     def from_pydantic(cls, model: Any, *, limits: Limits | None = None, **options: Any) -> Grammar:
         """The JSON that the Pydantic v2 ``model`` validates, via its JSON schema."""
-        from gbnfkit.schema import pydantic_to_gbnf
+        from gbnfkit.schema._api import pydantic_schema
 
-        return cls.from_gbnf(pydantic_to_gbnf(model, **options), limits=limits)
+        return cls.from_json_schema(pydantic_schema(model), limits=limits, **options)
 
     @classmethod
     def builtin(cls, name: str, *, limits: Limits | None = None) -> Grammar:

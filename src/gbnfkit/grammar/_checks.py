@@ -14,7 +14,7 @@ rule exists, and no rule is left-recursive.  Left recursion is refused in two wa
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from gbnfkit._errors import GrammarError
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
@@ -23,6 +23,7 @@ from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 __all__ = [
     "check_grammar",
     "check_parsed_grammar",
+    "check_reference_complete_grammar",
     "left_recursion_error",
     "nullable_rules",
     "undefined_message",
@@ -50,7 +51,20 @@ def check_parsed_grammar(ir: GrammarIR, source: str, raw: Mapping[str, Expr]) ->
     _check(ir, source, raw)
 
 
-def _check(ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None) -> None:
+def check_reference_complete_grammar(
+    ir: GrammarIR, source: str, raw: Callable[[], Mapping[str, Expr]]
+) -> None:
+    """:func:`check_parsed_grammar` for an IR built without parsing ``source``, known
+    to have no undefined rule and no repetition bound that the parser refuses: ``raw()``
+    parses the raw tree, only when llama.cpp's exact left-recursion check may fire."""
+    _check(ir, source, raw)
+
+
+def _check(
+    ir: GrammarIR,
+    source: str | None,
+    raw: Mapping[str, Expr] | Callable[[], Mapping[str, Expr]] | None,
+) -> None:
     if not ir.rules:
         raise GrammarError(
             "empty grammar: it defines no rules; write at least `root ::= ...`",
@@ -81,14 +95,17 @@ def _check(ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None) ->
 
 
 def _check_start_and_recursion(
-    ir: GrammarIR, source: str | None, raw: Mapping[str, Expr] | None
+    ir: GrammarIR,
+    source: str | None,
+    raw: Mapping[str, Expr] | Callable[[], Mapping[str, Expr]] | None,
 ) -> None:
     if ir.root not in ir.rules:
         raise _missing_root(ir, source)
     cycle = llama_left_recursion(ir.rules, exact=False)
     if cycle is not None:
         raise left_recursion_error(ir, source, cycle)
-    nullable = nullable_rules(ir.rules)
+    scans = {name: _scan(body) for name, body in ir.rules.items()}
+    nullable = _nullable_rules(ir.rules, scans)
     edges: dict[str, list[tuple[str, bool]]] = {
         name: _left_refs(body, False, nullable) for name, body in ir.rules.items()
     }
@@ -105,14 +122,14 @@ def _check_start_and_recursion(
             source=source,
             rules=names[:-1],
         )
-    if raw is not None and _may_loop_for_llama(ir.rules, edges, component, nullable):
-        cycle = llama_left_recursion(raw, exact=True)
+    if raw is not None and _may_loop_for_llama(scans, edges, component, nullable):
+        cycle = llama_left_recursion(raw() if callable(raw) else raw, exact=True)
         if cycle is not None:
             raise left_recursion_error(ir, source, cycle)
 
 
 def _may_loop_for_llama(
-    rules: Mapping[str, Expr],
+    scans: Mapping[str, tuple[set[str], list[Expr]]],
     edges: Mapping[str, list[tuple[str, bool]]],
     component: Mapping[str, int],
     nullable: Collection[str],
@@ -129,9 +146,7 @@ def _may_loop_for_llama(
     if any(target == name for name, out in edges.items() for target, _ in out):
         return True
     return any(
-        isinstance(e, Repeat) and e.max is None and _nullable(e.item, nullable)
-        for body in rules.values()
-        for e in _walk(body)
+        _nullable(item, nullable) for _, stars in scans.values() for item in stars
     )
 
 
@@ -223,9 +238,15 @@ def left_recursion_error(ir: GrammarIR, source: str | None, cycle: list[str]) ->
 
 def nullable_rules(rules: Mapping[str, Expr]) -> set[str]:
     """Names of the rules that can match the empty string (a worklist fixpoint)."""
+    return _nullable_rules(rules, {name: _scan(body) for name, body in rules.items()})
+
+
+def _nullable_rules(
+    rules: Mapping[str, Expr], scans: Mapping[str, tuple[set[str], list[Expr]]]
+) -> set[str]:
     users: dict[str, list[str]] = {}
-    for name, body in rules.items():
-        for ref in _refs(body):
+    for name, (refs, _) in scans.items():
+        for ref in refs:
             users.setdefault(ref, []).append(name)
     nullable: set[str] = set()
     pending = list(rules)
@@ -237,11 +258,42 @@ def nullable_rules(rules: Mapping[str, Expr]) -> set[str]:
     return nullable
 
 
-def _refs(expr: Expr) -> set[str]:
-    return {e.name for e in _walk(expr) if isinstance(e, RuleRef)}
+def _scan(expr: Expr) -> tuple[set[str], list[Expr]]:
+    """The rules ``expr`` refers to, and the items it repeats without an upper bound
+    (one pass; exact type tests first, the IR's own classes being the usual ones)."""
+    refs: set[str] = set()
+    stars: list[Expr] = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        t = type(e)
+        if t is Literal or t is CharClass:
+            continue
+        if t is RuleRef:
+            refs.add(e.name)  # type: ignore[union-attr]
+        elif t is Seq:
+            stack.extend(e.items)  # type: ignore[union-attr]
+        elif t is Alt:
+            stack.extend(e.options)  # type: ignore[union-attr]
+        elif isinstance(e, Repeat):
+            if e.max is None:
+                stars.append(e.item)
+            stack.append(e.item)
+        elif isinstance(e, RuleRef):
+            refs.add(e.name)
+        elif isinstance(e, Seq):
+            stack.extend(e.items)
+        elif isinstance(e, Alt):
+            stack.extend(e.options)
+    return refs, stars
 
 
 def _nullable(expr: Expr, nullable: Collection[str]) -> bool:
+    t = type(expr)  # exact type tests first: the IR's own classes are the usual ones
+    if t is CharClass:
+        return False
+    if t is RuleRef:
+        return expr.name in nullable  # type: ignore[union-attr]
     if isinstance(expr, Literal):
         return not expr.text
     if isinstance(expr, CharClass):
@@ -263,6 +315,18 @@ def _left_refs(expr: Expr, cont: bool, nullable: Collection[str]) -> list[tuple[
         out: list[tuple[str, bool]] = []
         last = len(expr.items) - 1
         for index, item in enumerate(expr.items):
+            t = type(item)  # the usual items first, without a call
+            if t is CharClass:
+                break
+            if t is Literal:
+                if item.text:  # type: ignore[union-attr]
+                    break
+                continue
+            if t is RuleRef:
+                out.append((item.name, cont or index < last))  # type: ignore[union-attr]
+                if item.name not in nullable:  # type: ignore[union-attr]
+                    break
+                continue
             out.extend(_left_refs(item, cont or index < last, nullable))
             if not _nullable(item, nullable):
                 break

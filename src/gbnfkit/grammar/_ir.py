@@ -96,6 +96,16 @@ class Seq:
     """``items`` one after another; ``Seq(())`` matches the empty string."""
 
     items: tuple[Expr, ...]
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # kept once computed: the engine compiler keys its memo by sub-trees, and a
+        # nested tree would otherwise be hashed again at every level
+        h = self._hash
+        if h is None:
+            h = hash(self.items)
+            object.__setattr__(self, "_hash", h)
+        return h
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +113,14 @@ class Alt:
     """Any one of ``options``."""
 
     options: tuple[Expr, ...]
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        h = self._hash  # kept once computed, as for Seq
+        if h is None:
+            h = hash(self.options)
+            object.__setattr__(self, "_hash", h)
+        return h
 
 
 @dataclass(frozen=True, slots=True)

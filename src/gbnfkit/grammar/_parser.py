@@ -40,7 +40,7 @@ from gbnfkit.grammar._ir import (
 from gbnfkit.grammar._normalize import make_alt, make_seq, normalize
 from gbnfkit.grammar._text import class_char, describe_char
 
-__all__ = ["parse_gbnf", "raw_rules"]
+__all__ = ["parse_fragment", "parse_gbnf", "raw_rules"]
 
 _VALID_ESCAPES = '\\x.. \\u.... \\U........ \\t \\r \\n \\\\ \\" \\[ \\] \\-'
 _SIMPLE_ESCAPES = {"t": "\t", "r": "\r", "n": "\n"} | {c: c for c in '\\"[]-'}
@@ -87,6 +87,34 @@ def parse_gbnf(text: str, root: str = "root", *, limits: Limits = DEFAULT_LIMITS
 def raw_rules(text: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Expr]:
     """The raw parse tree of each rule (groups kept as :class:`Alt`), unchecked."""
     return _Parser(text, limits).parse()
+
+
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]', re.S)
+
+
+def parse_fragment(
+    text: str, limits: Limits = DEFAULT_LIMITS
+) -> tuple[Expr, bool, list[str]] | None:
+    """A piece of a rule body on its own: its canonical IR, whether it is an alternation
+    at its top level (``a | b``), and the rule names it refers to.
+
+    None unless ``text`` is a well-formed piece that means the same wherever a body
+    holds it between blanks or ``|``: no comment (it would swallow what follows), no
+    line break outside a group, no NUL, nothing left over, no error (a repetition at
+    its start, a bound above ``limits.max_repetition``...).  Rule-level checks (nesting
+    depth, undefined rules) are the caller's.
+    """
+    if "\0" in text:
+        return None
+    parser = _Parser(text, limits)
+    try:
+        raw, canonical, end = parser.alternates(0, nested=False)
+    except GrammarError:
+        return None
+    if end != len(text) or ("#" in text and "#" in _QUOTED.sub("", text)):
+        return None
+    assert isinstance(raw, Alt)
+    return canonical, len(raw.options) > 1, list(parser.first_ref)
 
 
 class _Parser:

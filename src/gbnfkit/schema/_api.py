@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._convert import Converter
 from gbnfkit.schema._options import SchemaOptions, make_options
+
+if TYPE_CHECKING:
+    from gbnfkit.schema._direct import RecordedConversion
 
 __all__ = ["json_schema_to_gbnf", "load_schema", "pydantic_to_gbnf"]
 
@@ -92,9 +95,27 @@ def json_schema_to_gbnf(schema: Any, *, options: SchemaOptions | None = None,
         raise SchemaError("schema nests too deeply to convert") from None
 
 
+def convert_schema(schema: Any, *, options: SchemaOptions | None = None,
+                   **changes: Any) -> RecordedConversion:
+    """:func:`json_schema_to_gbnf`, keeping what builds the grammar IR without parsing
+    the text (``.text`` is the same text; ``.ir(limits)`` the checked IR)."""
+    from gbnfkit.schema._direct import RecordedConversion
+
+    opts = make_options(options, changes)
+    try:
+        return RecordedConversion(load_schema(schema), opts)
+    except RecursionError:
+        raise SchemaError("schema nests too deeply to convert") from None
+
+
 def pydantic_to_gbnf(model: Any, *, options: SchemaOptions | None = None,
                      **changes: Any) -> str:
     """GBNF for the JSON that ``model.model_validate_json`` accepts (Pydantic v2 model)."""
+    return json_schema_to_gbnf(pydantic_schema(model), options=options, **changes)
+
+
+def pydantic_schema(model: Any) -> Any:
+    """The JSON schema of the Pydantic v2 ``model`` (SchemaError if it has none)."""
     schema_fn = getattr(model, "model_json_schema", None)
     if schema_fn is None:
         raise SchemaError(f"{model!r} is not a Pydantic v2 model (no model_json_schema)")
@@ -102,4 +123,4 @@ def pydantic_to_gbnf(model: Any, *, options: SchemaOptions | None = None,
         schema = schema_fn()
     except Exception as e:  # pydantic raises its own errors for unsupported fields
         raise SchemaError(f"Pydantic could not produce a JSON schema: {e}") from None
-    return json_schema_to_gbnf(schema, options=options, **changes)
+    return schema

@@ -1,11 +1,76 @@
-"""Helpers that write GBNF text: literals, character classes and a rule table."""
+"""Helpers that write GBNF text: literals, character classes and a rule table.
+
+While a :class:`Recorder` is active (:func:`recording`), each helper also notes how it
+composed its result (a literal, a class, a sequence or alternative of other strings, a
+group), so that the grammar IR of the converter's rules can be built from those notes
+without parsing the text again; see :mod:`gbnfkit.schema._direct`.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, NamedTuple
 
-__all__ = ["RuleTable", "char_class", "literal", "seq", "alt", "group"]
+if TYPE_CHECKING:
+    from gbnfkit.grammar._ir import Expr
+
+__all__ = ["ClassNote", "Note", "Recorder", "RuleTable", "alt", "char_class",
+           "current_recorder", "group", "joined", "literal", "paren", "recording", "seq"]
+
+
+class ClassNote(NamedTuple):
+    """The note of a character class: its ranges as given."""
+
+    ranges: tuple[tuple[int, int], ...]
+    negated: bool
+
+
+Note = str | ClassNote | tuple[str, ...] | list[str]
+"""How a text was composed: a literal (its decoded text, a ``str``), a class, a
+sequence (a tuple of two or more parts, as joined: a part holding ``" | "`` is grouped),
+a group ``(x)`` (the 1-tuple ``(x,)``), or an alternative (a list of two or more
+options)."""
+
+
+class Recorder:
+    """How the texts of one conversion were composed (see :mod:`gbnfkit.schema._direct`).
+
+    ``notes`` maps each GBNF text to its :data:`Note`; the same text always means the
+    same thing, so a text composed twice (or by two helpers) is noted once.  ``base``:
+    a recorder of texts composed before (the static spellings of ``_strings``), whose
+    notes are consulted after this recorder's own.  ``built``, for a recorder whose
+    notes never change (that one): the IR built from them so far, (expression, whether
+    an alternation at the top level), kept for the next conversions.
+    """
+
+    __slots__ = ("base", "built", "notes")
+
+    def __init__(self) -> None:
+        self.notes: dict[str, Note] = {}
+        self.base: Recorder | None = None
+        self.built: dict[str, tuple[Expr, bool]] = {}
+
+
+_RECORDER: ContextVar[Recorder | None] = ContextVar("gbnfkit_schema_recorder", default=None)
+
+
+def current_recorder() -> Recorder | None:
+    """The recorder of :func:`recording` in force, if any."""
+    return _RECORDER.get()
+
+
+@contextmanager
+def recording(recorder: Recorder) -> Iterator[Recorder]:
+    """Note into ``recorder`` what the helpers compose while the block runs (this
+    thread or task only)."""
+    token = _RECORDER.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _RECORDER.reset(token)
 
 _SAFE = re.compile(r"[^a-zA-Z0-9-]+")
 _PLAIN = re.compile(r'[ !#-\[\]-~]*')  # printable ASCII but '"' and '\\': written as is
@@ -42,12 +107,18 @@ def _escape_char(cp: int, special: str) -> str:
 def literal(text: str) -> str:
     """A GBNF string literal for ``text`` (``""`` for the empty string)."""
     if _PLAIN.fullmatch(text):
-        return f'"{text}"'
-    return '"' + "".join(_escape_char(ord(c), '"') for c in text) + '"'
+        out = f'"{text}"'
+    else:
+        out = '"' + "".join(_escape_char(ord(c), '"') for c in text) + '"'
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.notes[out] = text
+    return out
 
 
 def char_class(ranges: Iterable[tuple[int, int]], negated: bool = False) -> str:
     """A GBNF character class; ranges must be non-empty unless ``negated``."""
+    ranges = tuple(ranges)
     parts = []
     for lo, hi in ranges:
         a = _CLASS_CHARS.get(lo) or _escape_char(lo, "]-[^")
@@ -57,14 +128,27 @@ def char_class(ranges: Iterable[tuple[int, int]], negated: bool = False) -> str:
             parts.append(a + (_CLASS_CHARS.get(hi) or _escape_char(hi, "]-[^")))
         else:
             parts.append(a + "-" + (_CLASS_CHARS.get(hi) or _escape_char(hi, "]-[^")))
-    return "[" + ("^" if negated else "") + "".join(parts) + "]"
+    out = "[" + ("^" if negated else "") + "".join(parts) + "]"
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.notes[out] = ClassNote(ranges, negated)
+    return out
 
 
 def group(expr: str) -> str:
     """``expr`` wrapped in parentheses unless it is already one atom."""
     if _is_atom(expr):
         return expr
-    return f"({expr})"
+    return paren(expr)
+
+
+def paren(expr: str) -> str:
+    """``(expr)``."""
+    out = f"({expr})"
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.notes[out] = (expr,)
+    return out
 
 
 def _is_atom(expr: str) -> bool:
@@ -88,7 +172,23 @@ def _is_atom(expr: str) -> bool:
 def seq(*items: str) -> str:
     """Concatenation of the non-empty items (``""`` when nothing is left)."""
     parts = [group(i) if " | " in i and not _is_atom(i) else i for i in items if i and i != '""']
-    return " ".join(parts) if parts else '""'
+    if len(parts) < 2:
+        return parts[0] if parts else '""'
+    out = " ".join(parts)
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.notes[out] = tuple(parts)
+    return out
+
+
+def joined(*parts: str) -> str:
+    """Concatenation of two or more ``parts`` that need no group (atoms, sequences):
+    :func:`seq` without its checks."""
+    out = " ".join(parts)
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.notes[out] = parts
+    return out
 
 
 def alt(options: Iterable[str]) -> str:
@@ -99,7 +199,13 @@ def alt(options: Iterable[str]) -> str:
             out.append(o)
     if not out:
         raise ValueError("alt() of nothing")
-    return " | ".join(out)
+    if len(out) == 1:
+        return out[0]
+    text = " | ".join(out)
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec.notes[text] = out
+    return text
 
 
 class RuleTable:

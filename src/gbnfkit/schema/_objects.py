@@ -21,7 +21,7 @@ from gbnfkit.schema._dfa import (
     emit_dfa,
     product,
 )
-from gbnfkit.schema._gbnf import alt, seq
+from gbnfkit.schema._gbnf import alt, paren, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
 from gbnfkit.schema._negate import NEED_OTHER_KEY
 from gbnfkit.schema._options import PropertyOrder
@@ -75,7 +75,7 @@ class _Members:
             [self.counting[name]] if name in self.counting else [])
         if e or not found:
             return [(member, e)]
-        return [(member, e), (f"({alt(found)})", True)]
+        return [(member, e), (paren(alt(found)), True)]
 
     def start(self) -> bool:
         return self.outside is None
@@ -99,7 +99,7 @@ class _Members:
                 if nxt is not None:
                     options.append(nxt)
         elif self.extra and (self.hi is None or c < self.hi):
-            extra = f"({alt(self.extra)})"
+            extra = paren(alt(self.extra))
             if self.hi is None and c >= max(self.lo, 1):
                 star = f"({seq(self.conv.comma(), extra)})*"
                 if e:
@@ -172,7 +172,7 @@ class _Members:
                         sep = self.sep(c) if sep is None else sep
                         options.append(seq(sep, expr, nxt))
             if self.extra:
-                for expr, e2 in self.variants(None, f"({alt(self.extra)})", e):
+                for expr, e2 in self.variants(None, paren(alt(self.extra)), e):
                     nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
                     if nxt is not None:
                         sep = self.sep(c) if sep is None else sep

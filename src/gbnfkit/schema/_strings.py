@@ -14,7 +14,18 @@ from __future__ import annotations
 
 import functools
 
-from gbnfkit.schema._gbnf import RuleTable, alt, char_class, literal, seq
+from gbnfkit.schema._gbnf import (
+    Recorder,
+    RuleTable,
+    alt,
+    char_class,
+    current_recorder,
+    joined,
+    literal,
+    paren,
+    recording,
+    seq,
+)
 from gbnfkit.schema._numbers import digit_range, hex_digits
 from gbnfkit.schema._regex_parse import ANY_CHAR, Ranges, normalize
 
@@ -45,34 +56,41 @@ def _minus(a: Ranges, b: Ranges) -> list[tuple[int, int]]:
     return out
 
 
-# Static tables computed once at import (pure functions of constants, not caches): the
-# class of each hex digit range, and the \\u spellings of the two surrogate halves that
-# every class reaching past the BMP repeats.
-_HEX_CLASSES = {(lo, hi): hex_digits(lo, hi) for lo in range(16) for hi in range(lo, 16)}
+class _Static:
+    """The spellings that every conversion meets, built once (pure functions of
+    constants, not caches): the class of each hex digit range, and the ``\\u``
+    spellings of the spans that the classes of property names keep meeting
+    (``strings_not_in`` takes the complement of a few ASCII characters): one ASCII code
+    point, everything below or above one, the whole BMP and the two surrogate halves of
+    a pair.  ``notes`` records how they were composed, for the conversions that build
+    grammar IR directly (:mod:`gbnfkit.schema._direct`)."""
 
+    def __init__(self) -> None:
+        self.notes = Recorder()
+        with recording(self.notes):
+            self.classes = {(lo, hi): hex_digits(lo, hi) for lo in range(16)
+                            for hi in range(lo, 16)}
+            self.spans = {
+                span: self.hex4(*span)
+                for span in [(0xD800, 0xDBFF), (0xDC00, 0xDFFF), (0, 0xFFFF),
+                             *((cp, cp) for cp in range(0x80)),
+                             *((0, cp) for cp in range(0x80)),
+                             *((cp, 0xFFFF) for cp in range(0x80))]
+            }
 
-def _hex_class(lo: int, hi: int) -> str:
-    return _HEX_CLASSES[lo, hi]
+    def hex4(self, lo: int, hi: int) -> str:
+        """``lo..hi`` as four hex digits in either case (what follows ``\\u``)."""
+        return digit_range(lo, hi, 4, 16, self._hex_class)
 
-
-def _hex4(lo: int, hi: int) -> str:
-    """``lo..hi`` as four hex digits in either case (what follows ``\\u``)."""
-    return digit_range(lo, hi, 4, 16, _hex_class)
+    def _hex_class(self, lo: int, hi: int) -> str:
+        return self.classes[lo, hi]
 
 
 @functools.cache
-def _static_hex() -> dict[tuple[int, int], str]:
-    """The spellings of the spans that the classes of property names keep meeting
-    (``strings_not_in`` takes the complement of a few ASCII characters): one ASCII code
-    point, everything below or above one, the whole BMP and the two surrogate halves of
-    a pair.  A constant table, built by the first conversion (about 4 ms) rather than by
+def _static() -> _Static:
+    """The static spellings, built by the first conversion (about 4 ms) rather than by
     every ``import gbnfkit``."""
-    return {
-        span: _hex4(*span)
-        for span in [(0xD800, 0xDBFF), (0xDC00, 0xDFFF), (0, 0xFFFF),
-                     *((cp, cp) for cp in range(0x80)), *((0, cp) for cp in range(0x80)),
-                     *((cp, 0xFFFF) for cp in range(0x80))]
-    }
+    return _Static()
 
 
 class JsonChars:
@@ -85,12 +103,16 @@ class JsonChars:
         # this run's \\u spellings of code point spans: the classes of one schema (the
         # complements in ``strings_not_in``) keep meeting the same spans
         self._hex: dict[tuple[int, int], str] = {}
-        self._static_hex = _static_hex()
+        self._static = _static()
+        self._static_hex = self._static.spans
+        recorder = current_recorder()
+        if recorder is not None:
+            recorder.base = self._static.notes
 
     def _hex4(self, lo: int, hi: int) -> str:
         found = self._static_hex.get((lo, hi)) or self._hex.get((lo, hi))
         if found is None:
-            found = self._hex[lo, hi] = _hex4(lo, hi)
+            found = self._hex[lo, hi] = self._static.hex4(lo, hi)
         return found
 
     def char(self) -> str:
@@ -129,11 +151,12 @@ class JsonChars:
         hexes = [self._hex4(lo, hi) for lo, hi in bmp]
         if hexes:
             # (a group built here is one atom: what ``seq`` would check by scanning it)
-            escapes.append(f'"u" ({alt(hexes)})' if len(hexes) > 1 else seq('"u"', hexes[0]))
+            escapes.append(joined('"u"', paren(alt(hexes))) if len(hexes) > 1
+                           else seq('"u"', hexes[0]))
         for lo, hi in _intersect(ranges, 0x10000, 0x10FFFF):
             escapes.extend(self._pairs(lo, hi))
         if escapes:
-            options.append(f'"\\\\" ({alt(escapes)})' if len(escapes) > 1
+            options.append(joined('"\\\\"', paren(alt(escapes))) if len(escapes) > 1
                            else seq('"\\\\"', escapes[0]))
         return alt(options) if options else "[^\\x00-\\U0010FFFF]"
 

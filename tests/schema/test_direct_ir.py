@@ -1,0 +1,168 @@
+"""The schema path builds its grammar IR from the converter's notes, not by parsing the
+GBNF text (``gbnfkit.schema._direct``): that IR must be the one the text parses to, and
+the errors must be the parser's."""
+
+# shared data: maskbench/dev.jsonl
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gbnfkit.schema._direct as direct
+from gbnfkit import Grammar, GrammarError, Limits, SchemaError
+from gbnfkit.grammar import parse_gbnf
+from gbnfkit.grammar._parser import parse_fragment
+from gbnfkit.schema import SchemaWarning, json_schema_to_gbnf
+from gbnfkit.schema._api import convert_schema
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "maskbench" / "dev.jsonl"
+
+
+def _records() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+
+
+def _same_as_parsed(schema: Any, **options: Any) -> bool:
+    """The direct IR equals the parsed one (positions too); False if refused."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SchemaWarning)
+        try:
+            converted = convert_schema(schema, **options)
+        except SchemaError:
+            return False
+    parsed = parse_gbnf(converted.text)
+    ir = converted.ir()
+    assert ir == parsed
+    assert dict(ir.positions) == dict(parsed.positions)
+    return True
+
+
+def test_dev_schemas_build_the_ir_their_text_parses_to() -> None:
+    # every fourth (bench/schema_compile.py --check compares all of them)
+    records = _records()[::4]
+    assert len(records) >= 360
+    built = sum(_same_as_parsed(r["schema"], property_order="any") for r in records)
+    assert built >= 0.95 * len(records)
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"whitespace": "llama"},
+    {"whitespace": "pretty", "max_whitespace": None},
+    {"whitespace": "compact", "property_order": "any", "strict": False},
+])
+def test_other_options_build_the_ir_their_text_parses_to(options: dict[str, Any]) -> None:
+    records = _records()[::20]
+    built = sum(_same_as_parsed(r["schema"], **options) for r in records)
+    assert built >= 0.9 * len(records)
+
+
+def test_the_text_is_the_one_json_schema_to_gbnf_writes() -> None:
+    for record in _records()[::10]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SchemaWarning)
+            try:
+                text = json_schema_to_gbnf(record["schema"], property_order="any")
+            except SchemaError:
+                continue
+            assert convert_schema(record["schema"], property_order="any").text == text
+
+
+def test_the_text_is_not_parsed_for_a_usual_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the whole text was parsed")
+
+    monkeypatch.setattr(direct, "parse_gbnf", refuse)
+    schema = {"type": "object", "properties": {
+        "name": {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "maxLength": 20},
+        "n": {"type": "integer", "minimum": 3, "maximum": 1234},
+        "tags": {"type": "array", "items": {"enum": ["a", "b", 1.5]}, "maxItems": 3},
+    }, "required": ["name"], "additionalProperties": {"type": "number"}}
+    grammar = Grammar.from_json_schema(schema, property_order="any")
+    assert grammar.ir == parse_gbnf(json_schema_to_gbnf(schema, property_order="any"))
+    assert grammar.match('{"n": 17, "name": "ab-c", "x": 1e3}').status.value == "accept"
+    assert grammar.match('{"n": 2, "name": "ab"}').status.value == "reject"
+
+
+def _error(call: Any) -> GrammarError:
+    with pytest.raises(GrammarError) as info:
+        call()
+    return info.value
+
+
+def test_a_bound_above_the_limit_gives_the_parsers_error() -> None:
+    schema = {"type": "string", "maxLength": 500}
+    limits = Limits(max_repetition=100)
+    text = json_schema_to_gbnf(schema)
+    direct_error = _error(lambda: Grammar.from_json_schema(schema, limits=limits))
+    parsed_error = _error(lambda: parse_gbnf(text, limits=limits))
+    assert str(direct_error) == str(parsed_error)
+    assert (direct_error.line, direct_error.column) == (parsed_error.line, parsed_error.column)
+
+
+def test_left_recursion_gives_the_parsers_error() -> None:
+    schema = {"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}},
+              "$ref": "#/$defs/a"}
+    text = json_schema_to_gbnf(schema)
+    direct_error = _error(lambda: Grammar.from_json_schema(schema))
+    parsed_error = _error(lambda: parse_gbnf(text))
+    assert str(direct_error) == str(parsed_error)
+    assert direct_error.rules == parsed_error.rules
+
+
+@pytest.mark.parametrize("fragment", [
+    '"a" # comment',  # a comment would swallow what follows it in a body
+    "a\nb",  # a line break ends a rule
+    "* a",  # nothing to repeat
+    '"a',  # unterminated
+    "a )",  # something left over
+    '"\\x00" "\0"',  # NUL
+])
+def test_fragments_that_cannot_stand_alone_are_refused(fragment: str) -> None:
+    assert parse_fragment(fragment) is None
+
+
+def test_fragments_read_as_in_a_body() -> None:
+    expr, top_alt, refs = parse_fragment('"#" [#] x{2} | (y | "z")?') or (None, None, None)
+    assert top_alt and refs == ["x", "y"]
+    assert expr == parse_gbnf('root ::= "#" [#] x{2} | (y | "z")?\nx ::= "x"\ny ::= "y"\n'
+                              ).rules["root"]
+    assert parse_fragment("(a | b)") is not None and not parse_fragment("(a | b)")[1]
+
+
+def test_the_static_spellings_repeat_at_most_static_max_bound() -> None:
+    from gbnfkit.grammar._ir import Alt, Repeat, Seq
+    from gbnfkit.schema._strings import _static
+
+    notes = _static().notes
+    builder = direct._Builder(notes, Limits())
+    builder.shared = None
+    bounds = [0]
+    for text in notes.notes:
+        stack = [builder.expr(text)[0]]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, Repeat):
+                bounds += [e.min, e.max or 0]
+                stack.append(e.item)
+            elif isinstance(e, Seq):
+                stack.extend(e.items)
+            elif isinstance(e, Alt):
+                stack.extend(e.options)
+    assert 0 < max(bounds) <= direct.STATIC_MAX_BOUND
+    assert not builder.refs
+
+
+def test_small_repetition_limits_do_not_use_the_shared_static_ir() -> None:
+    schema = {"type": "object", "properties": {"é": {"type": "string"}},
+              "additionalProperties": {"type": "integer"}}
+    Grammar.from_json_schema(schema)  # fills the shared IR of the static spellings
+    text = json_schema_to_gbnf(schema)
+    limits = Limits(max_repetition=direct.STATIC_MAX_BOUND - 1)
+    direct_error = _error(lambda: Grammar.from_json_schema(schema, limits=limits))
+    assert str(direct_error) == str(_error(lambda: parse_gbnf(text, limits=limits)))
