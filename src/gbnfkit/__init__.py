@@ -7,6 +7,7 @@ package never imports (so ``import gbnfkit`` needs only numpy); see CONTRIBUTING
 
 from __future__ import annotations
 
+import gbnfkit._native  # noqa: F401  first: compiled modules or their sources (see the module)
 from gbnfkit import (
     chat,  # the submodule gbnfkit.chat (pure Python)
     peg,  # the submodule gbnfkit.peg (pure Python)

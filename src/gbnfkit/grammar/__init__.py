@@ -2,6 +2,7 @@
 
 from gbnfkit.grammar._builtins import builtin_names, builtin_text
 from gbnfkit.grammar._checks import check_grammar
+from gbnfkit.grammar._entry import parse_gbnf
 from gbnfkit.grammar._ir import (
     ANY,
     Alt,
@@ -14,7 +15,6 @@ from gbnfkit.grammar._ir import (
     Seq,
 )
 from gbnfkit.grammar._normalize import normalize, normalize_ir
-from gbnfkit.grammar._parser import parse_gbnf
 from gbnfkit.grammar._printer import to_gbnf
 
 __all__ = [
