@@ -38,6 +38,10 @@ class ByteState:
         trans: ``byte -> ByteState | None``, filled lazily (a cache).
         bits: the 256-bit set of bytes some stack accepts next (``-1`` until computed,
             see :meth:`ByteAutomaton.allowed_bits`).
+        tops: the stacks whose top is a byte test, as ``(byte set, stacks)`` pairs,
+            ``None`` until the first step.
+        by_tests: the state after a byte, keyed by which entries of ``tops`` accept
+            it (bit ``i`` for entry ``i``), filled by :meth:`ByteAutomaton.step`.
         classes: the byte classes, ``None`` until computed (see
             :meth:`ByteAutomaton.classes`).
     """
@@ -49,6 +53,8 @@ class ByteState:
         "trans",
         "bits",
         "classes",
+        "tops",
+        "by_tests",
         "_hash",
         "__weakref__",
     )
@@ -60,6 +66,8 @@ class ByteState:
         self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
         self.classes: tuple[int, ...] | None = None
+        self.tops: tuple[tuple[int, tuple[Stack, ...]], ...] | None = None
+        self.by_tests: dict[int, ByteState] | None = None
         self._hash = hash(stacks)
 
     def __hash__(self) -> int:
@@ -111,6 +119,7 @@ class ByteAutomaton:
                 for old in self._intern.values():
                     old.trans.clear()
                     old.classes = None
+                    old.by_tests = None
                 self._intern.clear()
             state = ByteState(stacks)
             self._intern[stacks] = state
@@ -197,21 +206,54 @@ class ByteAutomaton:
 
     # -- stepping -----------------------------------------------------------
     def step(self, state: ByteState, byte: int) -> ByteState | None:
-        """The state after ``byte``, or ``None`` if no stack accepts it (cached)."""
+        """The state after ``byte``, or ``None`` if no stack accepts it (cached).
+
+        Bytes accepted by the same stacks lead to the same state, so a byte whose
+        accepting stacks were already stepped from ``state`` costs no closure and no
+        interning: the result is kept per set of accepting top tests
+        (:attr:`ByteState.by_tests`, keyed by a bit per entry of :attr:`ByteState.tops`).
+        """
         trans = state.trans
         if byte in trans:
             return trans[byte]
-        kind = self._kind
+        result: ByteState | None = None
+        tops = state.tops
+        if tops is None:
+            tops = self._tops(state)
+        key = 0
+        bit = 1
+        for mask, _ in tops:
+            if (mask >> byte) & 1:
+                key |= bit
+            bit <<= 1
+        if key:
+            memo = state.by_tests
+            if memo is None:
+                memo = state.by_tests = {}
+            result = memo.get(key)
+            if result is None:
+                out: set[Stack] = set()
+                for mask, stacks in tops:
+                    if (mask >> byte) & 1:
+                        for s in stacks:
+                            self._close(s[:-1] + (s[-1] + 1,), out)
+                if out:
+                    result = memo[key] = self.intern(frozenset(out))
+        trans[byte] = result
+        return result
+
+    def _tops(self, state: ByteState) -> tuple[tuple[int, tuple[Stack, ...]], ...]:
+        """The stacks of ``state`` whose top is a byte test, grouped by its byte set."""
         arg = self._arg
-        out: set[Stack] = set()
+        kind = self._kind
+        groups: dict[int, list[Stack]] = {}
         for s in state.stacks:
             if s:
                 p = s[-1]
-                if p >= 0 and (arg[p] >> byte) & 1 and kind[p] == TEST:
-                    self._close(s[:-1] + (p + 1,), out)
-        result = self.intern(frozenset(out)) if out else None
-        trans[byte] = result
-        return result
+                if p >= 0 and kind[p] == TEST:
+                    groups.setdefault(arg[p], []).append(s)
+        tops = state.tops = tuple((mask, tuple(stacks)) for mask, stacks in groups.items())
+        return tops
 
     def classes(self, state: ByteState) -> tuple[int, ...]:
         """The byte classes of ``state`` (cached): disjoint 256-bit sets covering the
@@ -224,11 +266,12 @@ class ByteAutomaton:
         """
         classes = state.classes
         if classes is None:
-            arg = self._arg
-            masks = {arg[s[-1]] for s in state.stacks if s and s[-1] >= 0}
+            tops = state.tops
+            if tops is None:
+                tops = self._tops(state)
             allowed = self.allowed_bits(state)
             parts = [allowed] if allowed else []
-            for m in masks:
+            for m, _ in tops:
                 if m != allowed:
                     parts = [part for c in parts for part in (c & m, c & ~m) if part]
             classes = state.classes = tuple(parts)
