@@ -243,7 +243,8 @@ class ByteAutomaton:
         return result
 
     def _tops(self, state: ByteState) -> tuple[tuple[int, tuple[Stack, ...]], ...]:
-        """The stacks of ``state`` whose top is a byte test, grouped by its byte set."""
+        """The stacks of ``state`` whose top is a byte test, grouped by its byte set
+        (also sets ``state.bits``, their union)."""
         arg = self._arg
         kind = self._kind
         groups: dict[int, list[Stack]] = {}
@@ -253,6 +254,10 @@ class ByteAutomaton:
                 if p >= 0 and kind[p] == TEST:
                     groups.setdefault(arg[p], []).append(s)
         tops = state.tops = tuple((mask, tuple(stacks)) for mask, stacks in groups.items())
+        bits = 0
+        for mask in groups:
+            bits |= mask
+        state.bits = bits
         return tops
 
     def classes(self, state: ByteState) -> tuple[int, ...]:
@@ -293,15 +298,9 @@ class ByteAutomaton:
 
     def allowed_bits(self, state: ByteState) -> int:
         """The 256-bit set of bytes that some stack of ``state`` accepts next (cached)."""
-        bits = state.bits
-        if bits < 0:
-            bits = 0
-            arg = self._arg
-            for s in state.stacks:
-                if s and s[-1] >= 0:
-                    bits |= arg[s[-1]]
-            state.bits = bits
-        return bits
+        if state.bits < 0:
+            self._tops(state)
+        return state.bits
 
     def allowed_bytes(self, state: ByteState) -> list[int]:
         """Bytes that some stack of ``state`` accepts next."""
