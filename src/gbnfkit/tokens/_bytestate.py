@@ -35,13 +35,13 @@ class ByteState:
         stacks: the stacks (a frozenset of tuples, top last).
         complete: a parse of the start rule is complete here.
         bottom: a context state reached the bottom marker.
-        trans: ``byte -> ByteState | None``, filled lazily (a cache).
+        trans: ``byte -> ByteState | None``, filled lazily (a cache); negative keys
+            ``-k`` hold the state after the bytes whose accepting top tests are the set
+            ``k`` of ``tops`` (see :meth:`ByteAutomaton.step`).
         bits: the 256-bit set of bytes some stack accepts next (``-1`` until computed,
             see :meth:`ByteAutomaton.allowed_bits`).
-        tops: the stacks whose top is a byte test, as ``(byte set, stacks)`` pairs,
-            ``None`` until the first step.
-        by_tests: the state after a byte, keyed by which entries of ``tops`` accept
-            it (bit ``i`` for entry ``i``), filled by :meth:`ByteAutomaton.step`.
+        tops: the distinct byte sets of the stacks' top tests, ``None`` until the
+            allowed bytes are first asked for.
         classes: the byte classes, ``None`` until computed (see
             :meth:`ByteAutomaton.classes`).
     """
@@ -54,7 +54,6 @@ class ByteState:
         "bits",
         "classes",
         "tops",
-        "by_tests",
         "_hash",
         "__weakref__",
     )
@@ -66,8 +65,7 @@ class ByteState:
         self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
         self.classes: tuple[int, ...] | None = None
-        self.tops: tuple[tuple[int, tuple[Stack, ...]], ...] | None = None
-        self.by_tests: dict[int, ByteState] | None = None
+        self.tops: tuple[int, ...] | None = None
         self._hash = hash(stacks)
 
     def __hash__(self) -> int:
@@ -119,7 +117,6 @@ class ByteAutomaton:
                 for old in self._intern.values():
                     old.trans.clear()
                     old.classes = None
-                    old.by_tests = None
                 self._intern.clear()
             state = ByteState(stacks)
             self._intern[stacks] = state
@@ -210,8 +207,8 @@ class ByteAutomaton:
 
         Bytes accepted by the same stacks lead to the same state, so a byte whose
         accepting stacks were already stepped from ``state`` costs no closure and no
-        interning: the result is kept per set of accepting top tests
-        (:attr:`ByteState.by_tests`, keyed by a bit per entry of :attr:`ByteState.tops`).
+        interning: the result is also kept in ``state.trans`` under ``-k``, ``k`` having
+        bit ``i`` set when the byte set ``state.tops[i]`` accepts the byte.
         """
         trans = state.trans
         if byte in trans:
@@ -222,42 +219,42 @@ class ByteAutomaton:
             tops = self._tops(state)
         key = 0
         bit = 1
-        for mask, _ in tops:
+        for mask in tops:
             if (mask >> byte) & 1:
                 key |= bit
             bit <<= 1
         if key:
-            memo = state.by_tests
-            if memo is None:
-                memo = state.by_tests = {}
-            result = memo.get(key)
+            result = trans.get(-key)
             if result is None:
+                kind = self._kind
+                arg = self._arg
                 out: set[Stack] = set()
-                for mask, stacks in tops:
-                    if (mask >> byte) & 1:
-                        for s in stacks:
-                            self._close(s[:-1] + (s[-1] + 1,), out)
+                for s in state.stacks:
+                    if s:
+                        p = s[-1]
+                        if p >= 0 and (arg[p] >> byte) & 1 and kind[p] == TEST:
+                            self._close(s[:-1] + (p + 1,), out)
                 if out:
-                    result = memo[key] = self.intern(frozenset(out))
+                    result = trans[-key] = self.intern(frozenset(out))
         trans[byte] = result
         return result
 
-    def _tops(self, state: ByteState) -> tuple[tuple[int, tuple[Stack, ...]], ...]:
-        """The stacks of ``state`` whose top is a byte test, grouped by its byte set
-        (also sets ``state.bits``, their union)."""
+    def _tops(self, state: ByteState) -> tuple[int, ...]:
+        """The distinct byte sets of the top tests of ``state`` (also sets ``state.bits``,
+        their union)."""
         arg = self._arg
         kind = self._kind
-        groups: dict[int, list[Stack]] = {}
+        masks: set[int] = set()
         for s in state.stacks:
             if s:
                 p = s[-1]
                 if p >= 0 and kind[p] == TEST:
-                    groups.setdefault(arg[p], []).append(s)
-        tops = state.tops = tuple((mask, tuple(stacks)) for mask, stacks in groups.items())
+                    masks.add(arg[p])
         bits = 0
-        for mask in groups:
+        for mask in masks:
             bits |= mask
         state.bits = bits
+        tops = state.tops = tuple(masks)
         return tops
 
     def classes(self, state: ByteState) -> tuple[int, ...]:
@@ -276,7 +273,7 @@ class ByteAutomaton:
                 tops = self._tops(state)
             allowed = self.allowed_bits(state)
             parts = [allowed] if allowed else []
-            for m, _ in tops:
+            for m in tops:
                 if m != allowed:
                     parts = [part for c in parts for part in (c & m, c & ~m) if part]
             classes = state.classes = tuple(parts)
