@@ -35,9 +35,13 @@ class ByteState:
         stacks: the stacks (a frozenset of tuples, top last).
         complete: a parse of the start rule is complete here.
         bottom: a context state reached the bottom marker.
-        trans: ``byte -> ByteState | None``, filled lazily (a cache).
+        trans: ``byte -> ByteState | None``, filled lazily (a cache); negative keys
+            ``-k`` hold the state after the bytes whose accepting top tests are the set
+            ``k`` of ``tops`` (see :meth:`ByteAutomaton.step`).
         bits: the 256-bit set of bytes some stack accepts next (``-1`` until computed,
             see :meth:`ByteAutomaton.allowed_bits`).
+        tops: the distinct byte sets of the stacks' top tests, ``None`` until the
+            allowed bytes are first asked for.
         classes: the byte classes, ``None`` until computed (see
             :meth:`ByteAutomaton.classes`).
     """
@@ -49,6 +53,7 @@ class ByteState:
         "trans",
         "bits",
         "classes",
+        "tops",
         "_hash",
         "__weakref__",
     )
@@ -60,6 +65,7 @@ class ByteState:
         self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
         self.classes: tuple[int, ...] | None = None
+        self.tops: tuple[int, ...] | None = None
         self._hash = hash(stacks)
 
     def __hash__(self) -> int:
@@ -197,21 +203,59 @@ class ByteAutomaton:
 
     # -- stepping -----------------------------------------------------------
     def step(self, state: ByteState, byte: int) -> ByteState | None:
-        """The state after ``byte``, or ``None`` if no stack accepts it (cached)."""
+        """The state after ``byte``, or ``None`` if no stack accepts it (cached).
+
+        Bytes accepted by the same stacks lead to the same state, so a byte whose
+        accepting stacks were already stepped from ``state`` costs no closure and no
+        interning: the result is also kept in ``state.trans`` under ``-k``, ``k`` having
+        bit ``i`` set when the byte set ``state.tops[i]`` accepts the byte.
+        """
         trans = state.trans
         if byte in trans:
             return trans[byte]
-        kind = self._kind
+        result: ByteState | None = None
+        tops = state.tops
+        if tops is None:
+            tops = self._tops(state)
+        key = 0
+        bit = 1
+        for mask in tops:
+            if (mask >> byte) & 1:
+                key |= bit
+            bit <<= 1
+        if key:
+            result = trans.get(-key)
+            if result is None:
+                kind = self._kind
+                arg = self._arg
+                out: set[Stack] = set()
+                for s in state.stacks:
+                    if s:
+                        p = s[-1]
+                        if p >= 0 and (arg[p] >> byte) & 1 and kind[p] == TEST:
+                            self._close(s[:-1] + (p + 1,), out)
+                if out:
+                    result = trans[-key] = self.intern(frozenset(out))
+        trans[byte] = result
+        return result
+
+    def _tops(self, state: ByteState) -> tuple[int, ...]:
+        """The distinct byte sets of the top tests of ``state`` (also sets ``state.bits``,
+        their union)."""
         arg = self._arg
-        out: set[Stack] = set()
+        kind = self._kind
+        masks: set[int] = set()
         for s in state.stacks:
             if s:
                 p = s[-1]
-                if p >= 0 and (arg[p] >> byte) & 1 and kind[p] == TEST:
-                    self._close(s[:-1] + (p + 1,), out)
-        result = self.intern(frozenset(out)) if out else None
-        trans[byte] = result
-        return result
+                if p >= 0 and kind[p] == TEST:
+                    masks.add(arg[p])
+        bits = 0
+        for mask in masks:
+            bits |= mask
+        state.bits = bits
+        tops = state.tops = tuple(masks)
+        return tops
 
     def classes(self, state: ByteState) -> tuple[int, ...]:
         """The byte classes of ``state`` (cached): disjoint 256-bit sets covering the
@@ -224,11 +268,12 @@ class ByteAutomaton:
         """
         classes = state.classes
         if classes is None:
-            arg = self._arg
-            masks = {arg[s[-1]] for s in state.stacks if s and s[-1] >= 0}
+            tops = state.tops
+            if tops is None:
+                tops = self._tops(state)
             allowed = self.allowed_bits(state)
             parts = [allowed] if allowed else []
-            for m in masks:
+            for m in tops:
                 if m != allowed:
                     parts = [part for c in parts for part in (c & m, c & ~m) if part]
             classes = state.classes = tuple(parts)
@@ -250,15 +295,9 @@ class ByteAutomaton:
 
     def allowed_bits(self, state: ByteState) -> int:
         """The 256-bit set of bytes that some stack of ``state`` accepts next (cached)."""
-        bits = state.bits
-        if bits < 0:
-            bits = 0
-            arg = self._arg
-            for s in state.stacks:
-                if s and s[-1] >= 0:
-                    bits |= arg[s[-1]]
-            state.bits = bits
-        return bits
+        if state.bits < 0:
+            self._tops(state)
+        return state.bits
 
     def allowed_bytes(self, state: ByteState) -> list[int]:
         """Bytes that some stack of ``state`` accepts next."""

@@ -1,0 +1,61 @@
+"""The byte automaton's step: results shared by bytes the same stacks accept, exact stacks."""
+
+from __future__ import annotations
+
+from gbnfkit import Grammar, Limits
+from gbnfkit.tokens._byteprogram import lower_program
+from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+
+TEXT = 'root ::= [a-c] "x" | [b-d] "y" | "e" [0-9]'
+
+
+def _automaton(limits: Limits | None = None) -> ByteAutomaton:
+    grammar = Grammar.from_gbnf(TEXT) if limits is None else Grammar.from_gbnf(TEXT, limits=limits)
+    return ByteAutomaton(lower_program(grammar.program, grammar.limits), grammar.limits)
+
+
+def _after(automaton: ByteAutomaton, data: bytes) -> ByteState | None:
+    return automaton.feed(automaton.initial, data)
+
+
+def test_bytes_accepted_by_the_same_stacks_share_one_state() -> None:
+    automaton = _automaton()
+    start = automaton.initial
+    b = automaton.step(start, ord("b"))  # [a-c] and [b-d] both accept b
+    c = automaton.step(start, ord("c"))
+    a = automaton.step(start, ord("a"))
+    d = automaton.step(start, ord("d"))
+    assert b is not None and a is not None and d is not None
+    assert c is b  # reused through the set of accepting top tests, not closed again
+    assert a is not b and d is not b and a is not d
+    assert automaton.step(start, ord("z")) is None
+    assert automaton.allowed_bytes(start) == list(b"abcde")
+
+
+def test_shared_steps_give_the_stacks_a_fresh_automaton_gives() -> None:
+    """Each byte stepped from a state that already stepped its siblings leads to the
+    stacks of the same byte stepped first, in an automaton that saw nothing else."""
+    shared = _automaton()
+    for first in b"abcde0z":
+        for byte in b"abcdexy059z":
+            alone = _automaton()
+            expected = _after(alone, bytes([first, byte]))
+            got = _after(shared, bytes([first, byte]))
+            assert (got is None) == (expected is None)
+            if got is not None and expected is not None:
+                assert got.stacks == expected.stacks
+                assert got.bits == expected.bits
+                assert got.complete == expected.complete
+
+
+def test_dropped_caches_keep_shared_steps_exact() -> None:
+    """With room for two states the caches (and the shared steps) are dropped all the time."""
+    tiny = _automaton(Limits(max_cached_states=2))
+    roomy = _automaton()
+    for data in (b"bx", b"cx", b"by", b"cy", b"ax", b"dy", b"e5", b"ay", b"dx"):
+        got = _after(tiny, data)
+        expected = _after(roomy, data)
+        assert (got is None) == (expected is None)
+        if got is not None and expected is not None:
+            assert got.stacks == expected.stacks
+            assert got.complete == expected.complete
