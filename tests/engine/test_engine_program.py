@@ -83,3 +83,17 @@ def test_too_deep_nesting_is_a_grammar_error() -> None:
         expr = Alt((Seq((Literal("("), expr, Literal(")"))), Literal("x")))
     with pytest.raises(GrammarError):
         compile_program(GrammarIR({"root": expr}), LIM)
+
+
+def test_nesting_beyond_the_limit_is_refused_before_any_recursion() -> None:
+    # compiled (mypyc) modules have no RecursionError: depth is measured without recursion
+    from gbnfkit.grammar._ir import MAX_NESTING, too_deep
+
+    expr: Expr = Literal("a")
+    for _ in range(MAX_NESTING // 2 + 1):
+        expr = Seq((Literal("("), Alt((expr, Literal("x")))))
+    assert too_deep(expr) and not too_deep(expr, MAX_NESTING + 2)
+    with pytest.raises(GrammarError, match="nests expressions more than"):
+        Grammar.from_ir(GrammarIR({"root": expr}))
+    with pytest.raises(GrammarError, match="nested too deeply"):
+        compile_program(GrammarIR({"root": expr}), LIM)

@@ -48,7 +48,17 @@ from operator import itemgetter
 from gbnfkit._errors import GrammarError, LimitError
 from gbnfkit._limits import Limits
 from gbnfkit.engine._ranges import Ranges, normalize
-from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
+from gbnfkit.grammar._ir import (
+    Alt,
+    CharClass,
+    Expr,
+    GrammarIR,
+    Literal,
+    Repeat,
+    RuleRef,
+    Seq,
+    too_deep,
+)
 
 __all__ = ["CHAR", "CHAR_NOT", "END", "REF", "Program", "compile_program"]
 
@@ -333,10 +343,15 @@ class _Builder:
 
 def compile_program(ir: GrammarIR, limits: Limits) -> Program:
     """Flatten ``ir`` (see the module docstring); raises GrammarError or LimitError."""
+    if any(too_deep(expr) for expr in ir.rules.values()):
+        raise GrammarError(_TOO_DEEP)
     try:
         return _Builder(ir, limits).build()
     except RecursionError:
-        raise GrammarError(
-            "grammar expressions are nested too deeply to compile; "
-            "split deeply nested groups into named rules"
-        ) from None
+        raise GrammarError(_TOO_DEEP) from None
+
+
+_TOO_DEEP = (
+    "grammar expressions are nested too deeply to compile; "
+    "split deeply nested groups into named rules"
+)

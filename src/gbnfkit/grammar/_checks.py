@@ -17,7 +17,18 @@ import difflib
 from collections.abc import Callable, Collection, Mapping
 
 from gbnfkit._errors import GrammarError
-from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
+from gbnfkit.grammar._ir import (
+    MAX_NESTING,
+    Alt,
+    CharClass,
+    Expr,
+    GrammarIR,
+    Literal,
+    Repeat,
+    RuleRef,
+    Seq,
+    too_deep,
+)
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 
 __all__ = [
@@ -40,6 +51,12 @@ def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
 
     ``source`` is the grammar text, when there is one, so errors can show it.
     """
+    for name, expr in ir.rules.items():
+        if too_deep(expr):
+            raise GrammarError(
+                f"rule {name!r} nests expressions more than {MAX_NESTING} levels deep; "
+                "split deeply nested groups into named rules"
+            )
     _check(ir, source, None)
 
 

@@ -32,10 +32,16 @@ __all__ = [
     "RuleRef",
     "Seq",
     "MAX_CODE_POINT",
+    "MAX_NESTING",
     "merge_ranges",
+    "too_deep",
 ]
 
 MAX_CODE_POINT = 0x10FFFF
+# levels of Seq / Alt / Repeat an expression may nest: the checks and the engine compiler
+# recurse over expressions, and compiled (mypyc) recursion has no RecursionError to stop
+# it before the C stack ends; the GBNF parser refuses deeper text long before this
+MAX_NESTING = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,3 +169,20 @@ class GrammarIR:
             elif isinstance(e, Repeat):
                 stack.append(e.item)
         return out
+
+
+def too_deep(expr: Expr, limit: int = MAX_NESTING) -> bool:
+    """Whether ``expr`` nests more than ``limit`` levels of Seq / Alt / Repeat (measured
+    without recursion, so that any depth can be refused safely)."""
+    todo: list[tuple[Expr, int]] = [(expr, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, Seq):
+            todo.extend((item, depth + 1) for item in node.items)
+        elif isinstance(node, Alt):
+            todo.extend((option, depth + 1) for option in node.options)
+        elif isinstance(node, Repeat):
+            todo.append((node.item, depth + 1))
+    return False

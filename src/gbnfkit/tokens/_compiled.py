@@ -370,6 +370,9 @@ class CompiledGrammar:
         self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
         # state after a first byte -> that byte's part of a wide split (see _chunks_by_byte)
         self._suffixes: OrderedDict[ByteState, dict[int, _Chunk]] = OrderedDict()
+        # wide splits that reused parts of others (read by tests: compiled modules call
+        # vector_walk directly, so its calls cannot be recorded from outside)
+        self.parts_reused = 0
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
@@ -591,6 +594,7 @@ class CompiledGrammar:
             self._keep_chunks(split, after)
             return split
         chunks = dict(reused)
+        self.parts_reused += 1
         if missing:
             split = vector_walk(trie, automaton, root, tuning.max_tail_tokens, missing)
             for b, chunk in _chunks_by_byte(trie, split, missing).items():
