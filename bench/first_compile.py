@@ -4,8 +4,9 @@ Every MaskBench dev schema (``../shared/maskbench/dev.jsonl``, DeepSeek's 129k v
 ``property_order="any"`` as in ``bench/masks.py``) goes through the path of a first
 request, each stage timed in CPU time (``time.process_time_ns``):
 
-* ``ir``: schema to :class:`GrammarIR` (the converter and, today, the GBNF text it
-  prints parsed back);
+* ``ir``: schema to :class:`GrammarIR` as ``Grammar.from_json_schema`` does it (the
+  converter and the IR built from its notes; in a tree without
+  ``gbnfkit.schema._api.convert_schema``, the GBNF text it prints parsed back);
 * ``grammar``: ``Grammar(ir)``, the engine program and the character engine;
 * ``compile``: ``GrammarCompiler.compile(grammar)`` (its cache lookup, then the
   compiled grammar up to and including its first mask), with the compiler's cache and
@@ -93,6 +94,11 @@ class Worker:
         from gbnfkit.grammar._parser import parse_gbnf
         from gbnfkit.schema import json_schema_to_gbnf
 
+        try:
+            from gbnfkit.schema._api import convert_schema
+        except ImportError:  # a tree from before the converter built IR directly
+            convert_schema = None
+
         ns = time.process_time_ns
         out: list[dict[str, Any]] = []
         for sid, schema in self.schemas[start:stop]:
@@ -101,7 +107,10 @@ class Worker:
                 t0 = ns()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    ir = parse_gbnf(json_schema_to_gbnf(schema, property_order="any"))
+                    if convert_schema is not None:
+                        ir = convert_schema(schema, property_order="any").ir()
+                    else:
+                        ir = parse_gbnf(json_schema_to_gbnf(schema, property_order="any"))
                 t1 = ns()
                 grammar = Grammar(ir)
                 t2 = ns()
