@@ -31,7 +31,7 @@ from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.grammar._checks import check_reference_complete_grammar
 from gbnfkit.grammar._ir import CharClass, Expr, GrammarIR, Literal, RuleRef
 from gbnfkit.grammar._normalize import EMPTY, make_alt, make_seq
-from gbnfkit.grammar._parser import parse_fragment, parse_gbnf, raw_rules
+from gbnfkit.grammar._parser import _MAX_DEPTH, parse_fragment, parse_gbnf, raw_rules
 from gbnfkit.schema._convert import Converter
 from gbnfkit.schema._gbnf import ClassNote, Recorder, recording
 from gbnfkit.schema._options import SchemaOptions
@@ -42,7 +42,6 @@ _NAME = re.compile(r"[a-zA-Z0-9-]+")
 # a literal of printable ASCII whose only escapes are \\ and \"
 _PLAIN_LITERAL = re.compile(r'"(?:[ !#-\[\]-~]|\\[\\"])*"')
 _QUOTE_ESCAPE = re.compile(r'\\([\\"])')
-_MAX_DEPTH = 200  # the parser's bound on the nesting of a rule (see _parser._MAX_DEPTH)
 STATIC_MAX_BOUND = 4
 """The largest repetition bound in the static spellings of ``_strings`` (``{4}`` hex
 digits; ``tests/schema/test_direct_ir.py`` checks it)."""
@@ -100,7 +99,7 @@ class _Builder:
             body = rules[name]
             if "(" in body and 3 + 2 * body.count("(") + sum(
                     body.count(c) for c in "*+?{") > _MAX_DEPTH:
-                raise _Fallback  # the parser may refuse it as nested too deeply
+                raise _Fallback  # the parser (its bound, _MAX_DEPTH) may refuse it as too deep
             out[name] = self.expr(body)[0]
         if not self.refs.issubset(rules):
             raise _Fallback  # undefined: the parser's message points at the reference
