@@ -174,15 +174,21 @@ class GrammarIR:
 def too_deep(expr: Expr, limit: int = MAX_NESTING) -> bool:
     """Whether ``expr`` nests more than ``limit`` levels of Seq / Alt / Repeat (measured
     without recursion, so that any depth can be refused safely)."""
-    todo: list[tuple[Expr, int]] = [(expr, 0)]
+    # only inner nodes are pushed (most nodes are leaves: literals, classes, references)
+    todo: list[tuple[Expr, int]] = []
+    if isinstance(expr, (Seq, Alt, Repeat)):
+        todo.append((expr, 0))
     while todo:
         node, depth = todo.pop()
-        if depth > limit:
-            return True
-        if isinstance(node, Seq):
-            todo.extend((item, depth + 1) for item in node.items)
-        elif isinstance(node, Alt):
-            todo.extend((option, depth + 1) for option in node.options)
-        elif isinstance(node, Repeat):
-            todo.append((node.item, depth + 1))
+        if isinstance(node, Repeat):
+            children: tuple[Expr, ...] = (node.item,)
+        elif isinstance(node, Seq):
+            children = node.items
+        else:
+            children = node.options  # type: ignore[union-attr]
+        if children and depth >= limit:
+            return True  # a child at depth limit + 1
+        for child in children:
+            if isinstance(child, (Seq, Alt, Repeat)):
+                todo.append((child, depth + 1))
     return False
