@@ -11,7 +11,14 @@ pays, one schema at a time with the compiler's shared splits forgotten before ea
   its ``.ir()``: the IR from the notes, and the checks);
 * ``grammar``: ``Grammar(ir)`` (engine program and engine);
 * ``first mask``: ``GrammarCompiler.compile`` (byte lowering) and the first bitmask;
-* ``total``: the sum; p50 / p90 / p99 / max in ms over the schemas that convert.
+* ``total``: the sum; p50 / p90 / p99 / max in ms over the schemas that convert;
+* ``gc``: the part of ``total`` spent in garbage collections (timed by ``gc.callbacks``).
+
+As a server does (``gbnfkit serve``), the process loads the vocabulary once, compiles every
+schema through one ``GrammarCompiler`` and moves what it loaded out of the collector's
+reach with ``gc.freeze()``; ``--no-freeze`` measures a process that does not (every full
+collection then traverses the vocabulary's trie, about 20 ms on DeepSeek's).  ``--tail N``
+lists the N slowest schemas with their stages.
 
 With ``--trees A,B`` each source tree (a ``src`` directory) is measured in its own
 process, one after the other in the same run, and the ratios B / A are printed: the way
@@ -20,11 +27,13 @@ to compare a branch with ``main``::
     python bench/schema_compile.py --trees /work/main/src,src --vocab deepseek
     python bench/schema_compile.py --limit 300 --no-mask   # no vocabulary: front end only
     python bench/schema_compile.py --check   # the IR built from the notes == the parsed text
+    python bench/schema_compile.py --limit 500 --tail 20 --no-freeze
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -35,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-STAGES = ("convert", "parse", "grammar", "first mask", "total")
+STAGES = ("convert", "parse", "grammar", "first mask", "total", "gc")
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -48,7 +57,7 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def measure(limit: int | None, vocab_name: str | None) -> dict[str, Any]:
+def measure(limit: int | None, vocab_name: str | None, freeze: bool = True) -> dict[str, Any]:
     """Per-stage times (ms) of every schema, in this process's gbnfkit."""
     import gbnfkit
     from gbnfkit import Grammar, SchemaError
@@ -76,13 +85,27 @@ def measure(limit: int | None, vocab_name: str | None) -> dict[str, Any]:
         compiler = gbnfkit.GrammarCompiler(vocab, cache_size=0)
         bitmask = gbnfkit.allocate_bitmask(1, vocab.size)
         compiler.compile(Grammar.from_gbnf('root ::= "x"')).matcher().fill_bitmask(bitmask, 0)
+    if freeze:  # what the server does once its model and vocabulary are loaded
+        gc.collect()
+        gc.freeze()
     ns = time.process_time_ns
+    collecting = [0, 0]  # start of the collection running, CPU time in collections
+
+    def on_gc(phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            collecting[0] = ns()
+        else:
+            collecting[1] += ns() - collecting[0]
+
+    gc.callbacks.append(on_gc)
     times: dict[str, list[float]] = {stage: [] for stage in STAGES}
+    ids: list[str] = []
     refused = 0
     warnings.simplefilter("ignore")
-    for _sid, schema, _docs in maskbench_cases(limit):
+    for sid, schema, _docs in maskbench_cases(limit):
         if compiler is not None:
             compiler.clear_cache()
+        gc_before = collecting[1]
         t0 = ns()
         try:
             if convert_schema is not None:
@@ -100,11 +123,13 @@ def measure(limit: int | None, vocab_name: str | None) -> dict[str, Any]:
         if compiler is not None:
             compiler.compile(grammar).matcher().fill_bitmask(bitmask, 0)
         t4 = ns()
-        for stage, dt in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0),
-                             strict=True):
+        spans = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0, collecting[1] - gc_before)
+        for stage, dt in zip(STAGES, spans, strict=True):
             times[stage].append(dt / 1e6)
+        ids.append(sid)
+    gc.callbacks.remove(on_gc)
     return {"gbnfkit": str(Path(gbnfkit.__file__).parent), "refused": refused,
-            "times": times}
+            "times": times, "ids": ids, "frozen": freeze}
 
 
 def check(limit: int | None) -> None:
@@ -140,10 +165,11 @@ def check(limit: int | None) -> None:
         raise SystemExit(1)
 
 
-def report(label: str, data: dict[str, Any]) -> dict[str, tuple[float, float]]:
+def report(label: str, data: dict[str, Any], tail: int = 0) -> dict[str, tuple[float, float]]:
     times = data["times"]
     n = len(times["total"])
-    print(f"\n{label}: {data['gbnfkit']}  ({n} schemas, {data['refused']} refused)")
+    frozen = "gc.freeze() after loading" if data["frozen"] else "not frozen"
+    print(f"\n{label}: {data['gbnfkit']}  ({n} schemas, {data['refused']} refused; {frozen})")
     print(f"  {'stage':11s} {'p50':>7s} {'p90':>7s} {'p99':>7s} {'max':>7s}  (ms, CPU)")
     out = {}
     for stage in STAGES:
@@ -151,6 +177,12 @@ def report(label: str, data: dict[str, Any]) -> dict[str, tuple[float, float]]:
         p50, p90 = _pct(v, 50), _pct(v, 90)
         out[stage] = (p50, p90)
         print(f"  {stage:11s} {p50:7.2f} {p90:7.2f} {_pct(v, 99):7.2f} {max(v or [0]):7.2f}")
+    if tail:
+        print(f"  the {tail} slowest (ms: {', '.join(STAGES)}):")
+        slowest = sorted(range(n), key=lambda i: -times["total"][i])[:tail]
+        for i in slowest:
+            row = " ".join(f"{times[stage][i]:6.2f}" for stage in STAGES)
+            print(f"    {data['ids'][i][:44]:44s} {row}")
     return out
 
 
@@ -162,6 +194,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--trees", default="", help="comma-separated src directories to compare")
     ap.add_argument("--check", action="store_true",
                     help="compare the directly built IR with the parsed text, no timing")
+    ap.add_argument("--no-freeze", action="store_true",
+                    help="do not gc.freeze() after loading the vocabulary")
+    ap.add_argument("--tail", type=int, default=0, help="list the N slowest schemas")
     ap.add_argument("--json-out", default="", help=argparse.SUPPRESS)  # worker mode
     args = ap.parse_args(argv)
     vocab = None if args.no_mask else args.vocab
@@ -169,11 +204,12 @@ def main(argv: list[str] | None = None) -> None:
         check(args.limit)
         return
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(measure(args.limit, vocab)))
+        Path(args.json_out).write_text(
+            json.dumps(measure(args.limit, vocab, not args.no_freeze)))
         return
     print(f"schema compile by stage; load {os.getloadavg()[0]:.2f}; vocabulary {vocab}")
     if not args.trees:
-        report("this tree", measure(args.limit, vocab))
+        report("this tree", measure(args.limit, vocab, not args.no_freeze), args.tail)
         return
     results = []
     for tree in args.trees.split(","):
@@ -181,11 +217,12 @@ def main(argv: list[str] | None = None) -> None:
         cmd = [sys.executable, __file__, "--json-out", str(out), "--vocab", args.vocab]
         cmd += ["--limit", str(args.limit)] if args.limit else []
         cmd += ["--no-mask"] if args.no_mask else []
+        cmd += ["--no-freeze"] if args.no_freeze else []
         env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
         subprocess.run(cmd, env=env, check=True)
         results.append((tree, json.loads(out.read_text())))
         out.unlink()
-    figures = [report(tree, data) for tree, data in results]
+    figures = [report(tree, data, args.tail) for tree, data in results]
     base = figures[0]
     for (tree, _), fig in zip(results[1:], figures[1:], strict=True):
         print(f"\n  ratio {tree} / {results[0][0]} (p50, p90):")

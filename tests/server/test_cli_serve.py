@@ -72,3 +72,46 @@ def test_serve_runs_until_stopped() -> None:
         server.terminate()
         _, err = server.communicate(timeout=30)
     assert f"on http://127.0.0.1:{port}/v1" in err
+
+
+def test_serve_freezes_what_it_loaded_before_serving(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model and vocabulary are moved out of the collector's reach (``gc.freeze()``)
+    before the first request: a full collection would otherwise traverse the
+    vocabulary's trie whenever a request's grammar triggers one."""
+    import gc
+
+    import uvicorn
+
+    import gbnfkit.server as server
+    from gbnfkit.chat import ChatFormat
+
+    class FakeEngine:
+        model_id = "fake"
+        chat_format = next(iter(ChatFormat))
+
+        def __init__(self, config: object) -> None:
+            self.loaded: list[object] = [object()]  # stands for the model and vocabulary
+
+        def close(self) -> None:
+            pass
+
+    engines: list[FakeEngine] = []
+    collected: list[bool] = []
+
+    def make_engine(config: object) -> FakeEngine:
+        engines.append(FakeEngine(config))
+        return engines[-1]
+
+    def fake_run(app: object, **kwargs: object) -> None:
+        # frozen objects are outside every generation the collector traverses
+        collected.append(any(o is engines[0].loaded for o in gc.get_objects()))
+
+    monkeypatch.setattr(server, "Engine", make_engine)
+    monkeypatch.setattr(server, "create_app", lambda config, engine: object())
+    monkeypatch.setattr(uvicorn, "run", fake_run)
+    try:
+        assert main(["serve", "--port", "0"]) == 0
+    finally:
+        gc.unfreeze()
+    assert collected == [False]
+    assert any(o is engines[0].loaded for o in gc.get_objects())
