@@ -87,6 +87,8 @@ class Converter:
         self.table = RuleTable()
         self.llama = options.whitespace is Whitespace.LLAMA
         self.chars = JsonChars(self.table, llama=self.llama)
+        # the "other key" rule of each set of forbidden suffixes (``strings_not_in``)
+        self.not_in_rules: dict[frozenset[str], str] = {}
         self.resolver = Resolver(root if isinstance(root, dict) else {})
         self.memo: dict[str, str | None] = {}
         self.ref_rules: dict[str, str] = {}

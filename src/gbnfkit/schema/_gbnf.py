@@ -214,6 +214,9 @@ class RuleTable:
     def __init__(self) -> None:
         self.rules: dict[str, str] = {}
         self._by_body: dict[str, str] = {}
+        # per base name, the suffix to try first: names are never released, so every
+        # smaller one is taken (a schema's many "other-key-..." rules scanned from 2 before)
+        self._next: dict[str, int] = {}
         self.size = 0
         """Characters of rule bodies defined so far."""
 
@@ -221,10 +224,13 @@ class RuleTable:
         """A rule name derived from ``hint`` that is not used yet (and reserve it)."""
         base = _SAFE.sub("-", hint).strip("-") or "rule"
         name = base
-        n = 2
-        while name in self.rules:
+        if name in self.rules:
+            n = self._next.get(base, 2)
             name = f"{base}-{n}"
-            n += 1
+            while name in self.rules:
+                n += 1
+                name = f"{base}-{n}"
+            self._next[base] = n + 1
         self.rules[name] = ""
         return name
 

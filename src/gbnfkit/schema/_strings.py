@@ -27,7 +27,7 @@ from gbnfkit.schema._gbnf import (
     seq,
 )
 from gbnfkit.schema._numbers import digit_range, hex_digits
-from gbnfkit.schema._regex_parse import ANY_CHAR, Ranges, normalize
+from gbnfkit.schema._regex_parse import ANY_CHAR, Ranges, complement, normalize
 
 __all__ = ["JsonChars", "LLAMA_CHAR"]
 
@@ -103,6 +103,8 @@ class JsonChars:
         # this run's \\u spellings of code point spans: the classes of one schema (the
         # complements in ``strings_not_in``) keep meeting the same spans
         self._hex: dict[tuple[int, int], str] = {}
+        self._ones: dict[str, str] = {}
+        self._others: dict[str, str] = {}
         self._static = _static()
         self._static_hex = self._static.spans
         recorder = current_recorder()
@@ -113,6 +115,22 @@ class JsonChars:
         found = self._static_hex.get((lo, hi)) or self._hex.get((lo, hi))
         if found is None:
             found = self._hex[lo, hi] = self._static.hex4(lo, hi)
+        return found
+
+    def one(self, ch: str) -> str:
+        """``of`` the one character ``ch`` (kept by character)."""
+        found = self._ones.get(ch)
+        if found is None:
+            cp = ord(ch)
+            found = self._ones[ch] = self.of(((cp, cp),))
+        return found
+
+    def other_than(self, chars: str) -> str:
+        """``of`` every character but the sorted, distinct ``chars`` (kept by ``chars``)."""
+        found = self._others.get(chars)
+        if found is None:
+            found = self._others[chars] = self.of(complement(tuple((ord(c), ord(c))
+                                                                   for c in chars)))
         return found
 
     def char(self) -> str:

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._gbnf import alt, literal, seq
-from gbnfkit.schema._regex_parse import complement
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
@@ -67,34 +66,38 @@ def string_spellings(conv: Converter, value: str) -> str:
 
 
 def strings_not_in(conv: Converter, words: list[str]) -> str:
-    """The inside of a JSON string whose decoded value is none of ``words``."""
-    forbidden = set(words)
-    char = conv.chars.char()
-    names: dict[str, str] = {}
-    # the next characters after each prefix of a forbidden word (a trie, built once rather
-    # than by scanning every word at every node)
-    nexts: dict[str, set[str]] = {}
-    for w in forbidden:
-        for i in range(len(w)):
-            nexts.setdefault(w[:i], set()).add(w[i])
+    """The inside of a JSON string whose decoded value is none of ``words``.
 
-    def node(prefix: str) -> str:
-        if prefix in names:
-            return names[prefix]
-        children = sorted(nexts.get(prefix, ()))
-        options = []
-        if prefix not in forbidden:
-            options.append('""')
+    One rule per node of the words' trie: the node's word is refused (no ``""``
+    option) if forbidden, each next character of a forbidden word leads to its child,
+    any other character to any string.  A node's rule depends only on the suffixes of
+    the forbidden words below it, so the conversion keeps the rule of each suffix set
+    (``Converter.not_in_rules``): the objects of a schema that list the same or
+    overlapping property names share the tails of their tries without recomputing them
+    (the table would return the same rule for the same body anyway)."""
+    char = conv.chars.char()
+    if not words:
+        return f"{char}*"
+    known = conv.not_in_rules
+    one, other_than = conv.chars.one, conv.chars.other_than
+    add = conv.table.add
+
+    def node(prefix: str, suffixes: frozenset[str]) -> str:
+        found = known.get(suffixes)
+        if found is not None:
+            return found
+        below: dict[str, set[str]] = {}
+        for suffix in suffixes:
+            if suffix:
+                below.setdefault(suffix[0], set()).add(suffix[1:])
+        children = sorted(below)
+        options = [] if "" in suffixes else ['""']
         for ch in children:
-            options.append(seq(conv.chars.of(((ord(ch), ord(ch)),)), node(prefix + ch)))
-        others = complement(tuple((ord(c), ord(c)) for c in children))
-        options.append(seq(conv.chars.of(others), f"{char}*"))
-        name = conv.table.add("other-key" if not prefix else "other-key-" +
-                              "".join(c if c.isalnum() else "-" for c in prefix)[:30],
-                              alt(options))
-        names[prefix] = name
+            options.append(seq(one(ch), node(prefix + ch, frozenset(below[ch]))))
+        options.append(seq(other_than("".join(children)), f"{char}*"))
+        hint = "other-key-" + "".join(c if c.isalnum() else "-" for c in prefix[:30]) \
+            if prefix else "other-key"
+        name = known[suffixes] = add(hint, alt(options))
         return name
 
-    if not forbidden:
-        return f"{char}*"
-    return node("")
+    return node("", frozenset(words))
