@@ -74,6 +74,20 @@ def _canon(schema: Any) -> str:
     return json.dumps(schema, sort_keys=True, ensure_ascii=False)
 
 
+def _dict_ids(document: Any) -> set[int]:
+    """The ids of the dicts of ``document`` (a JSON value, without cycles)."""
+    out: set[int] = set()
+    todo = [document]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            out.add(id(value))
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    return out
+
+
 def _esc(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
@@ -91,6 +105,11 @@ class Converter:
         self.not_in_rules: dict[frozenset[str], str] = {}
         self.resolver = Resolver(root if isinstance(root, dict) else {})
         self.memo: dict[str, str | None] = {}
+        # the canonical text of the document's own dicts, which the conversion never
+        # changes, by id: a subschema reached again (a $ref used in many places) is not
+        # serialized again (the dicts the conversion builds are, every time)
+        self.document_dicts = _dict_ids(root)
+        self.canon_texts: dict[int, str] = {}
         self.ref_rules: dict[str, str] = {}
         self.active: set[str] = set()
         self.pending: dict[str, str] = {}
@@ -208,7 +227,11 @@ class Converter:
             return None
         if not isinstance(schema, dict):
             raise SchemaError("a schema must be an object or a boolean", pointer=ptr)
-        key = _canon(schema)
+        if id(schema) in self.document_dicts:
+            key = self.canon_texts.get(id(schema)) or \
+                self.canon_texts.setdefault(id(schema), _canon(schema))
+        else:
+            key = _canon(schema)
         if key in self.memo:
             return self.memo[key]
         if key in self.active:  # recursion through an inlined $ref: go through a rule
