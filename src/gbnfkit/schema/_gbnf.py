@@ -222,7 +222,9 @@ class RuleTable:
 
     def fresh(self, hint: str) -> str:
         """A rule name derived from ``hint`` that is not used yet (and reserve it)."""
-        base = _SAFE.sub("-", hint).strip("-") or "rule"
+        # (a hint of ASCII letters, digits and "-" needs no substitution: most do not)
+        safe = hint.isascii() and hint.replace("-", "").isalnum()
+        base = (hint if safe else _SAFE.sub("-", hint)).strip("-") or "rule"
         name = base
         if name in self.rules:
             n = self._next.get(base, 2)
