@@ -66,13 +66,15 @@ class _Lowering:
         # each class rule: its single bytes and its multi-byte sequences
         self.class_seqs: list[tuple[int, list[ByteSeq]]] = []
         self.wide_seqs: dict[Ranges, list[ByteSeq]] = {}
-        # the lowering of each distinct test (kind, ranges)
-        self.tests: dict[tuple[int, Ranges], tuple[_Op, ...]] = {}
+        # the lowering of each distinct test, by kind (CHAR = 0, CHAR_NOT = 1) then ranges: a
+        # (kind, ranges) key would be a new tuple per position, one more object for the
+        # garbage collector to track
+        self.tests: tuple[dict[Ranges, tuple[_Op, ...]], ...] = ({}, {})
 
     def _test(self, kind: int, ranges: Ranges) -> tuple[_Op, ...]:
-        ops = self.tests.get((kind, ranges))
+        ops = self.tests[kind].get(ranges)
         if ops is None:
-            ops = self.tests[kind, ranges] = self._lower_test(
+            ops = self.tests[kind][ranges] = self._lower_test(
                 complement(ranges) if kind == CHAR_NOT else ranges
             )
         return ops
@@ -117,7 +119,7 @@ class _Lowering:
         pos_ops = [
             calls[t] if k == REF
             else _END_OPS if k == CHAR_END
-            else tests.get((k, r)) or test(k, r)
+            else tests[k].get(r) or test(k, r)
             for k, r, t in zip(program.kinds, program.ranges, program.target, strict=True)
         ]
         ops: list[_Op] = list(chain.from_iterable(pos_ops))
