@@ -1,0 +1,81 @@
+"""``strings_not_in`` (the "other key" rules of objects with extra properties) against a
+plain reference: the rule of each trie node built from scratch at every call, as before
+rules were kept by their set of forbidden suffixes.  Several calls share one converter,
+as the objects of one schema do, so a rule kept from an earlier call must be the one the
+reference builds (same names, same rule table)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gbnfkit.schema._convert import Converter
+from gbnfkit.schema._gbnf import alt, seq
+from gbnfkit.schema._options import SchemaOptions
+from gbnfkit.schema._regex_parse import complement
+from gbnfkit.schema._values import strings_not_in
+
+
+def _reference(conv: Converter, words: list[str]) -> str:
+    forbidden = set(words)
+    char = conv.chars.char()
+    names: dict[str, str] = {}
+    nexts: dict[str, set[str]] = {}
+    for w in forbidden:
+        for i in range(len(w)):
+            nexts.setdefault(w[:i], set()).add(w[i])
+
+    def node(prefix: str) -> str:
+        if prefix in names:
+            return names[prefix]
+        children = sorted(nexts.get(prefix, ()))
+        options = []
+        if prefix not in forbidden:
+            options.append('""')
+        for ch in children:
+            options.append(seq(conv.chars.of(((ord(ch), ord(ch)),)), node(prefix + ch)))
+        others = complement(tuple((ord(c), ord(c)) for c in children))
+        options.append(seq(conv.chars.of(others), f"{char}*"))
+        name = conv.table.add("other-key" if not prefix else "other-key-" +
+                              "".join(c if c.isalnum() else "-" for c in prefix)[:30],
+                              alt(options))
+        names[prefix] = name
+        return name
+
+    if not forbidden:
+        return f"{char}*"
+    return node("")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_other_key_rules_match_the_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    letters = "ab/-é\"\\" if seed % 2 else "abcdefghij_"
+    pool = ["".join(rng.choice(letters) for _ in range(rng.randint(0, 7))) for _ in range(12)]
+    fast = Converter({}, SchemaOptions())
+    slow = Converter({}, SchemaOptions())
+    for _ in range(rng.randint(1, 8)):  # the objects of one schema
+        words = rng.sample(pool, rng.randint(0, 6))
+        assert strings_not_in(fast, words) == _reference(slow, words)
+        assert fast.table.rules == slow.table.rules
+    assert fast.table.text() == slow.table.text()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_fresh_names_are_the_first_free_ones(seed: int) -> None:
+    """``RuleTable.fresh`` resumes numbering where it stopped for a hint: still the first
+    free name of ``hint, hint-2, hint-3, ...``, also when other hints took some of them."""
+    from gbnfkit.schema._gbnf import RuleTable
+
+    rng = random.Random(seed)
+    table = RuleTable()
+    taken: set[str] = set()
+    for _ in range(200):
+        hint = rng.choice(["x", "x-2", "x-3", "y", "y-5", "x-2-2", "-x-", "x y", "é"])
+        name = table.fresh(hint)
+        base = {"-x-": "x", "x y": "x-y", "é": "rule"}.get(hint, hint)
+        expected = base if base not in taken else next(
+            f"{base}-{n}" for n in range(2, 1000) if f"{base}-{n}" not in taken)
+        assert name == expected
+        taken.add(name)
