@@ -157,3 +157,32 @@ def test_vector_walk_on_an_index_without_text_tokens() -> None:
     compiled = gbnfkit.CompiledGrammar(Grammar.builtin("json"), vocabulary, index=index)
     split = vector_walk(index.trie, compiled.automaton, compiled.automaton.initial, 10)
     assert not len(split.accepted) and not len(split.uncertain)
+
+
+def test_group_tails_orders_long_tails_with_equal_first_bytes() -> None:
+    # tails longer than 8 bytes sharing their first 8 (ranked by their whole bytes) and
+    # short ones equal to those 8 bytes cut short, or followed by zero bytes
+    rng = random.Random(11)
+    words = {b"abcdefgh", b"abcdefg", b"abcdefgh\x00", b"abc\x00\x00\x00\x00\x00\x00"}
+    while len(words) < 300:
+        stem = rng.choice([b"abcdefgh", b"abc\x00\x00\x00\x00\x00", b"\xff" * 8, b""])
+        words.add(stem + bytes(rng.choice(b"\x00\x01\xff") for _ in range(rng.randint(0, 12))))
+    trie = TokenTrie(list(enumerate(sorted(w for w in words if w))))
+    pairs = sorted(
+        (pos, k)
+        for pos, data in enumerate(trie.sorted_bytes)
+        for k in range(len(data))
+        if rng.random() < 0.5
+    )
+    positions = np.array([p for p, _ in pairs], dtype=np.int64)
+    offsets = np.array([k for _, k in pairs], dtype=np.int64)
+    tails = group_tails(trie, positions, offsets)
+    assert tails is not None
+    expected: dict[bytes, list[int]] = {}
+    for pos, k in pairs:
+        expected.setdefault(trie.sorted_bytes[pos][k:], []).append(pos)
+    assert list(tails.tails) == sorted(expected)
+    assert [len(expected[t]) for t in tails.tails] == np.diff(tails.starts).tolist()
+    assert tails.positions_of(list(range(len(tails.tails)))) == [
+        p for t in sorted(expected) for p in expected[t]
+    ]

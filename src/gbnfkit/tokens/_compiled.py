@@ -77,7 +77,7 @@ class VocabularyIndex:
         *,
         max_shared_contexts: int = 4096,
         cache_dir: str | os.PathLike[str] | None = None,
-        max_shared_tails: int = 64,
+        max_shared_tails: int = 16,
     ) -> None:
         self.vocabulary = vocabulary
         special = vocabulary.special_token_ids
