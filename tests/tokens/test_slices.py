@@ -259,3 +259,29 @@ def test_index_groups_equal_handover_pairs_once() -> None:
     index.clear_shared()
     assert not index.tails
     assert index.group_tails(pairs[0][0][:0], pairs[0][1][:0]) is None
+
+
+def test_sliced_masks_on_a_real_vocabulary_match_the_reference() -> None:
+    """Qwen's vocabulary: a schema's string bodies and "other property name" contexts,
+    split through the slice (every wide split's inside tokens decided at once)."""
+    from test_masks_real import LOADERS
+    from test_masks_real import reference_mask as real_reference
+
+    vocabulary = LOADERS["qwen"]()
+    grammar = Grammar.from_json_schema({"type": "object", "properties": {"name": {}}})
+    compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
+    order = sorted(
+        (data, i)
+        for i, data in enumerate(vocabulary.tokens)
+        if data and i not in vocabulary.special_token_ids
+    )
+    matcher = compiled.matcher()
+    state = grammar.start()
+    for piece in ['{"', "zé", '":', ' "', "a中", '"}']:
+        expected = real_reference(state, vocabulary, order)
+        got = fast_mask(matcher, vocabulary.size)
+        diff = np.flatnonzero(expected != got)
+        assert not diff.size, [(int(i), vocabulary.token_bytes(int(i))) for i in diff[:5]]
+        matcher.accept_text(piece)
+        state = state.feed(piece.encode())
+    assert compiled.sliced_walks >= 2
