@@ -124,17 +124,15 @@ def test_vector_walk_equals_stepping_each_token(name: str) -> None:
         assert walked.starts == stepped.starts
 
 
-def test_group_tails_sorts_and_groups_like_byte_strings() -> None:
-    # zero bytes, 0xff, prefixes of each other: the padded rows must order like bytes
-    words = [b"a", b"a\x00", b"a\x00\x00", b"\x00", b"\x00a", b"ab", b"a\xff", b"\xff"]
-    words += [b"x" + w for w in words] + [b"yy" + w for w in words] + [b"q" * 300 + b"\x00"]
+def _grouped_like_bytes(words: list[bytes], rng: random.Random, share: float) -> None:
+    """Group random handover pairs of a trie of ``words`` and compare with a dict of
+    byte strings (sorted, each tail's tokens ascending)."""
     trie = TokenTrie(list(enumerate(words)))
-    rng = random.Random(5)
     pairs = sorted(
         (pos, k)
         for pos, data in enumerate(trie.sorted_bytes)
         for k in range(len(data))
-        if rng.random() < 0.7
+        if rng.random() < share
     )
     positions = np.array([p for p, _ in pairs], dtype=np.int64)
     offsets = np.array([k for _, k in pairs], dtype=np.int64)
@@ -151,12 +149,11 @@ def test_group_tails_sorts_and_groups_like_byte_strings() -> None:
     assert group_tails(trie, positions[:0], offsets[:0]) is None
 
 
-def test_vector_walk_on_an_index_without_text_tokens() -> None:
-    vocabulary = gbnfkit.Vocabulary([None, b""], eos_token_ids=[0])
-    index = VocabularyIndex(vocabulary)
-    compiled = gbnfkit.CompiledGrammar(Grammar.builtin("json"), vocabulary, index=index)
-    split = vector_walk(index.trie, compiled.automaton, compiled.automaton.initial, 10)
-    assert not len(split.accepted) and not len(split.uncertain)
+def test_group_tails_sorts_and_groups_like_byte_strings() -> None:
+    # zero bytes, 0xff, prefixes of each other: the padded rows must order like bytes
+    words = [b"a", b"a\x00", b"a\x00\x00", b"\x00", b"\x00a", b"ab", b"a\xff", b"\xff"]
+    words += [b"x" + w for w in words] + [b"yy" + w for w in words] + [b"q" * 300 + b"\x00"]
+    _grouped_like_bytes(words, random.Random(5), 0.7)
 
 
 def test_group_tails_orders_long_tails_with_equal_first_bytes() -> None:
@@ -167,22 +164,12 @@ def test_group_tails_orders_long_tails_with_equal_first_bytes() -> None:
     while len(words) < 300:
         stem = rng.choice([b"abcdefgh", b"abc\x00\x00\x00\x00\x00", b"\xff" * 8, b""])
         words.add(stem + bytes(rng.choice(b"\x00\x01\xff") for _ in range(rng.randint(0, 12))))
-    trie = TokenTrie(list(enumerate(sorted(w for w in words if w))))
-    pairs = sorted(
-        (pos, k)
-        for pos, data in enumerate(trie.sorted_bytes)
-        for k in range(len(data))
-        if rng.random() < 0.5
-    )
-    positions = np.array([p for p, _ in pairs], dtype=np.int64)
-    offsets = np.array([k for _, k in pairs], dtype=np.int64)
-    tails = group_tails(trie, positions, offsets)
-    assert tails is not None
-    expected: dict[bytes, list[int]] = {}
-    for pos, k in pairs:
-        expected.setdefault(trie.sorted_bytes[pos][k:], []).append(pos)
-    assert list(tails.tails) == sorted(expected)
-    assert [len(expected[t]) for t in tails.tails] == np.diff(tails.starts).tolist()
-    assert tails.positions_of(list(range(len(tails.tails)))) == [
-        p for t in sorted(expected) for p in expected[t]
-    ]
+    _grouped_like_bytes(sorted(words), rng, 0.5)
+
+
+def test_vector_walk_on_an_index_without_text_tokens() -> None:
+    vocabulary = gbnfkit.Vocabulary([None, b""], eos_token_ids=[0])
+    index = VocabularyIndex(vocabulary)
+    compiled = gbnfkit.CompiledGrammar(Grammar.builtin("json"), vocabulary, index=index)
+    split = vector_walk(index.trie, compiled.automaton, compiled.automaton.initial, 10)
+    assert not len(split.accepted) and not len(split.uncertain)
