@@ -124,17 +124,15 @@ def test_vector_walk_equals_stepping_each_token(name: str) -> None:
         assert walked.starts == stepped.starts
 
 
-def test_group_tails_sorts_and_groups_like_byte_strings() -> None:
-    # zero bytes, 0xff, prefixes of each other: the padded rows must order like bytes
-    words = [b"a", b"a\x00", b"a\x00\x00", b"\x00", b"\x00a", b"ab", b"a\xff", b"\xff"]
-    words += [b"x" + w for w in words] + [b"yy" + w for w in words] + [b"q" * 300 + b"\x00"]
+def _grouped_like_bytes(words: list[bytes], rng: random.Random, share: float) -> None:
+    """Group random handover pairs of a trie of ``words`` and compare with a dict of
+    byte strings (sorted, each tail's tokens ascending)."""
     trie = TokenTrie(list(enumerate(words)))
-    rng = random.Random(5)
     pairs = sorted(
         (pos, k)
         for pos, data in enumerate(trie.sorted_bytes)
         for k in range(len(data))
-        if rng.random() < 0.7
+        if rng.random() < share
     )
     positions = np.array([p for p, _ in pairs], dtype=np.int64)
     offsets = np.array([k for _, k in pairs], dtype=np.int64)
@@ -149,6 +147,24 @@ def test_group_tails_sorts_and_groups_like_byte_strings() -> None:
     chosen = [0, 3, len(tails.tails) - 1]
     assert tails.positions_of(chosen) == [p for i in chosen for p in expected[tails.tails[i]]]
     assert group_tails(trie, positions[:0], offsets[:0]) is None
+
+
+def test_group_tails_sorts_and_groups_like_byte_strings() -> None:
+    # zero bytes, 0xff, prefixes of each other: the padded rows must order like bytes
+    words = [b"a", b"a\x00", b"a\x00\x00", b"\x00", b"\x00a", b"ab", b"a\xff", b"\xff"]
+    words += [b"x" + w for w in words] + [b"yy" + w for w in words] + [b"q" * 300 + b"\x00"]
+    _grouped_like_bytes(words, random.Random(5), 0.7)
+
+
+def test_group_tails_orders_long_tails_with_equal_first_bytes() -> None:
+    # tails longer than 8 bytes sharing their first 8 (ranked by their whole bytes) and
+    # short ones equal to those 8 bytes cut short, or followed by zero bytes
+    rng = random.Random(11)
+    words = {b"abcdefgh", b"abcdefg", b"abcdefgh\x00", b"abc\x00\x00\x00\x00\x00\x00"}
+    while len(words) < 300:
+        stem = rng.choice([b"abcdefgh", b"abc\x00\x00\x00\x00\x00", b"\xff" * 8, b""])
+        words.add(stem + bytes(rng.choice(b"\x00\x01\xff") for _ in range(rng.randint(0, 12))))
+    _grouped_like_bytes(sorted(words), rng, 0.5)
 
 
 def test_vector_walk_on_an_index_without_text_tokens() -> None:

@@ -25,6 +25,7 @@ from gbnfkit._arguments import expect
 from gbnfkit._errors import LoadError, VocabularyError
 from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
+from gbnfkit.tokens._slices import SLICE_CLASSES, Slice, covered_bytes, sliced_walk
 from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
 from gbnfkit.tokens._tails import Tails, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -45,6 +46,7 @@ CONTEXT_DEPTH = 3  # frames in a context key (part of the saved format, not a tu
 _FORMAT = "gbnfkit-compiled-v3"
 
 Words = npt.NDArray[np.uint32]
+Positions = npt.NDArray[np.int64]
 
 
 class VocabularyIndex:
@@ -61,6 +63,12 @@ class VocabularyIndex:
             this index; an LRU of at most ``max_shared_contexts`` entries.
         store: with ``cache_dir``, the same splits kept on disk for other processes
             (:class:`~gbnfkit.tokens._splitstore.SplitStore`).
+        slices: the vocabulary split by each class of
+            :data:`~gbnfkit.tokens._slices.SLICE_CLASSES` (``docs/masks.md``, "Slices"),
+            computed with the trie.
+        tails: the last ``max_shared_tails`` groupings of handover pairs into tails
+            (wide splits of string bodies keep meeting the same pairs), cleared with
+            ``shared``.
     """
 
     def __init__(
@@ -69,6 +77,7 @@ class VocabularyIndex:
         *,
         max_shared_contexts: int = 4096,
         cache_dir: str | os.PathLike[str] | None = None,
+        max_shared_tails: int = 16,
     ) -> None:
         self.vocabulary = vocabulary
         special = vocabulary.special_token_ids
@@ -82,12 +91,15 @@ class VocabularyIndex:
             else:
                 empty.append(i)
         self.trie = TokenTrie(text)
+        self.slices = tuple(Slice.build(self.trie, ranges) for ranges in SLICE_CLASSES)
         self.nwords = (vocabulary.size + 31) // 32
         self.always = self.pack_ids(np.array(empty, dtype=np.int64))
         self.eos = self.pack_ids(np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64))
         self.n_sorted = len(self.trie.sorted_bytes)
         self.max_shared = max_shared_contexts
         self.shared: OrderedDict[tuple[object, ...], _Context] = OrderedDict()
+        self.max_tails = max_shared_tails
+        self.tails: OrderedDict[bytes, tuple[Positions, Positions, Tails | None]] = OrderedDict()
         self.lock = threading.Lock()
         self.store = (
             SplitStore(cache_dir, vocabulary.fingerprint, self.nwords)
@@ -147,6 +159,28 @@ class VocabularyIndex:
         """Forget the shared context splits held in memory (a ``cache_dir`` is kept)."""
         with self.lock:
             self.shared.clear()
+            self.tails.clear()
+
+    def group_tails(self, positions: Positions, offsets: Positions) -> Tails | None:
+        """:func:`~gbnfkit.tokens._tails.group_tails` of these handover pairs, reused
+        when the same pairs were grouped lately (by any grammar: kept with ``shared``)."""
+        if not len(positions):
+            return None
+        h = hashlib.blake2b(positions.tobytes(), digest_size=16)
+        h.update(offsets.tobytes())
+        key = h.digest()
+        with self.lock:
+            got = self.tails.get(key)
+            if got is not None and np.array_equal(got[0], positions):
+                if np.array_equal(got[1], offsets):
+                    self.tails.move_to_end(key)
+                    return got[2]
+        tails = group_tails(self.trie, positions, offsets)
+        with self.lock:
+            self.tails[key] = (positions, offsets, tails)
+            while len(self.tails) > self.max_tails:
+                self.tails.popitem(last=False)
+        return tails
 
     def pack_ids(self, ids: npt.NDArray[np.int64]) -> Words:
         """Packed bits (bit ``i % 32`` of word ``i // 32``) of token ``ids``."""
@@ -370,9 +404,13 @@ class CompiledGrammar:
         self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
         # state after a first byte -> that byte's part of a wide split (see _chunks_by_byte)
         self._suffixes: OrderedDict[ByteState, dict[int, _Chunk]] = OrderedDict()
+        # per slice (by its index): whether a state loops on the slice's class
+        self._loops: dict[int, dict[ByteState, bool]] = {}
         # wide splits that reused parts of others (read by tests: compiled modules call
         # vector_walk directly, so its calls cannot be recorded from outside)
         self.parts_reused = 0
+        # wide splits that walked only a slice's rest under some first bytes (read by tests)
+        self.sliced_walks = 0
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
@@ -555,7 +593,7 @@ class CompiledGrammar:
             split = self._walk_by_first_byte(root)
         words = index.pack_ids(trie.sorted_ids[split.accepted])
         positions = tuple(split.uncertain.tolist())
-        tails = group_tails(trie, split.handover_positions, split.handover_offsets)
+        tails = index.group_tails(split.handover_positions, split.handover_offsets)
         entry = _Context.of(words, (), positions, tails, _key_depth(key))
         if canon is not None:
             index.keep_context(canon, entry)
@@ -590,13 +628,13 @@ class CompiledGrammar:
                         missing |= low
                         after[child] = after.get(child, 0) | low
         if not reused:
-            split = vector_walk(trie, automaton, root, tuning.max_tail_tokens)
+            split = self._sliced_walk(root, -1)
             self._keep_chunks(split, after)
             return split
         chunks = dict(reused)
         self.parts_reused += 1
         if missing:
-            split = vector_walk(trie, automaton, root, tuning.max_tail_tokens, missing)
+            split = self._sliced_walk(root, missing)
             for b, chunk in _chunks_by_byte(trie, split, missing).items():
                 chunks[b] = chunk
             self._keep_chunks(split, after)
@@ -611,6 +649,28 @@ class CompiledGrammar:
         else:
             handover = (empty, empty)
         return WideSplit(np.concatenate([c[0] for c in order]), uncertain, *handover)
+
+    def _sliced_walk(self, root: ByteState, first_bytes: int) -> WideSplit:
+        """:func:`vector_walk` of ``root`` (not holding the bottom marker) over the
+        tokens starting with ``first_bytes``; under the first bytes where a slice's
+        inside tokens are all accepted, only its rest is walked (``docs/masks.md``,
+        "Slices")."""
+        automaton = self._automaton
+        trie = self._index.trie
+        limit = self._tuning.max_tail_tokens
+        for i, piece in enumerate(self._index.slices):
+            with self._lock:
+                loops = self._loops.setdefault(i, {})
+                if len(loops) > self._max_contexts:
+                    loops.clear()
+                covered = covered_bytes(
+                    automaton, root, piece.dfa, loops, self._tuning.slice_pairs
+                )
+            covered &= first_bytes
+            if covered:
+                self.sliced_walks += 1
+                return sliced_walk(trie, piece, automaton, root, limit, first_bytes, covered)
+        return vector_walk(trie, automaton, root, limit, first_bytes)
 
     def _keep_chunks(self, split: WideSplit, after: dict[ByteState, int]) -> None:
         """Remember ``split``'s verdicts per first byte, under the state after that byte

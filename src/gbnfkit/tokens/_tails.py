@@ -7,7 +7,7 @@ distinct tail once, sorted (so :func:`gbnfkit.tokens._walk.walk_sorted` shares t
 states of common prefixes), with the tokens it stands for.
 
 The grouping is on the cold path of every wide split (thousands of (token, offset)
-*handover pairs*), so it is one numpy sort of the tails' bytes, read from the trie's
+*handover pairs*), so it is numpy sorts of the tails' bytes, read from the trie's
 byte buffer.
 """
 
@@ -54,29 +54,33 @@ def group_tails(trie: TokenTrie, positions: Positions, offsets: Positions) -> Ta
     """Group the handover pairs (token ``positions[i]``, tail ``bytes[offsets[i]:]``),
     sorted by position then offset, by tail; ``None`` if there are none.
 
-    Each tail becomes one row of bytes, zero-padded, followed by its length (two bytes,
-    big-endian): comparing rows byte for byte (numpy's unstructured ``void`` order)
-    is then exactly comparing the tails as byte strings, so one stable sort groups the
-    pairs and orders the tails, with the tokens of a tail still ascending.
+    One stable sort by three keys orders the pairs as their tails' byte strings: the
+    tail's first 8 bytes, zero-padded, as a big-endian integer; its length, counted
+    9 for every longer tail; and, only among the longer tails, their rank in byte
+    order.  Two tails with equal first keys where one has at most 8 bytes are a tail
+    and its extension by zero bytes or by more (the shorter first, as in byte
+    order); the longer tails alone are ranked by comparing rows of their bytes
+    (zero-padded, then their length in two big-endian bytes, which compare as byte
+    strings do).  Most tails are short, so most bytes are never copied into rows.
     """
     if not len(positions):
         return None
     starts = trie.offsets[positions] + offsets
     lengths = trie.offsets[positions + 1] - starts
-    width = int(lengths.max())
-    total = int(lengths.sum())
-    within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    rows = np.zeros((len(positions), width + 2), dtype=np.uint8)
-    rows[np.repeat(np.arange(len(positions)), lengths), within] = trie.buffer[
-        np.repeat(starts, lengths) + within
-    ]
-    rows[:, width] = lengths >> 8
-    rows[:, width + 1] = lengths & 255
-    keys = rows.view(f"V{width + 2}").ravel()
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
+    padded = trie.padded_buffer
+    window = np.lib.stride_tricks.sliding_window_view(padded, 8)
+    head = window[starts]  # the first 8 bytes of each tail (and what follows it)
+    head[np.arange(8) >= lengths[:, None]] = 0
+    prefix = head.view(">u8").ravel()
+    # the length counted 9 above 8, then the rank among the longer tails, as one key
+    rest = np.minimum(lengths, 9) * (len(positions) + 1)
+    long = np.flatnonzero(lengths > 8)
+    if len(long):
+        rest[long] += _byte_ranks(padded, starts[long], lengths[long])
+    order = np.lexsort((rest, prefix))
+    p, r = prefix[order], rest[order]
     first = np.ones(len(order), dtype=bool)
-    first[1:] = keys[1:] != keys[:-1]
+    first[1:] = (p[1:] != p[:-1]) | (r[1:] != r[:-1])
     heads = order[first]
     data = trie.sorted_bytes
     tails = tuple(
@@ -87,6 +91,28 @@ def group_tails(trie: TokenTrie, positions: Positions, offsets: Positions) -> Ta
         tuple(positions[order].tolist()),
         tuple(np.append(np.flatnonzero(first), len(order)).tolist()),
     )
+
+
+def _byte_ranks(
+    padded: npt.NDArray[np.uint8], starts: Positions, lengths: Positions
+) -> Positions:
+    """The dense rank (equal strings, equal ranks) of the byte strings
+    ``padded[starts[i] : starts[i] + lengths[i]]`` in byte order: each one a row of its
+    bytes, zero-padded, then its length in two big-endian bytes, compared byte for
+    byte (numpy's unstructured ``void`` order)."""
+    width = int(lengths.max())
+    rows = np.lib.stride_tricks.sliding_window_view(padded, width + 2)[starts]
+    rows[np.arange(width + 2) >= lengths[:, None]] = 0
+    rows[:, width] = lengths >> 8
+    rows[:, width + 1] = lengths & 255
+    keys = rows.view(f"V{width + 2}").ravel()
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = keys[1:] != keys[:-1]
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.cumsum(new) - 1
+    return rank
 
 
 def tails_by_stepping(

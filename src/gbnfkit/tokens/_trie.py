@@ -40,6 +40,7 @@ class TokenTrie:
             number of the node where the token ends; ``level_tok_lo[k]`` and
             ``level_tok_hi[k]`` are ``tok_lo`` and ``tok_hi`` of node number ``k + 1``.
             Used by whole-trie numpy walks.
+        padded_buffer: ``buffer`` and zero bytes after it (built on first use).
         level_bounds: per depth ``d`` and byte ``b``, where the nodes of depth ``d``
             under first bytes ``>= b`` start in the level order (an index into
             ``level_parent``; built on first use): the subtrees of the first bytes
@@ -125,6 +126,19 @@ class TokenTrie:
             self.root_child[self.byte[node]] = node
         self._children: dict[int, dict[int, int]] = {}
         self._level_bounds: list[list[int]] | None = None
+        self._padded: npt.NDArray[np.uint8] | None = None
+
+    @property
+    def padded_buffer(self) -> npt.NDArray[np.uint8]:
+        """``buffer`` followed by ``max_depth + 10`` zero bytes (built on first use), so
+        that a window of that many bytes may start at any token byte."""
+        padded = self._padded
+        if padded is None:
+            padded = np.concatenate(
+                (self.buffer, np.zeros(self.max_depth + 10, dtype=np.uint8))
+            )
+            self._padded = padded
+        return padded
 
     @property
     def level_bounds(self) -> list[list[int]]:

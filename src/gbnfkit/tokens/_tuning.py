@@ -42,6 +42,9 @@ class Tuning:
         max_suffixes: states after a first byte whose part of a wide split a
             compiled grammar keeps, to reuse in the wide splits of other contexts
             that reach the same state after that byte (0: none).
+        slice_pairs: a state is found to loop on a slice's class only if exploring its
+            characters meets at most this many (UTF-8 DFA state, automaton state)
+            pairs (``docs/masks.md``, "Slices").
         jump_bytes, jump_subtree: a trie walk below a node with more than
             ``jump_subtree`` nodes under it, in a state that accepts at most
             ``jump_bytes`` bytes next (and no bottom marker on the path), visits only
@@ -60,6 +63,7 @@ class Tuning:
     shallow_uncertain: int = 16_384
     max_tail_tokens: int = 16_384
     max_suffixes: int = 16
+    slice_pairs: int = 64
     jump_bytes: int = 8
     jump_subtree: int = 32
 

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 
-__all__ = ["WideSplit", "vector_walk"]
+__all__ = ["WideSplit", "byte_runs", "vector_walk"]
 
 Positions = npt.NDArray[np.int64]
 
@@ -139,6 +139,20 @@ def _runs(trie: TokenTrie, bits: int) -> list[tuple[int, int]]:
     return [(first, last) for first, last in merged]
 
 
+def byte_runs(bits: int) -> list[tuple[int, int]]:
+    """The runs ``(first, last)`` of consecutive bytes of a 256-bit set."""
+    runs: list[tuple[int, int]] = []
+    b = 0
+    while bits >> b:
+        if (bits >> b) & 1:
+            first = b
+            while (bits >> (b + 1)) & 1:
+                b += 1
+            runs.append((first, b))
+        b += 1
+    return runs
+
+
 def vector_walk(
     trie: TokenTrie,
     automaton: ByteAutomaton,
@@ -171,7 +185,8 @@ def vector_walk(
         assert first_bytes == -1
         runs = [(0, 255)]
     else:
-        runs = _runs(trie, automaton.allowed_bits(root) & first_bytes)
+        wanted = automaton.allowed_bits(root) & first_bytes
+        runs = _runs(trie, wanted)
     for d in range(1, trie.max_depth + 1):
         level = bounds[d]
         active = False
@@ -197,11 +212,13 @@ def vector_walk(
         accepted = np.flatnonzero(ends > _UNSURE)
         uncertain = np.flatnonzero(ends == _UNSURE)
     else:
-        # the tokens of the runs' subtrees (every other token is rejected, not uncertain)
+        # the tokens of the wanted bytes' subtrees (every other token is rejected, not
+        # uncertain; a gap walked between two runs may hold bytes ``root`` accepts but
+        # ``first_bytes`` leaves out)
         first_level = bounds[1]
         spans = [
             (int(trie.level_tok_lo[lo]), int(trie.level_tok_hi[hi - 1]))
-            for lo, hi in ((first_level[a], first_level[b + 1]) for a, b in runs)
+            for lo, hi in ((first_level[a], first_level[b + 1]) for a, b in byte_runs(wanted))
             if lo < hi
         ]
         positions = (
