@@ -42,6 +42,10 @@ class Tuning:
         max_suffixes: states after a first byte whose part of a wide split a
             compiled grammar keeps, to reuse in the wide splits of other contexts
             that reach the same state after that byte (0: none).
+        top_frame_nodes: a narrow context is split from the split of its top frame
+            alone (shared by every context with that top frame) when the tokens to
+            walk from the frames below, after the points where the top frame can
+            finish, are in subtrees of at most this many trie nodes in all (0: never).
         jump_bytes, jump_subtree: a trie walk below a node with more than
             ``jump_subtree`` nodes under it, in a state that accepts at most
             ``jump_bytes`` bytes next (and no bottom marker on the path), visits only
@@ -60,6 +64,7 @@ class Tuning:
     shallow_uncertain: int = 16_384
     max_tail_tokens: int = 16_384
     max_suffixes: int = 16
+    top_frame_nodes: int = 1_500
     jump_bytes: int = 8
     jump_subtree: int = 32
 
