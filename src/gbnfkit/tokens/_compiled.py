@@ -623,12 +623,11 @@ class CompiledGrammar:
             return None
         if top is not None and not top.handover:
             return top.context
-        below = automaton.state_of([stacks[0][:-1]])
         # the frames below may finish before a byte: after every handover node each
         # child would be uncertain (the deeper frames decide), not only those whose
-        # byte `below` accepts.  Many bytes: the walks from below would be wide
-        bits = automaton.allowed_bits(below)
-        if below.bottom or bits.bit_count() > tuning.many_first_bytes:
+        # byte the frames below accept.  Many bytes: the walks from below would be wide
+        bits, bottom = automaton.first_bits(stacks[0][:-1])
+        if bottom or bits.bit_count() > tuning.many_first_bytes:
             return None
         if top is None:
             top = self._top_split(top_key)
@@ -646,6 +645,7 @@ class CompiledGrammar:
             return None  # the walks from below could be as long as the whole context's
         if not runs:
             return top.context
+        below = automaton.state_of([stacks[0][:-1]])
         index = self._index
         got = walk_runs(index.trie, automaton, below, runs, tuning=tuning)
         assert got is not None
