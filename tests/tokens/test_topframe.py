@@ -5,6 +5,7 @@ every token that walk leaves uncertain still checked, so masks stay exact."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 from test_masks import _walk_compiled, synthetic_vocabulary
@@ -86,3 +87,24 @@ def test_masks_stay_exact_split_by_top_frame_or_not() -> None:
                 _walk_compiled(compiled, grammar, random.Random(seed), steps=30)
             if not tuning.top_frame_nodes:
                 assert not compiled._tops
+
+
+def test_saved_splits_by_top_frame_reload_exact(tmp_path: Path) -> None:
+    """A split made from its top frame's is saved with its accepted bits whole, and the
+    file reads back as plain narrow splits with the same masks."""
+    vocabulary = synthetic_vocabulary(" \t\n" * 6 + "abc", seed=5)
+    grammar = Grammar.from_gbnf(GRAMMARS[0])
+    first = CompiledGrammar(grammar, vocabulary)
+    _walk_compiled(first, grammar, random.Random(7), steps=30)
+    based = {k: e for k, e in first._contexts.items() if e.base is not None}
+    assert based, "no split was made from its top frame's"
+    path = tmp_path / "g.npz"
+    first.save(path)
+    loaded = CompiledGrammar.load(path, grammar, vocabulary)
+    nwords = first.index.nwords
+    for key, entry in based.items():
+        again = loaded._contexts[key]
+        assert again.base is None
+        assert np.array_equal(again.to_words(nwords), entry.to_words(nwords))
+        assert again.uncertain == entry.uncertain
+    _walk_compiled(loaded, grammar, random.Random(7), steps=30)
