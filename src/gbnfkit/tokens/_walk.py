@@ -81,6 +81,7 @@ def walk_runs(
     jump_bytes = tuning.jump_bytes
     jump_subtree = tuning.jump_subtree
     report = bottoms is not None
+    finished: list[int] = bottoms if bottoms is not None else []
     start_flag = root.bottom and not report
     states: list[ByteState] = [root] * (trie.max_depth + 1)
     flags = [start_flag] * (trie.max_depth + 1)
@@ -123,7 +124,7 @@ def walk_runs(
                 if report:
                     flag = False
                     if s.bottom:
-                        bottoms.append(i)  # type: ignore[union-attr]
+                        finished.append(i)
                 else:
                     flag = flags[d] = flags[d - 1] or s.bottom
                 lo = here_lo[i]
