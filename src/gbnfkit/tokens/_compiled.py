@@ -164,11 +164,14 @@ class VocabularyIndex:
         """
         count = sum(hi) - sum(lo)
         sorted_ids = self.trie.sorted_ids
-        if count <= 16:
-            positions = [p for a, b in zip(lo, hi, strict=True) for p in range(a, b)]
+        if count <= 32:
+            # a few tokens: Python ints, no temporary arrays (~1 µs less in pure mode)
+            item = sorted_ids.item
             found: dict[int, int] = {}
-            for t in sorted_ids[positions].tolist():
-                found[t >> 5] = found.get(t >> 5, 0) | 1 << (t & 31)
+            for a, b in zip(lo, hi, strict=True):
+                for p in range(a, b):
+                    t = int(item(p))
+                    found[t >> 5] = found.get(t >> 5, 0) | 1 << (t & 31)
             order = sorted(found)
             return (
                 np.array(order, dtype=np.intp),
@@ -442,6 +445,7 @@ class CompiledGrammar:
         self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
         # context of one frame -> its split and where the frame can finish (_top_split)
         self._tops: dict[Stack, _TopSplit | None] = {}
+        self._top_seen: set[Stack] = set()  # top frames met once (split whole then)
         # state after a first byte -> that byte's part of a wide split (see _chunks_by_byte)
         self._suffixes: OrderedDict[ByteState, dict[int, _Chunk]] = OrderedDict()
         # wide splits that reused parts of others (read by tests: compiled modules call
@@ -619,9 +623,22 @@ class CompiledGrammar:
         with self._lock:
             known = top_key in self._tops
             top = self._tops.get(top_key)
-        if known and top is None:
+            if not known and top_key not in self._top_seen:
+                # the first context with this top frame is walked whole: most top
+                # frames (a key's next letter) belong to one context only
+                if len(self._top_seen) >= self._max_contexts:
+                    self._top_seen.clear()
+                self._top_seen.add(top_key)
+                return None
+        if not known:
+            top = self._top_split(top_key)
+            with self._lock:
+                if len(self._tops) >= self._max_contexts:
+                    self._tops.clear()
+                self._tops[top_key] = top
+        if top is None:
             return None
-        if top is not None and not top.handover:
+        if not top.handover:
             return top.context
         # the frames below may finish before a byte: after every handover node each
         # child would be uncertain (the deeper frames decide), not only those whose
@@ -629,15 +646,7 @@ class CompiledGrammar:
         bits, bottom = automaton.first_bits(stacks[0][:-1])
         if bottom or bits.bit_count() > tuning.many_first_bytes:
             return None
-        if top is None:
-            top = self._top_split(top_key)
-            with self._lock:
-                if len(self._tops) >= self._max_contexts:
-                    self._tops.clear()
-                self._tops[top_key] = top
-            if top is None:
-                return None
-        if not top.handover or not bits:
+        if not bits:
             return top.context
         with self._lock:
             runs, size = top.children_with(bits, self._index.trie)
