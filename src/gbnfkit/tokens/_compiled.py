@@ -630,15 +630,9 @@ class CompiledGrammar:
                     self._top_seen.clear()
                 self._top_seen.add(top_key)
                 return None
-        if not known:
-            top = self._top_split(top_key)
-            with self._lock:
-                if len(self._tops) >= self._max_contexts:
-                    self._tops.clear()
-                self._tops[top_key] = top
-        if top is None:
+        if top is None and known:
             return None
-        if not top.handover:
+        if top is not None and not top.handover:
             return top.context
         # the frames below may finish before a byte: after every handover node each
         # child would be uncertain (the deeper frames decide), not only those whose
@@ -646,7 +640,15 @@ class CompiledGrammar:
         bits, bottom = automaton.first_bits(stacks[0][:-1])
         if bottom or bits.bit_count() > tuning.many_first_bytes:
             return None
-        if not bits:
+        if top is None:
+            top = self._top_split(top_key)
+            with self._lock:
+                if len(self._tops) >= self._max_contexts:
+                    self._tops.clear()
+                self._tops[top_key] = top
+            if top is None:
+                return None
+        if not top.handover or not bits:
             return top.context
         with self._lock:
             runs, size = top.children_with(bits, self._index.trie)
