@@ -1,6 +1,7 @@
 """Narrow trie walks of MaskBench schemas, cold and warm: what new byte-automaton states cost.
 
-Records every narrow walk (``walk_all`` from a context's state) that the first masks of
+Records every narrow walk (``walk_all`` from a context's state, or from a top frame's in a
+split by top frame; the walks from the frames below are not recorded) that the first masks of
 the first ``--limit`` MaskBench dev schemas make (each schema compiled through one
 ``GrammarCompiler``, its valid instances fed token by token, a mask before each token),
 then replays the recorded walks per grammar, in the same order, in CPU time:
@@ -39,7 +40,7 @@ from gbnfkit.tokens._bytestate import ByteAutomaton  # noqa: E402
 from gbnfkit.tokens._tuning import DEFAULT_TUNING  # noqa: E402
 from gbnfkit.tokens._walk import walk_all  # noqa: E402
 
-Walks = list[tuple[Any, Any, list[tuple[list[tuple[int, ...]], int | None]]]]
+Walks = list[tuple[Any, Any, list[tuple[list[tuple[int, ...]], int | None, bool]]]]
 
 
 def record(vocab_name: str, limit: int) -> tuple[Any, Walks]:
@@ -51,17 +52,18 @@ def record(vocab_name: str, limit: int) -> tuple[Any, Walks]:
         special_token_ids=set(bench.special_ids),
     )
     compiler = gbnfkit.GrammarCompiler(vocab, cache_size=0)
-    seen: dict[int, tuple[Any, Any, list[tuple[list[tuple[int, ...]], int | None]]]] = {}
+    seen: dict[int, tuple[Any, Any, list[tuple[list[tuple[int, ...]], int | None, bool]]]] = {}
     keep: list[ByteAutomaton] = []  # ids stay unique while recording
 
     def recording(trie: Any, automaton: ByteAutomaton, root: Any, budget: int | None = None,
-                  more: Callable[[int], int] | None = None, tuning: Any = DEFAULT_TUNING) -> Any:
+                  more: Callable[[int], int] | None = None, tuning: Any = DEFAULT_TUNING,
+                  bottoms: list[int] | None = None) -> Any:
         entry = seen.get(id(automaton))
         if entry is None:
             keep.append(automaton)
             entry = seen[id(automaton)] = (automaton.program, automaton.limits, [])
-        entry[2].append((sorted(root.stacks), budget))
-        return walk_all(trie, automaton, root, budget, more, tuning)
+        entry[2].append((sorted(root.stacks), budget, bottoms is not None))
+        return walk_all(trie, automaton, root, budget, more, tuning, bottoms)
 
     _compiled.walk_all = recording  # type: ignore[assignment]
     try:
@@ -96,14 +98,14 @@ def replay(trie: Any, walks: Walks, repeat: int) -> dict[str, float]:
         cold = warm = 0
         for program, limits, calls in walks:
             automaton = ByteAutomaton(program, limits)
-            roots = [automaton.intern(frozenset(stacks)) for stacks, _ in calls]
+            roots = [automaton.intern(frozenset(stacks)) for stacks, _, _ in calls]
             gc.collect()
             t0 = time.process_time_ns()
-            for root, (_, budget) in zip(roots, calls, strict=True):
-                walk_all(trie, automaton, root, budget, more, tuning)
+            for root, (_, budget, top) in zip(roots, calls, strict=True):
+                walk_all(trie, automaton, root, budget, more, tuning, [] if top else None)
             t1 = time.process_time_ns()
-            for root, (_, budget) in zip(roots, calls, strict=True):
-                walk_all(trie, automaton, root, budget, more, tuning)
+            for root, (_, budget, top) in zip(roots, calls, strict=True):
+                walk_all(trie, automaton, root, budget, more, tuning, [] if top else None)
             t2 = time.process_time_ns()
             cold += t1 - t0
             warm += t2 - t1

@@ -59,3 +59,29 @@ def test_dropped_caches_keep_shared_steps_exact() -> None:
         if got is not None and expected is not None:
             assert got.stacks == expected.stacks
             assert got.complete == expected.complete
+
+
+def test_first_bits_are_those_of_the_closed_state() -> None:
+    """``first_bits`` of every stack met (and of its parts, over the bottom marker or
+    not) equals the allowed bytes and bottom marker of the state built from it."""
+    from gbnfkit.tokens._bytestate import BOTTOM
+
+    for name in ("json", "c", "arithmetic"):
+        grammar = Grammar.builtin(name)
+        automaton = ByteAutomaton(lower_program(grammar.program, grammar.limits))
+        texts = {"json": b'{"a": [1, -2.5e3, "x\\n"], "b": {}}', "c": b"int f(int a) { return a; }"}
+        state: ByteState | None = automaton.initial
+        stacks: set[tuple[int, ...]] = set()
+        for byte in texts.get(name, b"(1+2)*3-4/5"):
+            assert state is not None
+            stacks |= state.stacks
+            state = automaton.step(state, byte)
+        checked = 0
+        for stack in stacks:
+            for k in range(len(stack) + 1):
+                for part in (stack[:k], (BOTTOM,) + stack[k:-1], stack[k:-1]):
+                    closed = automaton.state_of([part])
+                    bits = automaton.allowed_bits(closed)
+                    assert automaton.first_bits(part) == (bits, closed.bottom), part
+                    checked += 1
+        assert checked > 100

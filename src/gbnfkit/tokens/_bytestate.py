@@ -95,6 +95,7 @@ class ByteAutomaton:
         self._max_stacks = BYTE_STACKS_PER_STACK * limits.max_stacks
         self._intern: dict[frozenset[Stack], ByteState] = {}
         self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
+        self._firsts: dict[int, tuple[int, bool]] = {}  # position -> its closure's bytes, pops
         self.initial = self.state_of([(program.root,)], call=True)
 
     # -- building states ----------------------------------------------------
@@ -149,6 +150,31 @@ class ByteAutomaton:
                 limit="max_stacks",
                 value=self.limits.max_stacks,
             )
+
+    def first_bits(self, stack: Stack) -> tuple[int, bool]:
+        """The bytes the closure of ``stack`` accepts next and whether it holds the
+        bottom marker: ``allowed_bits`` and ``bottom`` of ``state_of([stack])``, read
+        from each position's local closure without building the state."""
+        firsts = self._firsts
+        bits = 0
+        while stack:
+            p = stack[-1]
+            if p < 0:
+                return bits, True
+            got = firsts.get(p)
+            if got is None:
+                entry = self._local.get(p)
+                if entry is None:
+                    entry = self._local_closure(p)
+                first = 0
+                for suffix in entry[0]:
+                    first |= self._arg[suffix[-1]]
+                got = firsts[p] = (first, entry[1])
+            bits |= got[0]
+            if not got[1]:
+                break
+            stack = stack[:-1]
+        return bits, False
 
     def _local_closure(self, p: int) -> tuple[tuple[Stack, ...], bool]:
         """Closure of position ``p`` alone: frames it leaves on top, and whether it can finish."""

@@ -32,7 +32,7 @@ from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 from gbnfkit.tokens._vecwalk import WideSplit, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
-from gbnfkit.tokens._walk import walk, walk_all, walk_sorted
+from gbnfkit.tokens._walk import walk, walk_all, walk_runs, walk_sorted
 
 if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
@@ -198,11 +198,14 @@ class VocabularyIndex:
         """
         count = sum(hi) - sum(lo)
         sorted_ids = self.trie.sorted_ids
-        if count <= 16:
-            positions = [p for a, b in zip(lo, hi, strict=True) for p in range(a, b)]
+        if count <= 32:
+            # a few tokens: Python ints, no temporary arrays (~1 µs less in pure mode)
+            item = sorted_ids.item
             found: dict[int, int] = {}
-            for t in sorted_ids[positions].tolist():
-                found[t >> 5] = found.get(t >> 5, 0) | 1 << (t & 31)
+            for a, b in zip(lo, hi, strict=True):
+                for p in range(a, b):
+                    t = int(item(p))
+                    found[t >> 5] = found.get(t >> 5, 0) | 1 << (t & 31)
             order = sorted(found)
             return (
                 np.array(order, dtype=np.intp),
@@ -235,7 +238,9 @@ class _Context:
     positions (wide splits), and ``tails`` the same tokens grouped by what is left of
     them where the context's ``depth`` frames have finished: a token is allowed iff
     one of its tails is accepted by the frames below, so a mask checks each distinct
-    tail once instead of each token from the full stack.
+    tail once instead of each token from the full stack.  ``base``: a narrow split
+    made from its top frame's split keeps that split's accepted bits there (shared)
+    and only the tokens the frames below add as its own.
     """
 
     dense: Words | None
@@ -245,6 +250,7 @@ class _Context:
     uncertain_tokens: tuple[int, ...] = ()
     tails: Tails | None = None
     depth: int = 0
+    base: _Context | None = None
 
     @staticmethod
     def of(
@@ -266,18 +272,26 @@ class _Context:
 
     @staticmethod
     def of_sparse(
-        index: npt.NDArray[np.intp], bits: Words, nwords: int, uncertain: tuple[int, ...]
+        index: npt.NDArray[np.intp],
+        bits: Words,
+        nwords: int,
+        uncertain: tuple[int, ...],
+        base: _Context | None = None,
     ) -> _Context:
         """A narrow split from its accepted bits as :meth:`VocabularyIndex.sparse_ranges`
-        gives them (kept sparse unless dense by :meth:`of`'s measure)."""
+        gives them (kept sparse unless dense by :meth:`of`'s measure), plus ``base``'s."""
         if len(index) * 8 > nwords:
             words = np.zeros(nwords, dtype=np.uint32)
             words[index] = bits
+            if base is not None:
+                base.add_to(words)
             return _Context.of(words, uncertain)
-        return _Context(None, index, bits, uncertain)
+        return _Context(None, index, bits, uncertain, base=base)
 
     def add_to(self, words: Words) -> None:
         """OR the accepted bits into ``words``."""
+        if self.base is not None:
+            self.base.add_to(words)
         if self.dense is not None:
             words |= self.dense
         elif len(self.word_index):
@@ -287,6 +301,67 @@ class _Context:
         out = np.zeros(nwords, dtype=np.uint32)
         self.add_to(out)
         return out
+
+
+class _TopSplit:
+    """The split of a context of one frame (``CompiledGrammar._by_top_frame``): its
+    accepted tokens, the trie nodes after which the frame can finish (*handover*
+    nodes, in preorder), and, filled on demand, their children by byte."""
+
+    __slots__ = ("context", "handover", "_children")
+
+    def __init__(self, context: _Context, handover: tuple[int, ...]) -> None:
+        self.context = context
+        self.handover = handover
+        self._children: dict[int, tuple[list[int], int]] = {}
+
+    def children_with(self, bits: int, trie: TokenTrie) -> tuple[list[int], int]:
+        """The children of the handover nodes whose byte is in ``bits`` (a 256-bit
+        set), as runs for :func:`walk_runs` (``first, stop, ...``), and how many trie
+        nodes their subtrees hold; kept per byte."""
+        known = self._children
+        todo = 0
+        rest = bits
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            if low.bit_length() - 1 not in known:
+                todo |= low
+        if todo:
+            # one pass over the handover nodes for every byte not asked before, looking
+            # each node's children up by byte or the other way round, whichever is fewer
+            wanted = [b for b in range(256) if (todo >> b) & 1]
+            found: dict[int, list[int]] = {b: [] for b in wanted}
+            children = trie.children
+            for node in self.handover:
+                kids = children(node)
+                if len(kids) < len(wanted):
+                    for b, child in kids.items():
+                        if (todo >> b) & 1:
+                            found[b].append(child)
+                else:
+                    for b in wanted:
+                        child = kids.get(b, -1)
+                        if child >= 0:
+                            found[b].append(child)
+            end = trie.end
+            for b, nodes in found.items():
+                runs: list[int] = []
+                size = 0
+                for child in nodes:
+                    runs.append(child)
+                    runs.append(end[child])
+                    size += end[child] - child
+                known[b] = (runs, size)
+        out: list[int] = []
+        total = 0
+        while bits:
+            low = bits & -bits
+            bits ^= low
+            runs, size = known[low.bit_length() - 1]
+            out.extend(runs)
+            total += size
+        return out, total
 
 
 _SEPARATOR = -2  # between the stacks of a context key
@@ -402,6 +477,9 @@ class CompiledGrammar:
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
         self._uses: dict[Stack, int] = {}
         self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
+        # context of one frame -> its split and where the frame can finish (_top_split)
+        self._tops: dict[Stack, _TopSplit | None] = {}
+        self._top_seen: set[Stack] = set()  # top frames met once (split whole then)
         # state after a first byte -> that byte's part of a wide split (see _chunks_by_byte)
         self._suffixes: OrderedDict[ByteState, dict[int, _Chunk]] = OrderedDict()
         # per slice (by its index): whether a state loops on the slice's class
@@ -529,6 +607,9 @@ class CompiledGrammar:
         if many:
             more()
         else:
+            by_top = self._by_top_frame(key, root)
+            if by_top is not None:
+                return by_top
             walked = walk_all(
                 trie, automaton, root, min(tuning.short_walk, tuning.wide), more, tuning
             )
@@ -555,6 +636,97 @@ class CompiledGrammar:
                 if len(entry.uncertain_tokens) <= tuning.shallow_uncertain and not entry.uncertain:
                     return entry
         return self._wide_split(key, canon)
+
+    def _by_top_frame(self, key: Stack, root: ByteState) -> _Context | None:
+        """The narrow split of ``key`` from the split of its top frame alone, or ``None``
+        when that is not cheaper (``docs/masks.md``, "Splits by top frame").
+
+        A token is accepted by the context iff its top frame accepts it whole, or the
+        top frame can finish after a prefix of it (a *handover* node: the top frame's
+        state there holds the bottom marker) and the frames below accept the rest; the
+        rest is walked from the state of the frames below (the same after every
+        handover node), only under the children whose byte that state accepts.  What
+        the frames below leave uncertain stays uncertain.  The top frame's split is
+        shared by every context with that top frame: the whitespace of a JSON grammar
+        (one top frame per remaining count) is called from dozens of places.
+        """
+        tuning = self._tuning
+        stacks = _stacks_of(key)
+        if len(stacks[0]) < 2 or root.bottom or not tuning.top_frame_nodes:
+            return None
+        top_key = _group_key(stacks, 1)
+        if top_key == key:
+            return None
+        automaton = self._automaton
+        with self._lock:
+            known = top_key in self._tops
+            top = self._tops.get(top_key)
+            if not known and top_key not in self._top_seen:
+                # the first context with this top frame is walked whole: most top
+                # frames (a key's next letter) belong to one context only
+                if len(self._top_seen) >= self._max_contexts:
+                    self._top_seen.clear()
+                self._top_seen.add(top_key)
+                return None
+        if top is None and known:
+            return None
+        if top is not None and not top.handover:
+            return top.context
+        # the frames below may finish before a byte: after every handover node each
+        # child would be uncertain (the deeper frames decide), not only those whose
+        # byte the frames below accept.  Many bytes: the walks from below would be wide
+        bits, bottom = automaton.first_bits(stacks[0][:-1])
+        if bottom or bits.bit_count() > tuning.many_first_bytes:
+            return None
+        if top is None:
+            top = self._top_split(top_key)
+            with self._lock:
+                if len(self._tops) >= self._max_contexts:
+                    self._tops.clear()
+                self._tops[top_key] = top
+            if top is None:
+                return None
+        if not top.handover or not bits:
+            return top.context
+        with self._lock:
+            runs, size = top.children_with(bits, self._index.trie)
+        if size > tuning.top_frame_nodes:
+            return None  # the walks from below could be as long as the whole context's
+        if not runs:
+            return top.context
+        below = automaton.state_of([stacks[0][:-1]])
+        index = self._index
+        got = walk_runs(index.trie, automaton, below, runs, tuning=tuning)
+        assert got is not None
+        acc_lo, acc_hi, uncertain = got
+        if not acc_lo and not uncertain:
+            return top.context
+        word_index, word_bits = index.sparse_ranges(acc_lo, acc_hi)
+        # runs nest when the frames below accept what the top frame does (whitespace
+        # after whitespace): a subtree left uncertain twice is checked once
+        return _Context.of_sparse(
+            word_index, word_bits, index.nwords, tuple(dict.fromkeys(uncertain)), top.context
+        )
+
+    def _top_split(self, top_key: Stack) -> _TopSplit | None:
+        """The split of a context of one frame, with its handover nodes; ``None`` if
+        its walk passes ``short_walk`` nodes (the context is then split whole)."""
+        automaton = self._automaton
+        index = self._index
+        tuning = self._tuning
+        root = automaton.intern(frozenset(_stacks_of(top_key)))
+        if root.bottom:
+            return None
+        handover: list[int] = []
+        walked = walk_all(
+            index.trie, automaton, root, min(tuning.short_walk, tuning.wide), None, tuning,
+            handover,
+        )
+        if walked is None:
+            return None
+        word_index, word_bits = index.sparse_ranges(walked[0], walked[1])
+        context = _Context.of_sparse(word_index, word_bits, index.nwords, ())
+        return _TopSplit(context, tuple(handover))
 
     def _projected_walk(self, root: ByteState, at: int) -> float:
         """The trie nodes a walk from ``root`` would visit in all, at its pace when its

@@ -45,6 +45,10 @@ class Tuning:
         slice_pairs: a state is found to loop on a slice's class only if exploring its
             characters meets at most this many (UTF-8 DFA state, automaton state)
             pairs (``docs/masks.md``, "Slices").
+        top_frame_nodes: a narrow context is split from the split of its top frame
+            alone (shared by every context with that top frame) when the tokens to
+            walk from the frames below, after the points where the top frame can
+            finish, are in subtrees of at most this many trie nodes in all (0: never).
         jump_bytes, jump_subtree: a trie walk below a node with more than
             ``jump_subtree`` nodes under it, in a state that accepts at most
             ``jump_bytes`` bytes next (and no bottom marker on the path), visits only
@@ -64,6 +68,7 @@ class Tuning:
     max_tail_tokens: int = 16_384
     max_suffixes: int = 16
     slice_pairs: int = 64
+    top_frame_nodes: int = 1_500
     jump_bytes: int = 8
     jump_subtree: int = 32
 

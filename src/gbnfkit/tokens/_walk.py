@@ -9,7 +9,7 @@ from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 
-__all__ = ["WalkResult", "walk", "walk_all", "walk_sorted"]
+__all__ = ["WalkResult", "walk", "walk_all", "walk_runs", "walk_sorted"]
 
 _MISSING: ByteState | None = ByteState(frozenset())  # a sentinel no cache holds
 
@@ -43,6 +43,32 @@ def walk(
     with those bytes are visited, so a walk costs what matches, not the trie's width
     (``tuning.jump_bytes``, ``tuning.jump_subtree``).
     """
+    if stop is None:
+        stop = len(trie.byte)
+    return walk_runs(trie, automaton, root, [first, stop], budget, more, tuning)
+
+
+def walk_runs(
+    trie: TokenTrie,
+    automaton: ByteAutomaton,
+    root: ByteState,
+    runs: list[int],
+    budget: list[int] | None = None,
+    more: Callable[[int], int] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
+    bottoms: list[int] | None = None,
+) -> WalkResult | None:
+    """:func:`walk` over several runs of sibling subtrees, each from ``root``.
+
+    ``runs`` is flat: ``first, stop, first, stop, ...``, each run's parent state being
+    ``root`` (the runs are walked one after the other, in the order given).
+
+    With ``bottoms``, the walk reports where ``root``'s frames can finish instead of
+    what is uncertain: the nodes whose state holds the bottom marker are appended to
+    ``bottoms``, nothing is uncertain, and only the bytes the frames themselves accept
+    are followed (a split by top frame, ``docs/masks.md``: what the frames below accept
+    after those nodes is walked separately).
+    """
     byte = trie.byte
     depth = trie.depth
     end = trie.end
@@ -54,66 +80,79 @@ def walk(
     missing = _MISSING
     jump_bytes = tuning.jump_bytes
     jump_subtree = tuning.jump_subtree
-    if stop is None:
-        stop = len(byte)
+    report = bottoms is not None
+    finished: list[int] = bottoms if bottoms is not None else []
+    start_flag = root.bottom and not report
     states: list[ByteState] = [root] * (trie.max_depth + 1)
-    flags = [root.bottom] * (trie.max_depth + 1)
+    flags = [start_flag] * (trie.max_depth + 1)
     acc_lo: list[int] = []
     acc_hi: list[int] = []
     uncertain: list[int] = []
     last_hi = -1
     left = budget[0] if budget is not None else len(byte) + 1
-    todo = [(first, stop)]
-    while todo:
-        i, last = todo.pop()
-        while i < last:
-            left -= 1
-            if left < 0:
-                left += more(i) if more is not None else 0
+    for r in range(0, len(runs), 2):
+        first = runs[r]
+        if first >= runs[r + 1]:
+            continue
+        top = depth[first] - 1
+        states[top] = root
+        flags[top] = start_flag
+        todo = [(first, runs[r + 1])]
+        while todo:
+            i, last = todo.pop()
+            while i < last:
+                left -= 1
                 if left < 0:
-                    return None
-            d = depth[i]
-            parent = states[d - 1]
-            b = byte[i]
-            s = parent.trans.get(b, missing)
-            if s is missing:
-                bits = parent.bits
-                if bits < 0:
-                    bits = allowed_bits(parent)
-                s = step(parent, b) if (bits >> b) & 1 else None
-            if s is None:
-                if flags[d - 1]:
-                    uncertain.append(i)
-                i = end[i]
-                continue
-            states[d] = s
-            flag = flags[d] = flags[d - 1] or s.bottom
-            lo = here_lo[i]
-            if lo != here_hi[i]:
-                # preorder is sorted order: a run of accepted nodes is one range
-                if lo == last_hi:
-                    acc_hi[-1] = last_hi = here_hi[i]
+                    left += more(i) if more is not None else 0
+                    if left < 0:
+                        return None
+                d = depth[i]
+                parent = states[d - 1]
+                b = byte[i]
+                s = parent.trans.get(b, missing)
+                if s is missing:
+                    bits = parent.bits
+                    if bits < 0:
+                        bits = allowed_bits(parent)
+                    s = step(parent, b) if (bits >> b) & 1 else None
+                if s is None:
+                    if flags[d - 1]:
+                        uncertain.append(i)
+                    i = end[i]
+                    continue
+                states[d] = s
+                if report:
+                    flag = False
+                    if s.bottom:
+                        finished.append(i)
                 else:
-                    acc_lo.append(lo)
-                    acc_hi.append(here_hi[i])
-                    last_hi = here_hi[i]
-            after = end[i]
-            if not flag and after - i > jump_subtree:
-                bits = s.bits
-                if bits < 0:
-                    bits = allowed_bits(s)
-                if bits.bit_count() <= jump_bytes:
-                    # few bytes can follow: visit just those children, then the siblings
-                    todo.append((after, last))
-                    kids = children(i)
-                    while bits:
-                        low = bits & -bits
-                        child = kids.get(low.bit_length() - 1)
-                        if child is not None:
-                            todo.append((child, end[child]))
-                        bits ^= low
-                    break
-            i += 1
+                    flag = flags[d] = flags[d - 1] or s.bottom
+                lo = here_lo[i]
+                if lo != here_hi[i]:
+                    # preorder is sorted order: a run of accepted nodes is one range
+                    if lo == last_hi:
+                        acc_hi[-1] = last_hi = here_hi[i]
+                    else:
+                        acc_lo.append(lo)
+                        acc_hi.append(here_hi[i])
+                        last_hi = here_hi[i]
+                after = end[i]
+                if not flag and after - i > jump_subtree:
+                    bits = s.bits
+                    if bits < 0:
+                        bits = allowed_bits(s)
+                    if bits.bit_count() <= jump_bytes:
+                        # few bytes can follow: visit just those children, then the siblings
+                        todo.append((after, last))
+                        kids = children(i)
+                        while bits:
+                            low = bits & -bits
+                            child = kids.get(low.bit_length() - 1)
+                            if child is not None:
+                                todo.append((child, end[child]))
+                            bits ^= low
+                        break
+                i += 1
     if budget is not None:
         budget[0] = left
     return acc_lo, acc_hi, uncertain
@@ -126,6 +165,7 @@ def walk_all(
     budget: int | None = None,
     more: Callable[[int], int] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
+    bottoms: list[int] | None = None,
 ) -> WalkResult | None:
     """:func:`walk` over the whole trie, visiting only subtrees of bytes ``root`` allows.
 
@@ -133,34 +173,23 @@ def walk_all(
     ``more(node)`` (asked when the budget runs out, then again when the nodes it granted
     run out, with the node reached) returns how many more it may visit: a long walk can
     stop for a split found elsewhere, or one that will not end soon, without starting
-    again otherwise.
+    again otherwise.  ``bottoms``: see :func:`walk_runs`.
     """
     left = None if budget is None else [budget]
-    if root.bottom:
-        return walk(trie, automaton, root, 0, None, left, more, tuning)
-    acc_lo: list[int] = []
-    acc_hi: list[int] = []
-    uncertain: list[int] = []
+    if root.bottom and bottoms is None:
+        return walk_runs(trie, automaton, root, [0, len(trie.byte)], left, more, tuning)
     end = trie.end
     root_child = trie.root_child
+    runs: list[int] = []
     bits = automaton.allowed_bits(root)
     while bits:
         low = bits & -bits
         bits ^= low
         node = root_child[low.bit_length() - 1]
         if node >= 0:
-            got = walk(trie, automaton, root, node, end[node], left, more, tuning)
-            if got is None:
-                return None
-            if acc_hi and got[0] and got[0][0] == acc_hi[-1]:
-                acc_hi[-1] = got[1][0]  # adjacent ranges, one range
-                acc_lo.extend(got[0][1:])
-                acc_hi.extend(got[1][1:])
-            else:
-                acc_lo.extend(got[0])
-                acc_hi.extend(got[1])
-            uncertain.extend(got[2])
-    return acc_lo, acc_hi, uncertain
+            runs.append(node)
+            runs.append(end[node])
+    return walk_runs(trie, automaton, root, runs, left, more, tuning, bottoms)
 
 
 def _after_prefix(prefix: bytes) -> bytes | None:

@@ -1,0 +1,110 @@
+"""Narrow splits made from the split of the context's top frame (``docs/masks.md``,
+"Splits by top frame"): the same accepted tokens as a walk of the whole context, and
+every token that walk leaves uncertain still checked, so masks stay exact."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+from test_masks import _walk_compiled, synthetic_vocabulary
+
+from gbnfkit._grammar import Grammar
+from gbnfkit.tokens._compiled import CompiledGrammar, _stacks_of
+from gbnfkit.tokens._tuning import Tuning
+from gbnfkit.tokens._walk import walk_all
+
+# counted whitespace called from many places (as the JSON Schema converter writes it),
+# a rule whose end is nullable (the frames below may finish at once), and literals
+GRAMMARS = [
+    'root ::= "{" ws ( kv ( ws "," ws kv )* )? ws "}" ws\n'
+    'kv ::= "\\"" [a-c]{1,3} "\\"" ws ":" ws value\n'
+    'value ::= "{" ws "}" | [0-9]+ | "true" | "\\"" [a-z ]* "\\""\n'
+    "ws ::= [ \\t\\n]{0,6}",
+    'root ::= item+\nitem ::= "(" ws [a-z]* ws ")" ws | "[" ws tail\n'
+    'tail ::= "]" | ws\nws ::= [ \\n]{0,4}',
+    'root ::= ("x" sp)* "y" sp "z"\nsp ::= " "? " "?',
+]
+
+
+def _positions(compiled: CompiledGrammar, nodes: tuple[int, ...]) -> set[int]:
+    trie = compiled.index.trie
+    return {p for node in nodes for p in range(trie.tok_lo[node], trie.tok_hi[node])}
+
+
+def _accepted(compiled: CompiledGrammar, lo: list[int], hi: list[int]) -> np.ndarray:
+    index = compiled.index
+    words = np.zeros(index.nwords, dtype=np.uint32)
+    word_index, word_bits = index.sparse_ranges(lo, hi)
+    words[word_index] |= word_bits
+    return words
+
+
+def test_splits_by_top_frame_agree_with_whole_walks() -> None:
+    vocabulary = synthetic_vocabulary(" \t\n" * 6 + "abc", seed=3)
+    used = with_walks = 0
+    for text in GRAMMARS:
+        grammar = Grammar.from_gbnf(text)
+        compiled = CompiledGrammar(grammar, vocabulary)
+        for seed in range(3):
+            _walk_compiled(compiled, grammar, random.Random(seed), steps=30)
+        automaton = compiled.automaton
+        index = compiled.index
+        sorted_ids = index.trie.sorted_ids
+        for key in list(compiled._contexts):
+            root = automaton.intern(frozenset(_stacks_of(key)))
+            got = compiled._by_top_frame(key, root)
+            if got is None:
+                continue
+            used += 1
+            with_walks += got.base is not None
+            whole = walk_all(index.trie, automaton, root)
+            assert whole is not None
+            want = _accepted(compiled, whole[0], whole[1])
+            assert np.array_equal(got.to_words(index.nwords), want), key
+            # what the whole walk leaves for the frames below is left to them here too
+            # (or accepted): a token of a group with this context is never lost
+            accepted = set(np.flatnonzero(np.unpackbits(want.view(np.uint8), bitorder="little")))
+            missing = {
+                p
+                for p in _positions(compiled, tuple(whole[2])) - _positions(compiled, got.uncertain)
+                if int(sorted_ids[p]) not in accepted
+            }
+            assert not missing, key
+    assert used > 20 and with_walks > 5, (used, with_walks)
+
+
+def test_masks_stay_exact_split_by_top_frame_or_not() -> None:
+    """The same grammars, masks against the character engine, with the top frame's
+    walks allowed any size, and never used."""
+    vocabulary = synthetic_vocabulary(" \t\n" * 6 + "abc", seed=4)
+    for tuning in (Tuning(top_frame_nodes=10**9, jump_subtree=0), Tuning(top_frame_nodes=0)):
+        for text in GRAMMARS:
+            grammar = Grammar.from_gbnf(text)
+            compiled = CompiledGrammar(grammar, vocabulary, tuning=tuning)
+            for seed in range(3):
+                _walk_compiled(compiled, grammar, random.Random(seed), steps=30)
+            if not tuning.top_frame_nodes:
+                assert not compiled._tops
+
+
+def test_saved_splits_by_top_frame_reload_exact(tmp_path: Path) -> None:
+    """A split made from its top frame's is saved with its accepted bits whole, and the
+    file reads back as plain narrow splits with the same masks."""
+    vocabulary = synthetic_vocabulary(" \t\n" * 6 + "abc", seed=5)
+    grammar = Grammar.from_gbnf(GRAMMARS[0])
+    first = CompiledGrammar(grammar, vocabulary)
+    _walk_compiled(first, grammar, random.Random(7), steps=30)
+    based = {k: e for k, e in first._contexts.items() if e.base is not None}
+    assert based, "no split was made from its top frame's"
+    path = tmp_path / "g.npz"
+    first.save(path)
+    loaded = CompiledGrammar.load(path, grammar, vocabulary)
+    nwords = first.index.nwords
+    for key, entry in based.items():
+        again = loaded._contexts[key]
+        assert again.base is None
+        assert np.array_equal(again.to_words(nwords), entry.to_words(nwords))
+        assert again.uncertain == entry.uncertain
+    _walk_compiled(loaded, grammar, random.Random(7), steps=30)
