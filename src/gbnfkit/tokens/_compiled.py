@@ -367,6 +367,7 @@ class CompiledGrammar:
         self._contexts: OrderedDict[Stack, _Context] = OrderedDict()
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
         self._uses: dict[Stack, int] = {}
+        self._early: dict[Stack, bool] = {}  # see _hands_over_early
         self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
         # state after a first byte -> that byte's part of a wide split (see _chunks_by_byte)
         self._suffixes: OrderedDict[ByteState, dict[int, _Chunk]] = OrderedDict()
@@ -736,6 +737,9 @@ class CompiledGrammar:
                 key = _group_key(group, 0)
                 return key, self._context(key)
             key = _group_key(group, depth)
+            if depth < CONTEXT_DEPTH + tuning.max_extra_depth and self._hands_over_early(key):
+                depth += 1  # not split at this depth: see _hands_over_early
+                continue
             entry = self._context(key, shallower=depth == CONTEXT_DEPTH)
             # a deeper wide context costs another whole-vocabulary pass, so a wide one
             # (numpy split, uncertain_tokens) is deepened only when far too open and
@@ -753,6 +757,49 @@ class CompiledGrammar:
                 if used <= tuning.deepen_after:
                     return key, entry
             depth += 2
+
+    def _hands_over_early(self, key: Stack) -> bool:
+        """Whether the context ``key``, not split yet, is to be taken one frame deeper
+        before any split: its state accepts at most ``many_first_bytes`` first bytes and
+        the tokens under those after which it holds the bottom marker number more than
+        ``many_uncertain_tokens``.  Every such token it does not accept would be left
+        uncertain (c's "whitespace, then the next statement or the block's end" after a
+        statement: 10,878 of Qwen's tokens, checked through tails), while the frame
+        below often decides them (``docs/masks.md``, "Deepening").  Memoised per key (bounded).
+        """
+        with self._lock:
+            if key in self._contexts:
+                return False
+            got = self._early.get(key)
+        if got is not None:
+            return got
+        automaton = self._automaton
+        trie = self._index.trie
+        root = automaton.intern(frozenset(_stacks_of(key)))
+        tuning = self._tuning
+        if root.bottom or automaton.allowed_bits(root).bit_count() > tuning.many_first_bytes:
+            early = False
+        else:
+            count = 0
+            root_child = trie.root_child
+            tok_lo = trie.tok_lo
+            tok_hi = trie.tok_hi
+            for c in automaton.classes(root):
+                after = automaton.step(root, (c & -c).bit_length() - 1)
+                if after is None or not after.bottom:
+                    continue
+                while c:
+                    low = c & -c
+                    c ^= low
+                    node = root_child[low.bit_length() - 1]
+                    if node >= 0:
+                        count += tok_hi[node] - tok_lo[node]
+            early = count > tuning.many_uncertain_tokens
+        with self._lock:
+            if len(self._early) >= self._max_contexts:
+                self._early.clear()
+            self._early[key] = early
+        return early
 
     def _compute_mask(self, state: ByteState) -> Words:
         index = self._index
