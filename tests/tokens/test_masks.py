@@ -325,12 +325,12 @@ def test_compiler_clear_cache_forgets_grammars_and_shared_splits() -> None:
     _walk_compiled(again, grammar, random.Random(43), steps=8)
 
 
-def test_contexts_handing_over_after_their_first_byte_are_split_deeper() -> None:
+def test_contexts_handing_over_after_their_first_byte_are_split_deeper(tmp_path: Path) -> None:
     """After a c statement the context "whitespace, then the next statement or the
     block's end" holds the bottom marker after one space, so it would leave every token
     "<space>..." it does not accept uncertain: with more of those than
     ``many_uncertain_tokens`` it is split one frame deeper at once (docs/masks.md,
-    "Deepening"), and the mask stays exact."""
+    "Deepening"), and the mask stays exact, also saved and loaded again."""
     from gbnfkit.tokens._compiled import CONTEXT_DEPTH, _key_depth
 
     grammar = Grammar.builtin("c")
@@ -350,5 +350,11 @@ def test_contexts_handing_over_after_their_first_byte_are_split_deeper() -> None
             if stack:
                 groups.setdefault(stack[:-1], []).append(stack)
         depths.append(sorted(_key_depth(compiled._entry_for(g)[0]) for g in groups.values()))
+        path = tmp_path / f"c{limit}.npz"
+        compiled.save(path)
+        loaded = gbnfkit.CompiledGrammar.load(path, grammar, vocabulary)
+        again = loaded.matcher()
+        again.accept_text(text)
+        assert np.array_equal(expected, fast_mask(again, vocabulary.size))
     deeper, plain = depths
     assert CONTEXT_DEPTH + 1 in deeper and CONTEXT_DEPTH + 1 not in plain
