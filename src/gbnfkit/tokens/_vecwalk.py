@@ -78,31 +78,33 @@ class _Table:
 
     def fill(self, keys: list[int]) -> None:
         """Fill the entries ``keys`` (walk state ``k >> 8``, byte ``k & 255``), with
-        the other bytes of their classes."""
+        the other bytes of their classes (the numpy work once for all their rows)."""
         automaton = self.automaton
         states = self.states
         known = self.numbers
+        stepped = self.stepped
         wanted: dict[int, int] = {}
         for k in keys:
             wanted[k >> 8] = wanted.get(k >> 8, 0) | 1 << (k & 255)
+        fresh: list[int] = []  # rows met for the first time, their allowed bytes, rejected
+        fresh_bits: list[int] = []
+        fresh_rejected: list[int] = []
+        chosen: list[int] = []  # classes stepped now, their rows and targets
+        rows_of: list[int] = []
+        targets: list[int] = []
         for number, bytes_ in wanted.items():
             entry = states[number]
             assert entry is not None
             state, seen = entry
-            rejected = _UNSURE if seen else _DEAD
-            done = self.stepped.get(number)
+            done = stepped.get(number)
             if done is None:
-                # first entries of this row: the bytes no stack accepts are rejected
-                done = self.stepped[number] = 0
-                allowed = automaton.allowed_bits(state)
-                self.rows[number] = rejected
-                bits = np.frombuffer(allowed.to_bytes(32, "little"), dtype=np.uint8)
-                self.rows[number][np.unpackbits(bits, bitorder="little").astype(bool)] = -1
-            chosen = [c for c in automaton.classes(state) if c & bytes_ and not c & done]
-            if not chosen:
-                continue
-            targets = []
-            for c in chosen:
+                done = 0
+                fresh.append(number)
+                fresh_bits.append(automaton.allowed_bits(state))
+                fresh_rejected.append(_UNSURE if seen else _DEAD)
+            for c in automaton.classes(state):
+                if not c & bytes_ or c & done:
+                    continue
                 done |= c
                 after = automaton.step(state, (c & -c).bit_length() - 1)
                 assert after is not None  # some stack accepts every byte of a class
@@ -111,19 +113,32 @@ class _Table:
                 if got is None:
                     got = known[key] = len(states)
                     states.append(key)
+                chosen.append(c)
+                rows_of.append(number)
                 targets.append(got)
-            self.stepped[number] = done
-            if len(states) > len(self.rows):
-                grown = np.full((2 * len(states), 256), -1, dtype=np.int32)
-                grown[: len(self.rows)] = self.rows
-                self.rows = grown
-                self.flat = grown.reshape(-1)
-            # one 0/1 row per class (disjoint): each byte gets its class's target
-            bits = np.frombuffer(b"".join(c.to_bytes(32, "little") for c in chosen), dtype=np.uint8)
-            member = np.unpackbits(bits.reshape(len(chosen), 32), axis=1, bitorder="little")
-            row = self.rows[number]
-            hit = member.any(axis=0)
-            row[hit] = (np.array(targets, dtype=np.int32) @ member)[hit]
+            stepped[number] = done
+        if len(states) > len(self.rows):
+            grown = np.full((2 * len(states), 256), -1, dtype=np.int32)
+            grown[: len(self.rows)] = self.rows
+            self.rows = grown
+            self.flat = grown.reshape(-1)
+        if fresh:
+            # the bytes no stack accepts are rejected, the others not filled yet
+            allowed = _members(fresh_bits)
+            rejected = np.array(fresh_rejected, dtype=np.int32)[:, None]
+            self.rows[fresh] = np.where(allowed, np.int32(-1), rejected)
+        if chosen:
+            # each byte of a class (classes of one state are disjoint) gets its target
+            which, byte = np.nonzero(_members(chosen))
+            self.flat[np.array(rows_of, dtype=np.int64)[which] * 256 + byte] = np.array(
+                targets, dtype=np.int32
+            )[which]
+
+
+def _members(sets: list[int]) -> npt.NDArray[np.bool_]:
+    """One row of 256 booleans per 256-bit set."""
+    bits = np.frombuffer(b"".join(c.to_bytes(32, "little") for c in sets), dtype=np.uint8)
+    return np.unpackbits(bits.reshape(len(sets), 32), axis=1, bitorder="little").astype(bool)
 
 
 def _runs(trie: TokenTrie, bits: int) -> list[tuple[int, int]]:
