@@ -318,6 +318,19 @@ def _stacks_of(key: tuple[int, ...]) -> list[Stack]:
     return out
 
 
+def _tokens_under(trie: TokenTrie, first_bytes: int) -> int:
+    """How many tokens start with one of the bytes of ``first_bytes`` (a 256-bit set)."""
+    count = 0
+    root_child = trie.root_child
+    while first_bytes:
+        low = first_bytes & -first_bytes
+        first_bytes ^= low
+        node = root_child[low.bit_length() - 1]
+        if node >= 0:
+            count += trie.tok_hi[node] - trie.tok_lo[node]
+    return count
+
+
 def _key_depth(key: tuple[int, ...]) -> int:
     """How many frames of each stack a context key holds (its first stack's length - 1)."""
     first = key.index(_SEPARATOR) if _SEPARATOR in key else len(key)
@@ -777,24 +790,17 @@ class CompiledGrammar:
         trie = self._index.trie
         root = automaton.intern(frozenset(_stacks_of(key)))
         tuning = self._tuning
-        if root.bottom or automaton.allowed_bits(root).bit_count() > tuning.many_first_bytes:
-            early = False
-        else:
-            count = 0
-            root_child = trie.root_child
-            tok_lo = trie.tok_lo
-            tok_hi = trie.tok_hi
-            for c in automaton.classes(root):
-                after = automaton.step(root, (c & -c).bit_length() - 1)
-                if after is None or not after.bottom:
-                    continue
-                while c:
-                    low = c & -c
-                    c ^= low
-                    node = root_child[low.bit_length() - 1]
-                    if node >= 0:
-                        count += tok_hi[node] - tok_lo[node]
-            early = count > tuning.many_uncertain_tokens
+        bits = automaton.allowed_bits(root)
+        early = False
+        if not root.bottom and bits.bit_count() <= tuning.many_first_bytes:
+            # cheap bound first: all the tokens under the first bytes (no stepping)
+            if _tokens_under(trie, bits) > tuning.many_uncertain_tokens:
+                handing = 0
+                for c in automaton.classes(root):
+                    after = automaton.step(root, (c & -c).bit_length() - 1)
+                    if after is not None and after.bottom:
+                        handing |= c
+                early = _tokens_under(trie, handing) > tuning.many_uncertain_tokens
         with self._lock:
             if len(self._early) >= self._max_contexts:
                 self._early.clear()
