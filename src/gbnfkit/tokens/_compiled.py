@@ -750,10 +750,17 @@ class CompiledGrammar:
                 key = _group_key(group, 0)
                 return key, self._context(key)
             key = _group_key(group, depth)
-            if depth < CONTEXT_DEPTH + tuning.max_extra_depth and self._hands_over_early(key):
+            with self._lock:
+                found = self._contexts.get(key)
+                if found is not None:
+                    self._contexts.move_to_end(key)
+            if found is not None:
+                entry = found
+            elif depth < CONTEXT_DEPTH + tuning.max_extra_depth and self._hands_over_early(key):
                 depth += 1  # not split at this depth: see _hands_over_early
                 continue
-            entry = self._context(key, shallower=depth == CONTEXT_DEPTH)
+            else:
+                entry = self._context(key, shallower=depth == CONTEXT_DEPTH)
             # a deeper wide context costs another whole-vocabulary pass, so a wide one
             # (numpy split, uncertain_tokens) is deepened only when far too open and
             # after it has served `deepen_after` masks (it pays off only for long runs)
@@ -772,7 +779,7 @@ class CompiledGrammar:
             depth += 2
 
     def _hands_over_early(self, key: Stack) -> bool:
-        """Whether the context ``key``, not split yet, is to be taken one frame deeper
+        """Whether the context ``key`` (not split yet) is to be taken one frame deeper
         before any split: its state accepts at most ``many_first_bytes`` first bytes and
         the tokens under those after which it holds the bottom marker number more than
         ``many_uncertain_tokens``.  Every such token it does not accept would be left
@@ -781,8 +788,6 @@ class CompiledGrammar:
         below often decides them (``docs/masks.md``, "Deepening").  Memoised per key (bounded).
         """
         with self._lock:
-            if key in self._contexts:
-                return False
             got = self._early.get(key)
         if got is not None:
             return got
