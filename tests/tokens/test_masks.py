@@ -222,6 +222,8 @@ def test_builtin_grammars_both_walk_kinds(name: str) -> None:
         Tuning(short_walk=0, jump_bytes=256, jump_subtree=0),
         # walks pause after 4 nodes; those whose pace would pass 16 go wide, others resume
         Tuning(short_walk=4, wide=16),
+        # every context that hands over after its first byte is taken deeper first
+        Tuning(many_uncertain_tokens=0),
         Tuning(),
     )
     for tuning in tunings:
@@ -321,3 +323,38 @@ def test_compiler_clear_cache_forgets_grammars_and_shared_splits() -> None:
     again = compiler.compile(grammar)
     assert again is not first
     _walk_compiled(again, grammar, random.Random(43), steps=8)
+
+
+def test_contexts_handing_over_after_their_first_byte_are_split_deeper(tmp_path: Path) -> None:
+    """After a c statement the context "whitespace, then the next statement or the
+    block's end" holds the bottom marker after one space, so it would leave every token
+    "<space>..." it does not accept uncertain: with more of those than
+    ``many_uncertain_tokens`` it is split one frame deeper at once (docs/masks.md,
+    "Deepening"), and the mask stays exact, also saved and loaded again."""
+    from gbnfkit.tokens._compiled import CONTEXT_DEPTH, _key_depth
+
+    grammar = Grammar.builtin("c")
+    vocabulary = synthetic_vocabulary(seed=31)
+    text = "int f() {\n    x = 1;\n"
+    expected = reference_mask(grammar.start().feed(text.encode()), vocabulary)
+    depths = []
+    for limit in (8, 10**9):
+        compiled = gbnfkit.CompiledGrammar(
+            grammar, vocabulary, tuning=Tuning(many_uncertain_tokens=limit)
+        )
+        matcher = compiled.matcher()
+        matcher.accept_text(text)
+        assert np.array_equal(expected, fast_mask(matcher, vocabulary.size))
+        groups: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+        for stack in matcher._state.stacks:
+            if stack:
+                groups.setdefault(stack[:-1], []).append(stack)
+        depths.append(sorted(_key_depth(compiled._entry_for(g)[0]) for g in groups.values()))
+        path = tmp_path / f"c{limit}.npz"
+        compiled.save(path)
+        loaded = gbnfkit.CompiledGrammar.load(path, grammar, vocabulary)
+        again = loaded.matcher()
+        again.accept_text(text)
+        assert np.array_equal(expected, fast_mask(again, vocabulary.size))
+    deeper, plain = depths
+    assert CONTEXT_DEPTH + 1 in deeper and CONTEXT_DEPTH + 1 not in plain

@@ -11,6 +11,7 @@ from test_masks import synthetic_vocabulary
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
+from gbnfkit.tokens._byteprogram import lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
 from gbnfkit.tokens._compiled import VocabularyIndex, _group_key, _stacks_of
 from gbnfkit.tokens._tails import group_tails, tails_by_stepping
@@ -173,3 +174,23 @@ def test_vector_walk_on_an_index_without_text_tokens() -> None:
     compiled = gbnfkit.CompiledGrammar(Grammar.builtin("json"), vocabulary, index=index)
     split = vector_walk(index.trie, compiled.automaton, compiled.automaton.initial, 10)
     assert not len(split.accepted) and not len(split.uncertain)
+
+
+def test_vector_walk_steps_only_the_classes_the_trie_asks_for() -> None:
+    """A state's byte classes are stepped when a trie node holding it has a child in
+    them, not all at once (docs/masks.md, "Computing a split"), and a row filled in
+    parts at several levels keeps what it had: the verdicts are those of stepping."""
+    grammar = Grammar.from_gbnf('root ::= "a"? "b"+ ("x" | "y")')
+    automaton = ByteAutomaton(lower_program(grammar.program, grammar.limits), grammar.limits)
+    # the "b" loop's state L has three classes (b, x, y); "bx" asks it for x at level
+    # 2, "abb" for b at level 3, "abbx" for x again at level 4; nothing asks for y
+    words = [b"a", b"ab", b"abb", b"abbx", b"b", b"bx", b"bxq", b"q"]
+    trie = TokenTrie(list(enumerate(words)))
+    root = automaton.initial
+    split = vector_walk(trie, automaton, root, max_tail_tokens=10)
+    loop = root.trans[ord("b")]
+    assert loop is not None
+    assert {b for b in loop.trans if b >= 0} == {ord("b"), ord("x")}
+    accepted, uncertain, _ = _by_stepping(trie, automaton, root)
+    assert split.accepted.tolist() == accepted and split.uncertain.tolist() == uncertain
+    assert [trie.sorted_bytes[p] for p in accepted] == words[:6]

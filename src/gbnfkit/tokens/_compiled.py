@@ -427,6 +427,19 @@ def _stacks_of(key: tuple[int, ...]) -> list[Stack]:
     return out
 
 
+def _tokens_under(trie: TokenTrie, first_bytes: int) -> int:
+    """How many tokens start with one of the bytes of ``first_bytes`` (a 256-bit set)."""
+    count = 0
+    root_child = trie.root_child
+    while first_bytes:
+        low = first_bytes & -first_bytes
+        first_bytes ^= low
+        node = root_child[low.bit_length() - 1]
+        if node >= 0:
+            count += trie.tok_hi[node] - trie.tok_lo[node]
+    return count
+
+
 def _key_depth(key: tuple[int, ...]) -> int:
     """How many frames of each stack a context key holds (its first stack's length - 1)."""
     first = key.index(_SEPARATOR) if _SEPARATOR in key else len(key)
@@ -476,6 +489,7 @@ class CompiledGrammar:
         self._contexts: OrderedDict[Stack, _Context] = OrderedDict()
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
         self._uses: dict[Stack, int] = {}
+        self._early: dict[Stack, bool] = {}  # see _hands_over_early
         self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
         # context of one frame -> its split and where the frame can finish (_top_split)
         self._tops: dict[Stack, _TopSplit | None] = {}
@@ -968,7 +982,17 @@ class CompiledGrammar:
                 key = _group_key(group, 0)
                 return key, self._context(key)
             key = _group_key(group, depth)
-            entry = self._context(key, shallower=depth == CONTEXT_DEPTH)
+            with self._lock:
+                found = self._contexts.get(key)
+                if found is not None:
+                    self._contexts.move_to_end(key)
+            if found is not None:
+                entry = found
+            elif depth < CONTEXT_DEPTH + tuning.max_extra_depth and self._hands_over_early(key):
+                depth += 1  # not split at this depth: see _hands_over_early
+                continue
+            else:
+                entry = self._context(key, shallower=depth == CONTEXT_DEPTH)
             # a deeper wide context costs another whole-vocabulary pass, so a wide one
             # (numpy split, uncertain_tokens) is deepened only when far too open and
             # after it has served `deepen_after` masks (it pays off only for long runs)
@@ -985,6 +1009,40 @@ class CompiledGrammar:
                 if used <= tuning.deepen_after:
                     return key, entry
             depth += 2
+
+    def _hands_over_early(self, key: Stack) -> bool:
+        """Whether the context ``key`` (not split yet) is to be taken one frame deeper
+        before any split: its state accepts at most ``many_first_bytes`` first bytes and
+        the tokens under those after which it holds the bottom marker number more than
+        ``many_uncertain_tokens``.  Every such token it does not accept would be left
+        uncertain (c's "whitespace, then the next statement or the block's end" after a
+        statement: 10,878 of Qwen's tokens, checked through tails), while the frame
+        below often decides them (``docs/masks.md``, "Deepening").  Memoised per key (bounded).
+        """
+        with self._lock:
+            got = self._early.get(key)
+        if got is not None:
+            return got
+        automaton = self._automaton
+        trie = self._index.trie
+        root = automaton.intern(frozenset(_stacks_of(key)))
+        tuning = self._tuning
+        bits = automaton.allowed_bits(root)
+        early = False
+        if not root.bottom and bits.bit_count() <= tuning.many_first_bytes:
+            # cheap bound first: all the tokens under the first bytes (no stepping)
+            if _tokens_under(trie, bits) > tuning.many_uncertain_tokens:
+                handing = 0
+                for c in automaton.classes(root):
+                    after = automaton.step(root, (c & -c).bit_length() - 1)
+                    if after is not None and after.bottom:
+                        handing |= c
+                early = _tokens_under(trie, handing) > tuning.many_uncertain_tokens
+        with self._lock:
+            if len(self._early) >= self._max_contexts:
+                self._early.clear()
+            self._early[key] = early
+        return early
 
     def _compute_mask(self, state: ByteState) -> Words:
         index = self._index

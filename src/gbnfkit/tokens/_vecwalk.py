@@ -4,9 +4,9 @@ Used for *wide* contexts (free text, where most tokens are accepted), where a tr
 walk in Python would visit most of the trie.  Each level of the trie (all nodes of
 one depth) is one contiguous array, so a level costs a few numpy operations over its
 nodes: a node's state is the table entry for (its parent's state, its byte).  The dense
-``state x byte`` table is filled one whole row at a time from the automaton's byte
-classes (:meth:`ByteAutomaton.classes`), so a state costs one step per class of bytes,
-not one Python step per (state, byte) pair the trie holds.  Whether a rejected token
+``state x byte`` table is filled from the automaton's byte classes
+(:meth:`ByteAutomaton.classes`), one step per class some trie node asks for, not one
+Python step per (state, byte) pair the trie holds.  Whether a rejected token
 is uncertain is part of the walk state, and the uncertain tokens' *handover pairs*
 (where their tails start, see :mod:`._tails`) are found by climbing from their ends.
 Work is proportional to the trie's nodes, not to the vocabulary's total bytes.
@@ -53,15 +53,17 @@ _ROOT = 2
 
 
 class _Table:
-    """The ``state x byte`` table of one walk, filled a whole row at a time.
+    """The ``state x byte`` table of one walk, filled as the trie asks for entries.
 
     A walk state is a pair (byte state, whether a state on the path so far held the
     bottom marker), numbered as met; the two rejected ones are ``_DEAD`` and ``_UNSURE``,
     so where a token ends says at once whether it is accepted, rejected or uncertain.
-    A row not filled yet holds -1: a level whose lookups meet -1 fills the rows of the
-    states found there (only states that some trie node with children holds) and looks
-    up again.  A row costs one step per byte class of the state
-    (:meth:`ByteAutomaton.classes`), not one per (state, byte) pair the trie holds.
+    An entry not filled yet holds -1: a level whose lookups meet -1 fills the entries
+    it met and looks up again.  Bytes of one class of a state (:meth:`ByteAutomaton.
+    classes`) lead to the same state, so an entry costs one step for its whole class,
+    and only the classes of bytes some trie node asks for are stepped: in a complex
+    grammar a state has many classes (each letter of a keyword is one) and its nodes'
+    children use few of them (``docs/masks.md``, "Computing a split").
     """
 
     def __init__(self, automaton: ByteAutomaton, root: ByteState) -> None:
@@ -72,20 +74,38 @@ class _Table:
         self.rows[_DEAD] = _DEAD
         self.rows[_UNSURE] = _UNSURE
         self.flat = self.rows.reshape(-1)
+        self.stepped: dict[int, int] = {}  # walk state -> bytes of the classes stepped
 
-    def fill(self, numbers: list[int]) -> None:
-        """Fill the rows of the walk states ``numbers``."""
+    def fill(self, keys: list[int]) -> None:
+        """Fill the entries ``keys`` (walk state ``k >> 8``, byte ``k & 255``), with
+        the other bytes of their classes (the numpy work once for all their rows)."""
         automaton = self.automaton
         states = self.states
         known = self.numbers
-        for number in numbers:
+        stepped = self.stepped
+        wanted: dict[int, int] = {}
+        for k in keys:
+            wanted[k >> 8] = wanted.get(k >> 8, 0) | 1 << (k & 255)
+        fresh: list[int] = []  # rows met for the first time, their allowed bytes, rejected
+        fresh_bits: list[int] = []
+        fresh_rejected: list[int] = []
+        chosen: list[int] = []  # classes stepped now, their rows and targets
+        rows_of: list[int] = []
+        targets: list[int] = []
+        for number, bytes_ in wanted.items():
             entry = states[number]
             assert entry is not None
             state, seen = entry
-            classes = automaton.classes(state)
-            rejected = _UNSURE if seen else _DEAD
-            targets = []
-            for c in classes:
+            done = stepped.get(number)
+            if done is None:
+                done = 0
+                fresh.append(number)
+                fresh_bits.append(automaton.allowed_bits(state))
+                fresh_rejected.append(_UNSURE if seen else _DEAD)
+            for c in automaton.classes(state):
+                if not c & bytes_ or c & done:
+                    continue
+                done |= c
                 after = automaton.step(state, (c & -c).bit_length() - 1)
                 assert after is not None  # some stack accepts every byte of a class
                 key = (after, seen or after.bottom)
@@ -93,21 +113,32 @@ class _Table:
                 if got is None:
                     got = known[key] = len(states)
                     states.append(key)
-                targets.append(got - rejected)
-            if len(states) > len(self.rows):
-                grown = np.full((2 * len(states), 256), -1, dtype=np.int32)
-                grown[: len(self.rows)] = self.rows
-                self.rows = grown
-                self.flat = grown.reshape(-1)
-            row = np.full(256, rejected, dtype=np.int32)
-            if classes:
-                # one 0/1 row per class (disjoint): each byte gets its class's target
-                bits = np.frombuffer(
-                    b"".join(c.to_bytes(32, "little") for c in classes), dtype=np.uint8
-                )
-                member = np.unpackbits(bits.reshape(len(classes), 32), axis=1, bitorder="little")
-                row += np.array(targets, dtype=np.int32) @ member
-            self.rows[number] = row
+                chosen.append(c)
+                rows_of.append(number)
+                targets.append(got)
+            stepped[number] = done
+        if len(states) > len(self.rows):
+            grown = np.full((2 * len(states), 256), -1, dtype=np.int32)
+            grown[: len(self.rows)] = self.rows
+            self.rows = grown
+            self.flat = grown.reshape(-1)
+        if fresh:
+            # the bytes no stack accepts are rejected, the others not filled yet
+            allowed = _members(fresh_bits)
+            rejected = np.array(fresh_rejected, dtype=np.int32)[:, None]
+            self.rows[fresh] = np.where(allowed, np.int32(-1), rejected)
+        if chosen:
+            # each byte of a class (classes of one state are disjoint) gets its target
+            which, byte = np.nonzero(_members(chosen))
+            self.flat[np.array(rows_of, dtype=np.int64)[which] * 256 + byte] = np.array(
+                targets, dtype=np.int32
+            )[which]
+
+
+def _members(sets: list[int]) -> npt.NDArray[np.bool_]:
+    """One row of 256 booleans per 256-bit set."""
+    bits = np.frombuffer(b"".join(c.to_bytes(32, "little") for c in sets), dtype=np.uint8)
+    return np.unpackbits(bits.reshape(len(sets), 32), axis=1, bitorder="little").astype(bool)
 
 
 def _runs(trie: TokenTrie, bits: int) -> list[tuple[int, int]]:
@@ -200,9 +231,11 @@ def vector_walk(
             keys |= level_bytes[lo:hi]
             nxt = table.flat.take(keys)
             if nxt.min() < 0:
-                # the distinct states, ascending (np.unique would import numpy.ma, 6 ms,
+                # the distinct keys, ascending (np.unique would import numpy.ma, 6 ms,
                 # at the first wide split of a process)
-                table.fill(np.flatnonzero(np.bincount(keys[nxt < 0] >> 8)).tolist())
+                missing = keys[nxt < 0]
+                low = int(missing.min())
+                table.fill((np.flatnonzero(np.bincount(missing - low)) + low).tolist())
                 nxt = table.flat.take(keys)
             sid[lo + 1 : hi + 1] = nxt
         if not active:
