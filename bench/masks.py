@@ -550,7 +550,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="time masks and compiles by this process's CPU time (default; "
                         "robust on a shared machine) or by wall time")
     p.add_argument("--no-gc-freeze", action="store_true",
-                   help="do not gc.freeze() the harness's inputs before timing")
+                   help="do not gc.freeze() the harness's inputs, nor each engine's loaded "
+                        "vocabulary, before timing")
     p.add_argument("--no-compare", action="store_true",
                    help="do not compare our masks with the peers' bit for bit")
     p.add_argument("--json-out", type=Path, help="also write the figures as JSON here")
@@ -644,8 +645,12 @@ def prepare(vocab: BenchVocab, args: argparse.Namespace, ours_present: bool) -> 
     return Inputs(vocab, workloads, token_ids, cases, generic, mb_mode)
 
 
-def setup_engine(engine: Engine, vocab: BenchVocab) -> str:
-    """Load the vocabulary and compile a trivial grammar; a line saying how long both took."""
+def setup_engine(engine: Engine, vocab: BenchVocab, freeze: bool) -> str:
+    """Load the vocabulary and compile a trivial grammar; a line saying how long both took.
+
+    With ``freeze``, what the engine loaded is then ``gc.freeze()``d, as a server does
+    once its model and vocabulary are loaded (``gbnfkit serve``; docs/masks.md): a full
+    collection would otherwise walk the vocabulary's objects inside some mask."""
     gc.collect()
     t0 = time.perf_counter()
     engine.setup(vocab)
@@ -654,6 +659,9 @@ def setup_engine(engine: Engine, vocab: BenchVocab) -> str:
     warm = engine.compile_gbnf(WARMUP_GBNF, None)
     engine.fill(engine.matcher(warm), np.zeros((1, (vocab.size + 31) // 32), np.int32))
     warm_s = time.perf_counter() - t0
+    if freeze:
+        gc.collect()
+        gc.freeze()
     extra = f" [{engine.loader_note}]" if isinstance(engine, Gbnfkit) else ""
     return (f"{engine.name} {engine.version}: vocabulary setup {setup_s:.2f} s, "
             f"trivial grammar to first mask {warm_s * 1000:.0f} ms{extra}")
@@ -667,7 +675,7 @@ def run_engines(
     ours_compiled: dict[str, Any] = {}
     lines: list[str] = []
     for engine in engines:
-        lines.append(setup_engine(engine, inp.vocab))
+        lines.append(setup_engine(engine, inp.vocab, not args.no_gc_freeze))
         print(f"  {lines[-1]}", flush=True)
         for mode in args.modes.split(","):
             for wl, ids_list in zip(inp.workloads, inp.token_ids, strict=True):
