@@ -503,6 +503,14 @@ class CompiledGrammar:
         self.parts_reused = 0
         # wide splits that walked only a slice's rest under some first bytes (read by tests)
         self.sliced_walks = 0
+        # states of many groups split as one context (read by tests), and the unions
+        # whose walk passed `union_nodes` (split group by group from then on)
+        self.union_walks = 0
+        self._union_failed: set[Stack] = set()
+        # (id of a wide split's tails, state below) -> (those tails, tokens accepted)
+        self._tail_checks: OrderedDict[tuple[int, ByteState], tuple[Tails, list[int]]] = (
+            OrderedDict()
+        )
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
@@ -1044,6 +1052,126 @@ class CompiledGrammar:
             self._early[key] = early
         return early
 
+    def _union_walk(
+        self, groups: list[list[Stack]], words: Words, acc_lo: list[int], acc_hi: list[int]
+    ) -> list[list[Stack]]:
+        """Split the groups of a state with many groups as one context (``docs/masks.md``,
+        "States of many groups"): the union of their contexts, walked once and kept
+        like any context.  Its accepted bits go to ``words``; its uncertain subtrees are
+        checked against the union of the groups' whole stacks and the tokens accepted
+        go to ``acc_lo``/``acc_hi``.  Returns the groups left to split one by one: those
+        split already (or whose top frame is, which is cheaper), those allowing many
+        first bytes or holding the bottom marker in their context, or all of them when
+        the union's walk would pass ``union_nodes`` trie nodes (or ``wide`` per group)."""
+        tuning = self._tuning
+        automaton = self._automaton
+        index = self._index
+        rest: list[list[Stack]] = []
+        joined: list[Stack] = []
+        count = 0
+        with self._lock:
+            for group in groups:
+                if (
+                    len(group[0]) <= CONTEXT_DEPTH
+                    or _group_key(group, CONTEXT_DEPTH) in self._contexts
+                    or _group_key(group, 1) in self._tops
+                ):
+                    # split already, or cheaply from its top frame's split
+                    rest.append(group)
+                    continue
+                first = 0
+                bottom = False
+                for stack in group:
+                    bits, pops = automaton.first_bits((BOTTOM,) + stack[-CONTEXT_DEPTH:])
+                    first |= bits
+                    bottom = bottom or pops
+                if bottom or first.bit_count() > tuning.many_first_bytes:
+                    rest.append(group)
+                else:
+                    joined.extend(group)
+                    count += 1
+        if count <= tuning.union_groups:
+            return groups
+        key = _group_key(joined, CONTEXT_DEPTH)
+        with self._lock:
+            entry = self._contexts.get(key)
+            if entry is not None:
+                self._contexts.move_to_end(key)
+            elif key in self._union_failed:
+                return groups
+        if entry is None:
+            root = automaton.intern(frozenset(_stacks_of(key)))
+            # never more nodes than the groups' own walks could visit before going wide;
+            # a walk that at its pace after `short_walk` nodes would pass that stops then
+            budget = min(tuning.union_nodes, tuning.wide * count)
+            short = min(tuning.short_walk, budget)
+
+            def more(at: int = 0) -> int:
+                if self._projected_walk(root, at) > budget:
+                    return 0
+                return budget - short
+
+            walked = walk_all(index.trie, automaton, root, short, more, tuning)
+            if walked is None:
+                with self._lock:
+                    if len(self._union_failed) >= self._max_contexts:
+                        self._union_failed.clear()
+                    self._union_failed.add(key)
+                return groups
+            word_index, word_bits = index.sparse_ranges(walked[0], walked[1])
+            entry = _Context.of_sparse(word_index, word_bits, index.nwords, tuple(walked[2]))
+            self.union_walks += 1
+            with self._lock:
+                self._contexts[key] = entry
+                if len(self._contexts) > self._max_contexts:
+                    self._contexts.popitem(last=False)
+        entry.add_to(words)
+        if entry.uncertain:
+            self._check_nodes(automaton.intern(frozenset(joined)), entry.uncertain, acc_lo, acc_hi)
+        return rest
+
+    def _tails_accepted(self, tails: Tails, below: ByteState) -> list[int]:
+        """The sorted positions of the tokens with a tail that ``below`` (the state of
+        the frames below a wide context) accepts; kept for the last ``max_tail_checks``
+        pairs: the groups of one state, and the states after the next tokens of a free
+        text, often have the same frames below (``docs/masks.md``, "Tails")."""
+        key = (id(tails), below)
+        with self._lock:
+            got = self._tail_checks.get(key)
+            # the value holds `tails`, so no other object can have its id meanwhile
+            if got is not None and got[0] is tails:
+                self._tail_checks.move_to_end(key)
+                return got[1]
+        chosen = walk_sorted(self._automaton, below, tails.tails)
+        positions = tails.positions_of(chosen) if chosen else []
+        with self._lock:
+            self._tail_checks[key] = (tails, positions)
+            while len(self._tail_checks) > self._tuning.max_tail_checks:
+                self._tail_checks.popitem(last=False)
+        return positions
+
+    def _check_nodes(
+        self, full: ByteState, nodes: tuple[int, ...], acc_lo: list[int], acc_hi: list[int]
+    ) -> None:
+        """Walk the uncertain subtrees ``nodes`` of a split from ``full``, the state of the
+        whole stacks; the sorted-position ranges of the tokens it accepts go to
+        ``acc_lo``/``acc_hi``."""
+        trie = self._index.trie
+        automaton = self._automaton
+        for node in nodes:
+            depth = trie.depth[node]
+            start = full
+            if depth > 1:
+                prefix = trie.sorted_bytes[trie.tok_lo[node]][: depth - 1]
+                fed = automaton.feed(full, prefix)
+                if fed is None:
+                    continue
+                start = fed
+            got = walk(trie, automaton, start, node, trie.end[node], tuning=self._tuning)
+            assert got is not None
+            acc_lo.extend(got[0])
+            acc_hi.extend(got[1])
+
     def _compute_mask(self, state: ByteState) -> Words:
         index = self._index
         trie = index.trie
@@ -1058,7 +1186,10 @@ class CompiledGrammar:
         for stack in state.stacks:
             if stack:
                 groups.setdefault(stack[:-1], []).append(stack)
-        for group in groups.values():
+        todo = list(groups.values())
+        if len(todo) > self._tuning.union_groups:
+            todo = self._union_walk(todo, words, extra_lo, extra_hi)
+        for group in todo:
             key, entry = self._entry_for(group)
             if key not in seen:
                 seen.add(key)
@@ -1066,11 +1197,9 @@ class CompiledGrammar:
             if entry.tails is not None:
                 # the frames below the context's: one state, shared by every tail
                 below = automaton.state_of([group[0][: -entry.depth]])
-                chosen = walk_sorted(automaton, below, entry.tails.tails)
-                if chosen:
-                    positions = entry.tails.positions_of(chosen)
-                    extra_lo.extend(positions)
-                    extra_hi.extend(p + 1 for p in positions)
+                positions = self._tails_accepted(entry.tails, below)
+                extra_lo.extend(positions)
+                extra_hi.extend(p + 1 for p in positions)
             elif entry.uncertain_tokens:
                 full = automaton.intern(frozenset(group))
                 sorted_bytes = trie.sorted_bytes
@@ -1080,19 +1209,7 @@ class CompiledGrammar:
                     extra_hi.append(tokens[i] + 1)
             if entry.uncertain:
                 full = automaton.intern(frozenset(group))
-                for node in entry.uncertain:
-                    depth = trie.depth[node]
-                    start = full
-                    if depth > 1:
-                        prefix = trie.sorted_bytes[trie.tok_lo[node]][: depth - 1]
-                        fed = automaton.feed(full, prefix)
-                        if fed is None:
-                            continue
-                        start = fed
-                    got = walk(trie, automaton, start, node, trie.end[node], tuning=self._tuning)
-                    assert got is not None
-                    extra_lo.extend(got[0])
-                    extra_hi.extend(got[1])
+                self._check_nodes(full, entry.uncertain, extra_lo, extra_hi)
         if extra_lo:
             word_index, word_bits = index.sparse_ranges(extra_lo, extra_hi)
             words[word_index] |= word_bits

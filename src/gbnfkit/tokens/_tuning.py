@@ -53,6 +53,14 @@ class Tuning:
             ``jump_subtree`` nodes under it, in a state that accepts at most
             ``jump_bytes`` bytes next (and no bottom marker on the path), visits only
             the children with those bytes instead of trying every child.
+        union_groups: a state with more than this many groups whose contexts are not
+            split yet (few first bytes, no bottom marker, no known top-frame split)
+            splits them as one context, the union of theirs (``docs/masks.md``,
+            "States of many groups").
+        union_nodes: the trie nodes that union's walk may visit (and at most ``wide``
+            per group); past that its groups are split one by one.
+        max_tail_checks: the (tails, state of the frames below) pairs whose accepted
+            tokens a compiled grammar keeps (``docs/masks.md``, "Tails").
     """
 
     many_first_bytes: int = 48
@@ -71,6 +79,9 @@ class Tuning:
     top_frame_nodes: int = 1_500
     jump_bytes: int = 8
     jump_subtree: int = 32
+    union_groups: int = 16
+    union_nodes: int = 32_000
+    max_tail_checks: int = 64
 
 
 DEFAULT_TUNING = Tuning()
