@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -143,6 +144,37 @@ def test_sparse_ranges_are_the_packed_bits(spans: list[tuple[int, int]]) -> None
     expected = index.pack_ids(index.trie.sorted_ids[np.array(chosen, dtype=np.int64)])
     word_index, word_bits = index.sparse_ranges(lo, hi)
     assert list(word_index) == sorted(set(word_index.tolist()))
+    assert np.all(word_bits != 0)
+    got = np.zeros(index.nwords, dtype=np.uint32)
+    got[word_index] = word_bits
+    assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    "spans",
+    [
+        [(5, 1), (9, 2), (40, 3), (41, 3)],  # a few tokens, overlapping ranges
+        [(k * 97, 1) for k in range(60)],  # 60 ranges of one token
+        [(100, 30), (2_000, 30), (3_000, 5)],  # just over 64 tokens, few ranges
+        [(k * 211, 9) for k in range(20)],  # over 64 tokens, more than 16 ranges
+        [(0, 2_000), (1_500, 1_500)],  # a large part of the vocabulary
+    ],
+)
+def test_sparse_ranges_every_path(spans: list[tuple[int, int]]) -> None:
+    rng = random.Random(4)
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
+    tokens += [
+        "".join(rng.choice(ALPHABET) for _ in range(rng.randint(2, 6))).encode()
+        for _ in range(6_000)
+    ]
+    index = VocabularyIndex(Vocabulary(list(dict.fromkeys(tokens))))
+    n = index.n_sorted
+    lo = [min(a, n) for a, _ in spans]
+    hi = [min(a + k, n) for a, k in spans]
+    chosen = sorted({p for a, b in zip(lo, hi, strict=True) for p in range(a, b)})
+    expected = index.pack_ids(index.trie.sorted_ids[np.array(chosen, dtype=np.int64)])
+    word_index, word_bits = index.sparse_ranges(lo, hi)
+    assert word_index.tolist() == sorted(set(word_index.tolist()))
     assert np.all(word_bits != 0)
     got = np.zeros(index.nwords, dtype=np.uint32)
     got[word_index] = word_bits
