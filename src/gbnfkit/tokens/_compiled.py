@@ -686,13 +686,6 @@ class CompiledGrammar:
         shared: _Context | None = None
         asked = False
 
-        def lookup() -> bool:
-            # the form is computed to look the context up only if a kept form may equal it
-            program = automaton.program
-            return known is not None or index.may_share(
-                _key_signature(key, program.kind, program.arg, program.rules)
-            )
-
         def more(at: int = 0) -> int:
             # a long walk (or free text): a split shared between grammars may be kept;
             # if not, the walk goes on up to `wide` nodes in all, unless at its pace so
@@ -702,7 +695,7 @@ class CompiledGrammar:
             if asked:
                 return 0
             asked = True
-            if lookup():
+            if formed or self._may_share(key):
                 if not formed:
                     formed = tuning.max_wide_canonical if many else tuning.max_canonical
                     canon = self._canonical(key, formed)
@@ -727,7 +720,8 @@ class CompiledGrammar:
             acc_lo, acc_hi, uncertain = walked
             word_index, word_bits = index.sparse_ranges(acc_lo, acc_hi)
             return _Context.of_sparse(word_index, word_bits, index.nwords, tuple(uncertain))
-        if canon is None and not many and lookup():
+        wider = canon is None and not many and formed < tuning.max_wide_canonical
+        if wider and self._may_share(key):
             # going wide: a whole-trie pass costs far more than a larger canonical form
             formed = tuning.max_wide_canonical
             canon = self._canonical(key, formed)
@@ -748,6 +742,15 @@ class CompiledGrammar:
             # not looked up (no kept form may equal it): its form, to keep its split
             canon = self._canonical(key, tuning.max_wide_canonical)
         return self._wide_split(key, canon)
+
+    def _may_share(self, key: Stack) -> bool:
+        """Whether the index may keep a split of ``key``'s canonical form (its signature
+        is that of a kept form, or a ``cache_dir`` may hold it): if not, the form is not
+        computed to look it up (``docs/masks.md``, "Canonical sharing")."""
+        program = self._automaton.program
+        return self._index.may_share(
+            _key_signature(key, program.kind, program.arg, program.rules)
+        )
 
     def _by_top_frame(self, key: Stack, root: ByteState) -> _Context | None:
         """The narrow split of ``key`` from the split of its top frame alone, or ``None``
