@@ -436,30 +436,42 @@ def _chunks_by_byte(trie: TokenTrie, split: WideSplit, first_bytes: int) -> dict
         )
     return out
 _FAR = -3  # a canonical form's description of a position no token reaches
-_SIGNED_END = -4  # a frame at an END, in a signature (calls: _SIGNED_CALL - alternatives)
-_SIGNED_CALL = -5
+# heads of descriptions in a canonical form (and in signatures): a test's byte set (>= 0),
+# an end, or a call (_SIGNED_CALL minus its number of alternatives); _UNSEEN: not yet
+_SIGNED_END = -4
+_UNSEEN = -5  # never in a form
+_SIGNED_CALL = -6
 
 
 def _form_signature(form: tuple[object, ...]) -> tuple[int, ...]:
     """The signature of a canonical form (``docs/masks.md``, "Canonical sharing"): per
-    frame of its key, the separator or bottom marker as it is, else what the frame's
-    position is: its byte set (a test), ``_SIGNED_END`` or ``_SIGNED_CALL`` minus the
-    called rule's number of alternatives.  :func:`_key_signature` computes the same from
-    a context key without its form."""
-    frames, described = form
-    assert isinstance(frames, tuple) and isinstance(described, tuple)
+    frame of its key, the separator or bottom marker as it is, else the head of the
+    frame's description (its byte set if a test, ``_SIGNED_END``, or ``_SIGNED_CALL``
+    minus the called rule's number of alternatives).  The frames are numbered first, so
+    their descriptions open the form's body.  :func:`_key_signature` computes the same
+    from a context key without its form."""
+    frames, body = form
+    assert isinstance(frames, tuple) and isinstance(body, tuple)
+    wanted = 0
+    for f in frames:
+        assert isinstance(f, int)
+        wanted = max(wanted, f + 1)
+    heads: list[int] = []
+    at = 0
+    while len(heads) < wanted:
+        h = body[at]
+        assert isinstance(h, int)
+        heads.append(h)
+        if h >= 0:
+            at += 2
+        elif h <= _SIGNED_CALL:
+            at += _SIGNED_CALL - h + 2
+        else:
+            at += 1  # an end (frames are read before any byte: never _FAR)
     out: list[int] = []
     for f in frames:
         assert isinstance(f, int)
-        if f < 0:
-            out.append(f)
-            continue
-        entry = described[f]
-        if not isinstance(entry, tuple):
-            out.append(_SIGNED_END)  # frames are read before any byte: never _FAR
-        else:
-            head = entry[0]
-            out.append(head if isinstance(head, int) else _SIGNED_CALL - len(head))
+        out.append(f if f < 0 else heads[f])
     return tuple(out)
 
 
@@ -994,7 +1006,15 @@ class CompiledGrammar:
         a position with ``d(p)`` above the longest token's length: such a position is
         numbered when referenced but described only as ``_FAR``.  A counted
         repetition ``x{0,255}`` then has one form at every remaining count above the
-        longest token's length.  Positions are numbered in the order first referenced.
+        longest token's length.  Positions are numbered in the order first referenced
+        (the frames' positions first).
+
+        The form is two flat tuples of ints (no tuple per position: what a form
+        allocates is what the garbage collector counts): the key with each position
+        replaced by its number, and each number's description in turn: ``_FAR``,
+        ``_SIGNED_END``, a test's byte set then the next position's number, or
+        ``_SIGNED_CALL`` minus the number of alternatives, their numbers, then the
+        next position's number.
         """
         program = self._automaton.program
         kind = program.kind
@@ -1003,15 +1023,21 @@ class CompiledGrammar:
         reach = self._index.trie.max_depth
         least = self._least
         ids: dict[int, int] = {}
-        # per number, its description (None: not described yet; _FAR if never)
-        described: list[object] = []
+        # per number: its head (_UNSEEN until described), next number, where its
+        # alternatives' numbers start in `alt_numbers` (calls)
+        head: list[int] = []
+        after: list[int] = []
+        alt_at: list[int] = []
+        alt_numbers: list[int] = []
         frames: list[int] = []
         for p in key:
             if p >= 0:
                 n = ids.get(p, -1)
                 if n < 0:
-                    n = ids[p] = len(described)
-                    described.append(None)
+                    n = ids[p] = len(head)
+                    head.append(_UNSEEN)
+                    after.append(0)
+                    alt_at.append(0)
                 frames.append(n)
             else:
                 frames.append(p)
@@ -1024,48 +1050,60 @@ class CompiledGrammar:
                 p = bucket[i]
                 i += 1
                 n = ids[p]
-                if described[n] is not None:
+                if head[n] != _UNSEEN:
                     continue
                 k = kind[p]
                 if k == END:
-                    described[n] = END
+                    head[n] = _SIGNED_END
                     continue
                 if k == TEST:
-                    nxt = ids.get(p + 1, -1)
-                    if nxt < 0:
-                        nxt = ids[p + 1] = len(described)
-                        described.append(None)
-                    described[n] = (arg[p], nxt)
+                    head[n] = arg[p]
                     e = d + 1
                 else:
                     rule = arg[p]
                     alts = rules[rule]
-                    numbers: list[int] = []
+                    head[n] = _SIGNED_CALL - len(alts)
+                    alt_at[n] = len(alt_numbers)
                     for a in alts:
                         m = ids.get(a, -1)
                         if m < 0:
-                            m = ids[a] = len(described)
-                            described.append(None)
-                        numbers.append(m)
-                    nxt = ids.get(p + 1, -1)
-                    if nxt < 0:
-                        nxt = ids[p + 1] = len(described)
-                        described.append(None)
-                    described[n] = (tuple(numbers), nxt)
+                            m = ids[a] = len(head)
+                            head.append(_UNSEEN)
+                            after.append(0)
+                            alt_at.append(0)
+                        alt_numbers.append(m)
                     bucket.extend(alts)
                     got = least.get(rule, -1)
                     e = d + (got if got >= 0 else self._least_length(rule, 0))
-                if len(described) > limit + 1:
+                m = ids.get(p + 1, -1)
+                if m < 0:
+                    m = ids[p + 1] = len(head)
+                    head.append(_UNSEEN)
+                    after.append(0)
+                    alt_at.append(0)
+                after[n] = m
+                if len(head) > limit + 1:
                     return None
                 if e <= reach:
                     while len(buckets) <= e:
                         buckets.append([])
                     buckets[e].append(p + 1)
             d += 1
-        return (
-            tuple(frames),
-            tuple(_FAR if entry is None else entry for entry in described),
-        )
+        body: list[int] = []
+        for n, h in enumerate(head):
+            if h == _UNSEEN:
+                body.append(_FAR)
+            elif h == _SIGNED_END:
+                body.append(h)
+            elif h >= 0:
+                body.append(h)
+                body.append(after[n])
+            else:
+                body.append(h)
+                start = alt_at[n]
+                body.extend(alt_numbers[start : start + _SIGNED_CALL - h])
+                body.append(after[n])
+        return (tuple(frames), tuple(body))
 
     def _least_length(self, rule: int, depth: int) -> int:
         """A lower bound of the bytes of any string ``rule`` derives (memoised; a rule
