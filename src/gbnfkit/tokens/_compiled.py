@@ -1023,11 +1023,11 @@ class CompiledGrammar:
         reach = self._index.trie.max_depth
         least = self._least
         ids: dict[int, int] = {}
-        # per number: its head (_UNSEEN until described), next number, where its
-        # alternatives' numbers start in `alt_numbers` (calls)
+        # per number: its head (_UNSEEN until described); once described, its next
+        # number and (calls) where its alternatives' numbers start in `alt_numbers`
         head: list[int] = []
-        after: list[int] = []
-        alt_at: list[int] = []
+        after: dict[int, int] = {}
+        alt_at: dict[int, int] = {}
         alt_numbers: list[int] = []
         frames: list[int] = []
         for p in key:
@@ -1036,8 +1036,6 @@ class CompiledGrammar:
                 if n < 0:
                     n = ids[p] = len(head)
                     head.append(_UNSEEN)
-                    after.append(0)
-                    alt_at.append(0)
                 frames.append(n)
             else:
                 frames.append(p)
@@ -1069,8 +1067,6 @@ class CompiledGrammar:
                         if m < 0:
                             m = ids[a] = len(head)
                             head.append(_UNSEEN)
-                            after.append(0)
-                            alt_at.append(0)
                         alt_numbers.append(m)
                     bucket.extend(alts)
                     got = least.get(rule, -1)
@@ -1079,8 +1075,6 @@ class CompiledGrammar:
                 if m < 0:
                     m = ids[p + 1] = len(head)
                     head.append(_UNSEEN)
-                    after.append(0)
-                    alt_at.append(0)
                 after[n] = m
                 if len(head) > limit + 1:
                     return None
