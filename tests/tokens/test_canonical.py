@@ -185,3 +185,55 @@ def test_wide_splits_reuse_parts_by_first_byte_exactly() -> None:
         assert got.uncertain.tolist() == want.uncertain.tolist()
         assert got.handover_positions.tolist() == want.handover_positions.tolist()
         assert got.handover_offsets.tolist() == want.handover_offsets.tolist()
+
+
+def test_equal_forms_have_equal_signatures_and_lookups_still_find_them() -> None:
+    """A context's signature, read from its key, is that of its canonical form (so
+    equal forms have equal signatures and a lookup skipped for a signature no kept form
+    has could not have found a split); splits kept by one grammar are still found by
+    another whose contexts sit at other program positions."""
+    from test_masks import synthetic_vocabulary
+
+    from gbnfkit.tokens._compiled import _form_signature, _key_signature
+
+    vocabulary = _vocabulary()
+    grammar = Grammar.from_gbnf('root ::= "<" [a-z]{0,90} ">" [a-z]*')
+    compiled = CompiledGrammar(grammar, vocabulary)
+    program = compiled.automaton.program
+    keys = _keys_along(compiled, b"<" + b"a" * 89 + b">ab")
+    by_form: dict[object, set[tuple[int, ...]]] = {}
+    for key in keys:
+        form = compiled._canonical(key, 10_000)
+        assert form is not None
+        signature = _key_signature(key, program.kind, program.arg, program.rules)
+        assert signature == _form_signature(form)
+        by_form.setdefault(form, set()).add(signature)
+    assert all(len(signatures) == 1 for signatures in by_form.values())
+    # keys that differ share forms: a signature of positions would not be shared
+    assert len(set(keys)) > len(by_form)
+
+    vocabulary = synthetic_vocabulary("abcdefghijklmnopqrstuvwxyz", seed=3)
+    index = VocabularyIndex(vocabulary)
+    tuning = Tuning(wide=0, many_first_bytes=0)
+    schemas = [
+        {"type": "object", "properties": {"x": {"type": "string"}}},
+        {"type": "object", "properties": {"name": {"type": "integer"}, "y": {"type": "string"}}},
+    ]
+    for seed, schema in enumerate(schemas):
+        grammar = Grammar.from_json_schema(schema)
+        hits = index.hits
+        compiled = CompiledGrammar(grammar, vocabulary, index=index, tuning=tuning)
+        _walk_compiled(compiled, grammar, random.Random(seed), steps=30)
+        assert sum(index.signatures.values()) == len(index.shared)
+    assert index.hits > hits, "the second grammar found no split the first one kept"
+    program = compiled.automaton.program
+    kept = 0
+    for key in compiled._contexts:
+        form = compiled._canonical(key, 10_000)
+        if form in index.shared:
+            kept += 1
+            signature = _key_signature(key, program.kind, program.arg, program.rules)
+            assert index.may_share(signature)
+    assert kept
+    index.clear_shared()
+    assert not index.signatures

@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -134,16 +135,39 @@ def test_walk_all_matches_stepping_each_token(text: str, seed: int, rng: random.
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.tuples(st.integers(0, 650), st.integers(0, 120)), max_size=40))
 def test_sparse_ranges_are_the_packed_bits(spans: list[tuple[int, int]]) -> None:
-    vocabulary = _vocabulary(1)
-    index = VocabularyIndex(vocabulary)
+    _check_sparse_ranges(VocabularyIndex(_vocabulary(1)), spans)
+
+
+def _check_sparse_ranges(index: VocabularyIndex, spans: list[tuple[int, int]]) -> None:
+    """``sparse_ranges`` of ``(start, length)`` spans against packing their tokens."""
     n = index.n_sorted
     lo = [min(a, n) for a, _ in spans]
     hi = [min(a + k, n) for a, k in spans]
     chosen = sorted({p for a, b in zip(lo, hi, strict=True) for p in range(a, b)})
     expected = index.pack_ids(index.trie.sorted_ids[np.array(chosen, dtype=np.int64)])
     word_index, word_bits = index.sparse_ranges(lo, hi)
-    assert list(word_index) == sorted(set(word_index.tolist()))
+    assert word_index.tolist() == sorted(set(word_index.tolist()))
     assert np.all(word_bits != 0)
     got = np.zeros(index.nwords, dtype=np.uint32)
     got[word_index] = word_bits
     assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    "spans",
+    [
+        [(5, 1), (9, 2), (40, 3), (41, 3)],  # a few tokens, overlapping ranges
+        [(k * 97, 1) for k in range(60)],  # 60 ranges of one token
+        [(100, 30), (2_000, 30), (3_000, 5)],  # just over 64 tokens, few ranges
+        [(k * 211, 9) for k in range(20)],  # over 64 tokens, more than 16 ranges
+        [(0, 2_000), (1_500, 1_500)],  # a large part of the vocabulary
+    ],
+)
+def test_sparse_ranges_every_path(spans: list[tuple[int, int]]) -> None:
+    rng = random.Random(4)
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
+    tokens += [
+        "".join(rng.choice(ALPHABET) for _ in range(rng.randint(2, 6))).encode()
+        for _ in range(6_000)
+    ]
+    _check_sparse_ranges(VocabularyIndex(Vocabulary(list(dict.fromkeys(tokens)))), spans)

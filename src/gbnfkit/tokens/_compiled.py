@@ -69,6 +69,11 @@ class VocabularyIndex:
         tails: the last ``max_shared_tails`` groupings of handover pairs into tails
             (wide splits of string bodies keep meeting the same pairs), cleared with
             ``shared``.
+        signatures: how many canonical forms of ``shared`` have each *signature*
+            (:func:`_form_signature`, a function of the form): a context whose signature
+            is not there has no split in ``shared``, so its form is not computed to
+            look one up (:meth:`may_share`).
+        hits: lookups that found a split (read by tests).
     """
 
     def __init__(
@@ -98,6 +103,8 @@ class VocabularyIndex:
         self.n_sorted = len(self.trie.sorted_bytes)
         self.max_shared = max_shared_contexts
         self.shared: OrderedDict[tuple[object, ...], _Context] = OrderedDict()
+        self.signatures: dict[tuple[int, ...], int] = {}
+        self.hits = 0
         self.max_tails = max_shared_tails
         self.tails: OrderedDict[bytes, tuple[Positions, Positions, Tails | None]] = OrderedDict()
         self.lock = threading.Lock()
@@ -107,6 +114,12 @@ class VocabularyIndex:
             else None
         )
 
+    def may_share(self, signature: tuple[int, ...]) -> bool:
+        """Whether a context with this signature (:func:`_key_signature`) may have a
+        split kept: equal canonical forms have equal signatures, so if no kept form has
+        it (and no ``cache_dir`` may hold one), looking the context up is useless."""
+        return self.store is not None or signature in self.signatures
+
     def shared_context(self, key: tuple[object, ...]) -> _Context | None:
         """The split of a canonical context computed by any grammar, in this process or
         (with a ``cache_dir``) another one; ``None`` if not kept."""
@@ -114,12 +127,14 @@ class VocabularyIndex:
             entry = self.shared.get(key)
             if entry is not None:
                 self.shared.move_to_end(key)
+                self.hits += 1
                 return entry
         if self.store is None:
             return None
         record = self.store.get(key)
         if record is None:
             return None
+        self.hits += 1
         tails = None
         if record.tails is not None:
             texts, positions, starts = record.tails
@@ -150,15 +165,26 @@ class VocabularyIndex:
             )
 
     def _remember(self, key: tuple[object, ...], entry: _Context) -> None:
+        signatures = self.signatures
         with self.lock:
+            if key not in self.shared:
+                signature = _form_signature(key)
+                signatures[signature] = signatures.get(signature, 0) + 1
             self.shared[key] = entry
             while len(self.shared) > self.max_shared:
-                self.shared.popitem(last=False)
+                old, _ = self.shared.popitem(last=False)
+                signature = _form_signature(old)
+                left = signatures[signature] - 1
+                if left:
+                    signatures[signature] = left
+                else:
+                    del signatures[signature]
 
     def clear_shared(self) -> None:
         """Forget the shared context splits held in memory (a ``cache_dir`` is kept)."""
         with self.lock:
             self.shared.clear()
+            self.signatures.clear()
             self.tails.clear()
 
     def group_tails(self, positions: Positions, offsets: Positions) -> Tails | None:
@@ -194,23 +220,34 @@ class VocabularyIndex:
         the indices of the non-zero words (ascending, distinct) and those words.
 
         A narrow split accepts few tokens (a median of 8 on MaskBench), so its bits are
-        built without a whole-vocabulary array; ranges may overlap.
+        built without a whole-vocabulary array (up to 64 tokens without numpy but for
+        the two arrays returned); ranges may overlap.
         """
         count = sum(hi) - sum(lo)
         sorted_ids = self.trie.sorted_ids
-        if count <= 32:
-            # a few tokens: Python ints, no temporary arrays (~1 µs less in pure mode)
+        if count <= 64:
+            # a few tokens: Python ints, sorted, one word per run of equal word indices
             item = sorted_ids.item
-            found: dict[int, int] = {}
+            ids: list[int] = []
             for a, b in zip(lo, hi, strict=True):
-                for p in range(a, b):
-                    t = int(item(p))
-                    found[t >> 5] = found.get(t >> 5, 0) | 1 << (t & 31)
-            order = sorted(found)
-            return (
-                np.array(order, dtype=np.intp),
-                np.array([found[w] for w in order], dtype=np.uint32),
-            )
+                if b - a > 2:
+                    ids += sorted_ids[a:b].tolist()
+                else:
+                    for p in range(a, b):
+                        ids.append(int(item(p)))
+            ids.sort()
+            at: list[int] = []
+            ors: list[int] = []
+            last = -1
+            for t in ids:
+                w = t >> 5
+                if w == last:
+                    ors[-1] |= 1 << (t & 31)
+                else:
+                    at.append(w)
+                    ors.append(1 << (t & 31))
+                    last = w
+            return np.array(at, dtype=np.intp), np.array(ors, dtype=np.uint32)
         if count * 8 > self.n_sorted:
             # a large part of the vocabulary: mark the ranges, one pass over it
             marks = np.zeros(self.n_sorted + 1, dtype=np.int32)
@@ -219,15 +256,18 @@ class VocabularyIndex:
             words = self.pack_ids(sorted_ids[np.cumsum(marks[:-1]) > 0])
             nonzero = np.flatnonzero(words)
             return nonzero, words[nonzero]
-        starts = np.array(lo, dtype=np.int64)
-        lengths = np.array(hi, dtype=np.int64) - starts
-        # position k of the concatenated ranges: its range's start plus its offset there
-        offsets = np.cumsum(lengths) - lengths
-        ids = np.sort(sorted_ids[np.repeat(starts - offsets, lengths) + np.arange(count)])
-        index = ids >> 5
+        if len(lo) <= 16:
+            found = np.sort(np.concatenate([sorted_ids[a:b] for a, b in zip(lo, hi, strict=True)]))
+        else:
+            starts = np.array(lo, dtype=np.int64)
+            lengths = np.array(hi, dtype=np.int64) - starts
+            # position k of the concatenated ranges: its range's start plus its offset there
+            offsets = np.cumsum(lengths) - lengths
+            found = np.sort(sorted_ids[np.repeat(starts - offsets, lengths) + np.arange(count)])
+        index = found >> 5
         first = np.flatnonzero(np.concatenate(([True], index[1:] != index[:-1])))
-        bits = np.bitwise_or.reduceat(np.left_shift(1, ids & 31).astype(np.uint32), first)
-        return index[first].astype(np.intp), bits
+        packed = np.bitwise_or.reduceat(np.left_shift(1, found & 31).astype(np.uint32), first)
+        return index[first].astype(np.intp), packed
 
 
 @dataclass(frozen=True)
@@ -396,6 +436,62 @@ def _chunks_by_byte(trie: TokenTrie, split: WideSplit, first_bytes: int) -> dict
         )
     return out
 _FAR = -3  # a canonical form's description of a position no token reaches
+# heads of descriptions in a canonical form (and in signatures): a test's byte set (>= 0),
+# an end, or a call (_SIGNED_CALL minus its number of alternatives); _UNSEEN: not yet
+_SIGNED_END = -4
+_UNSEEN = -5  # never in a form
+_SIGNED_CALL = -6
+
+
+def _form_signature(form: tuple[object, ...]) -> tuple[int, ...]:
+    """The signature of a canonical form (``docs/masks.md``, "Canonical sharing"): per
+    frame of its key, the separator or bottom marker as it is, else the head of the
+    frame's description (its byte set if a test, ``_SIGNED_END``, or ``_SIGNED_CALL``
+    minus the called rule's number of alternatives).  The frames are numbered first, so
+    their descriptions open the form's body.  :func:`_key_signature` computes the same
+    from a context key without its form."""
+    frames, body = form
+    assert isinstance(frames, tuple) and isinstance(body, tuple)
+    wanted = 0
+    for f in frames:
+        assert isinstance(f, int)
+        wanted = max(wanted, f + 1)
+    heads: list[int] = []
+    at = 0
+    while len(heads) < wanted:
+        h = body[at]
+        assert isinstance(h, int)
+        heads.append(h)
+        if h >= 0:
+            at += 2
+        elif h <= _SIGNED_CALL:
+            at += _SIGNED_CALL - h + 2
+        else:
+            at += 1  # an end (frames are read before any byte: never _FAR)
+    out: list[int] = []
+    for f in frames:
+        assert isinstance(f, int)
+        out.append(f if f < 0 else heads[f])
+    return tuple(out)
+
+
+def _key_signature(key: Stack, kind: tuple[int, ...], arg: tuple[int, ...],
+                   rules: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+    """:func:`_form_signature` of ``key``'s canonical form, read from the program
+    (``kind``, ``arg``, ``rules``) in one step per frame."""
+    out: list[int] = []
+    for p in key:
+        if p < 0:
+            out.append(p)
+        else:
+            k = kind[p]
+            if k == TEST:
+                out.append(arg[p])
+            elif k == END:
+                out.append(_SIGNED_END)
+            else:
+                out.append(_SIGNED_CALL - len(rules[arg[p]]))
+    return tuple(out)
 _LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
 
 
@@ -605,6 +701,8 @@ class CompiledGrammar:
         # first bytes) would exhaust the walk's budget, so it goes straight to numpy
         many = automaton.allowed_bits(root).bit_count() > tuning.many_first_bytes
         canon: tuple[object, ...] | None = known
+        # the limit canon was computed with (None then: more positions); 0: not computed
+        formed = tuning.max_wide_canonical if known is not None else 0
         shared: _Context | None = None
         asked = False
 
@@ -613,14 +711,15 @@ class CompiledGrammar:
             # if not, the walk goes on up to `wide` nodes in all, unless at its pace so
             # far (node `at` reached) it would visit more than that.  A narrow walk looks
             # only so far for a canonical form (most finish without a shared split)
-            nonlocal canon, shared, asked
+            nonlocal canon, formed, shared, asked
             if asked:
                 return 0
             asked = True
-            if canon is None:
-                limit = tuning.max_wide_canonical if many else tuning.max_canonical
-                canon = self._canonical(key, limit)
-            shared = index.shared_context(canon) if canon is not None else None
+            if formed or self._may_share(key):
+                if not formed:
+                    formed = tuning.max_wide_canonical if many else tuning.max_canonical
+                    canon = self._canonical(key, formed)
+                shared = index.shared_context(canon) if canon is not None else None
             if shared is not None or many or self._projected_walk(root, at) > tuning.wide:
                 return 0
             return tuning.wide - min(tuning.short_walk, tuning.wide)
@@ -641,9 +740,11 @@ class CompiledGrammar:
             acc_lo, acc_hi, uncertain = walked
             word_index, word_bits = index.sparse_ranges(acc_lo, acc_hi)
             return _Context.of_sparse(word_index, word_bits, index.nwords, tuple(uncertain))
-        if canon is None and not many:
+        wider = canon is None and not many and formed < tuning.max_wide_canonical
+        if wider and self._may_share(key):
             # going wide: a whole-trie pass costs far more than a larger canonical form
-            canon = self._canonical(key, tuning.max_wide_canonical)
+            formed = tuning.max_wide_canonical
+            canon = self._canonical(key, formed)
             shared = index.shared_context(canon) if canon is not None else None
             if shared is not None:
                 return shared
@@ -657,7 +758,19 @@ class CompiledGrammar:
                 entry = self._split(top, known=top_canon)
                 if len(entry.uncertain_tokens) <= tuning.shallow_uncertain and not entry.uncertain:
                     return entry
+        if not formed or (canon is None and formed < tuning.max_wide_canonical):
+            # not looked up (no kept form may equal it): its form, to keep its split
+            canon = self._canonical(key, tuning.max_wide_canonical)
         return self._wide_split(key, canon)
+
+    def _may_share(self, key: Stack) -> bool:
+        """Whether the index may keep a split of ``key``'s canonical form (its signature
+        is that of a kept form, or a ``cache_dir`` may hold it): if not, the form is not
+        computed to look it up (``docs/masks.md``, "Canonical sharing")."""
+        program = self._automaton.program
+        return self._index.may_share(
+            _key_signature(key, program.kind, program.arg, program.rules)
+        )
 
     def _by_top_frame(self, key: Stack, root: ByteState) -> _Context | None:
         """The narrow split of ``key`` from the split of its top frame alone, or ``None``
@@ -901,51 +1014,98 @@ class CompiledGrammar:
         a position with ``d(p)`` above the longest token's length: such a position is
         numbered when referenced but described only as ``_FAR``.  A counted
         repetition ``x{0,255}`` then has one form at every remaining count above the
-        longest token's length.  Positions are numbered in the order first referenced.
+        longest token's length.  Positions are numbered in the order first referenced
+        (the frames' positions first).
+
+        The form is two flat tuples of ints (no tuple per position: what a form
+        allocates is what the garbage collector counts): the key with each position
+        replaced by its number, and each number's description in turn: ``_FAR``,
+        ``_SIGNED_END``, a test's byte set then the next position's number, or
+        ``_SIGNED_CALL`` minus the number of alternatives, their numbers, then the
+        next position's number.
         """
         program = self._automaton.program
         kind = program.kind
         arg = program.arg
         rules = program.rules
         reach = self._index.trie.max_depth
-        least = self._least_length
+        least = self._least
         ids: dict[int, int] = {}
-
-        def number(p: int) -> int:
-            got = ids.get(p)
-            if got is None:
-                got = ids[p] = len(ids)
-            return got
-
-        frames = tuple(number(p) if p >= 0 else p for p in key)
-        described: dict[int, object] = {}
+        # per number: its head (_UNSEEN until described); once described, its next
+        # number and (calls) where its alternatives' numbers start in `alt_numbers`
+        head: list[int] = []
+        after: dict[int, int] = {}
+        alt_at: dict[int, int] = {}
+        alt_numbers: list[int] = []
+        frames: list[int] = []
+        for p in key:
+            if p >= 0:
+                n = ids.get(p, -1)
+                if n < 0:
+                    n = ids[p] = len(head)
+                    head.append(_UNSEEN)
+                frames.append(n)
+            else:
+                frames.append(p)
         buckets: list[list[int]] = [[p for p in key if p >= 0]]
         d = 0
         while d < len(buckets):
-            for p in buckets[d]:
+            bucket = buckets[d]
+            i = 0
+            while i < len(bucket):  # calls add to the bucket being read
+                p = bucket[i]
+                i += 1
                 n = ids[p]
-                if n in described:
+                if head[n] != _UNSEEN:
                     continue
                 k = kind[p]
                 if k == END:
-                    described[n] = END
+                    head[n] = _SIGNED_END
                     continue
                 if k == TEST:
-                    described[n] = (arg[p], number(p + 1))
+                    head[n] = arg[p]
                     e = d + 1
                 else:
-                    alts = rules[arg[p]]
-                    described[n] = (tuple(number(a) for a in alts), number(p + 1))
-                    buckets[d].extend(alts)
-                    e = d + least(arg[p], 0)
-                if len(ids) > limit + 1:
+                    rule = arg[p]
+                    alts = rules[rule]
+                    head[n] = _SIGNED_CALL - len(alts)
+                    alt_at[n] = len(alt_numbers)
+                    for a in alts:
+                        m = ids.get(a, -1)
+                        if m < 0:
+                            m = ids[a] = len(head)
+                            head.append(_UNSEEN)
+                        alt_numbers.append(m)
+                    bucket.extend(alts)
+                    got = least.get(rule, -1)
+                    e = d + (got if got >= 0 else self._least_length(rule, 0))
+                m = ids.get(p + 1, -1)
+                if m < 0:
+                    m = ids[p + 1] = len(head)
+                    head.append(_UNSEEN)
+                after[n] = m
+                if len(head) > limit + 1:
                     return None
                 if e <= reach:
                     while len(buckets) <= e:
                         buckets.append([])
                     buckets[e].append(p + 1)
             d += 1
-        return (frames, tuple(described.get(i, _FAR) for i in range(len(ids))))
+        body: list[int] = []
+        for n, h in enumerate(head):
+            if h == _UNSEEN:
+                body.append(_FAR)
+            elif h == _SIGNED_END:
+                body.append(h)
+            elif h >= 0:
+                body.append(h)
+                body.append(after[n])
+            else:
+                body.append(h)
+                start = alt_at[n]
+                body.extend(alt_numbers[start : start + _SIGNED_CALL - h])
+                body.append(after[n])
+        return (tuple(frames), tuple(body))
 
     def _least_length(self, rule: int, depth: int) -> int:
         """A lower bound of the bytes of any string ``rule`` derives (memoised; a rule
