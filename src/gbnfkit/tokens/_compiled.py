@@ -27,7 +27,7 @@ from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._slices import SLICE_CLASSES, Slice, covered_bytes, sliced_walk
 from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
-from gbnfkit.tokens._tails import Tails, group_tails, tails_by_stepping
+from gbnfkit.tokens._tails import Tails, group_ranked, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 from gbnfkit.tokens._vecwalk import WideSplit, vector_walk
@@ -163,7 +163,8 @@ class VocabularyIndex:
 
     def group_tails(self, positions: Positions, offsets: Positions) -> Tails | None:
         """:func:`~gbnfkit.tokens._tails.group_tails` of these handover pairs, reused
-        when the same pairs were grouped lately (by any grammar: kept with ``shared``)."""
+        when the same pairs were grouped lately (by any grammar: kept with ``shared``);
+        from a slice's suffix ranks when every pair's token is a rest token of it."""
         if not len(positions):
             return None
         h = hashlib.blake2b(positions.tobytes(), digest_size=16)
@@ -175,7 +176,12 @@ class VocabularyIndex:
                 if np.array_equal(got[1], offsets):
                     self.tails.move_to_end(key)
                     return got[2]
-        tails = group_tails(self.trie, positions, offsets)
+        tails = None
+        for piece in self.slices:
+            if tails is None:
+                tails = group_ranked(self.trie, piece.suffixes, positions, offsets)
+        if tails is None:
+            tails = group_tails(self.trie, positions, offsets)
         with self.lock:
             self.tails[key] = (positions, offsets, tails)
             while len(self.tails) > self.max_tails:
@@ -774,7 +780,14 @@ class CompiledGrammar:
         trie = index.trie
         root = self._automaton.intern(frozenset(_stacks_of(key)))
         if root.bottom:
-            split = vector_walk(trie, self._automaton, root, self._tuning.max_tail_tokens)
+            tuning = self._tuning
+            split = vector_walk(
+                trie,
+                self._automaton,
+                root,
+                tuning.max_tail_tokens,
+                tail_level_nodes=tuning.tail_level_nodes,
+            )
         else:
             split = self._walk_by_first_byte(root)
         words = index.pack_ids(trie.sorted_ids[split.accepted])
@@ -844,6 +857,7 @@ class CompiledGrammar:
         automaton = self._automaton
         trie = self._index.trie
         limit = self._tuning.max_tail_tokens
+        tail = self._tuning.tail_level_nodes
         for i, piece in enumerate(self._index.slices):
             with self._lock:
                 loops = self._loops.setdefault(i, {})
@@ -855,8 +869,10 @@ class CompiledGrammar:
             covered &= first_bytes
             if covered:
                 self.sliced_walks += 1
-                return sliced_walk(trie, piece, automaton, root, limit, first_bytes, covered)
-        return vector_walk(trie, automaton, root, limit, first_bytes)
+                return sliced_walk(
+                    trie, piece, automaton, root, limit, first_bytes, covered, tail
+                )
+        return vector_walk(trie, automaton, root, limit, first_bytes, tail)
 
     def _keep_chunks(self, split: WideSplit, after: dict[ByteState, int]) -> None:
         """Remember ``split``'s verdicts per first byte, under the state after that byte

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._tails import SuffixRanks
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._utf8 import utf8_sequences
 from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, vector_walk
@@ -109,11 +110,15 @@ class Slice:
         inside: per sorted position of the full trie, whether the token is inside.
         rest: the trie of the other tokens; its ``sorted_ids`` are their sorted
             positions in the full trie (ascending).
+        suffixes: every suffix of the rest tokens, ranked in byte order (a string
+            body's uncertain tokens hold a quote, so they are rest tokens: their
+            tails are grouped from these ranks, ``docs/masks.md``, "Tails").
     """
 
     dfa: Utf8Dfa
     inside: npt.NDArray[np.bool_]
     rest: TokenTrie
+    suffixes: SuffixRanks
 
     @staticmethod
     def build(trie: TokenTrie, ranges: tuple[tuple[int, int], ...]) -> Slice:
@@ -134,7 +139,7 @@ class Slice:
         others = np.flatnonzero(~inside).tolist()
         data = trie.sorted_bytes
         rest = TokenTrie([(p, data[p]) for p in others])
-        return Slice(dfa, inside, rest)
+        return Slice(dfa, inside, rest, SuffixRanks.build(trie, others))
 
 
 def loops_on(automaton: ByteAutomaton, state: ByteState, dfa: Utf8Dfa, limit: int) -> bool:
@@ -258,6 +263,7 @@ def sliced_walk(
     max_tail_tokens: int,
     first_bytes: int,
     covered: int,
+    tail_level_nodes: int,
 ) -> WideSplit:
     """:func:`vector_walk` of ``root`` (not holding the bottom marker) over the tokens
     starting with ``first_bytes``, where ``covered`` (a subset of those bytes, from
@@ -269,8 +275,14 @@ def sliced_walk(
     # no token starting with a byte that starts no character of the class is inside:
     # the rest trie holds the whole subtree of such a byte
     others = wanted & piece.dfa.first & ~covered
-    walked = vector_walk(rest, automaton, root, max_tail_tokens, wanted & ~others)
-    full = vector_walk(trie, automaton, root, max_tail_tokens, others) if others else None
+    walked = vector_walk(
+        rest, automaton, root, max_tail_tokens, wanted & ~others, tail_level_nodes
+    )
+    full = (
+        vector_walk(trie, automaton, root, max_tail_tokens, others, tail_level_nodes)
+        if others
+        else None
+    )
     accepted = np.zeros(len(trie.sorted_bytes), dtype=bool)
     level = trie.level_bounds[1]
     inside = piece.inside

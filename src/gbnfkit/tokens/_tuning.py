@@ -71,6 +71,7 @@ class Tuning:
     top_frame_nodes: int = 1_500
     jump_bytes: int = 8
     jump_subtree: int = 32
+    tail_level_nodes: int = 16
 
 
 DEFAULT_TUNING = Tuning()
