@@ -26,7 +26,7 @@ from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._tails import SuffixRanks
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._utf8 import utf8_sequences
-from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, sorted_pairs, vector_walk
 
 __all__ = ["SLICE_CLASSES", "Slice", "Utf8Dfa", "covered_bytes", "loops_on", "sliced_walk"]
 
@@ -303,7 +303,9 @@ def sliced_walk(
     empty = uncertain[:0]
     if not len(uncertain) or len(uncertain) > max_tail_tokens:
         return WideSplit(np.flatnonzero(accepted), uncertain, empty, empty)
+    if len(pairs) == 1:
+        # the rest walk's pairs, in order (``back`` is ascending)
+        return WideSplit(np.flatnonzero(accepted), uncertain, *pairs[0])
     positions = np.concatenate([p for p, _ in pairs])
     offsets = np.concatenate([k for _, k in pairs])
-    order = np.lexsort((offsets, positions))
-    return WideSplit(np.flatnonzero(accepted), uncertain, positions[order], offsets[order])
+    return WideSplit(np.flatnonzero(accepted), uncertain, *sorted_pairs(positions, offsets))
