@@ -97,22 +97,15 @@ def test_byte_classes_step_alike(name: str) -> None:
                 assert automaton.step(root, byte) is None
 
 
-# the walk's deep levels node by node: never, by default, from the first level on
-TAIL_LEVEL_NODES = [0, Tuning().tail_level_nodes, 10**6]
-
-
-@pytest.mark.parametrize("tail_level_nodes", TAIL_LEVEL_NODES)
 @pytest.mark.parametrize("name", GRAMMARS)
-def test_vector_walk_equals_stepping_each_token(name: str, tail_level_nodes: int) -> None:
+def test_vector_walk_equals_stepping_each_token(name: str) -> None:
     compiled, roots = _context_roots(name)
     trie = compiled.index.trie
     automaton = compiled.automaton
     assert len(roots) > 3
     for root in roots:
         accepted, uncertain, pairs = _by_stepping(trie, automaton, root)
-        split = vector_walk(
-            trie, automaton, root, max_tail_tokens=10**6, tail_level_nodes=tail_level_nodes
-        )
+        split = vector_walk(trie, automaton, root, max_tail_tokens=10**6)
         assert split.accepted.tolist() == accepted
         assert split.uncertain.tolist() == uncertain
         positions, offsets = split.handover_positions, split.handover_offsets

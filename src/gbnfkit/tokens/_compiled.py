@@ -780,14 +780,7 @@ class CompiledGrammar:
         trie = index.trie
         root = self._automaton.intern(frozenset(_stacks_of(key)))
         if root.bottom:
-            tuning = self._tuning
-            split = vector_walk(
-                trie,
-                self._automaton,
-                root,
-                tuning.max_tail_tokens,
-                tail_level_nodes=tuning.tail_level_nodes,
-            )
+            split = vector_walk(trie, self._automaton, root, self._tuning.max_tail_tokens)
         else:
             split = self._walk_by_first_byte(root)
         words = index.pack_ids(trie.sorted_ids[split.accepted])
@@ -857,7 +850,6 @@ class CompiledGrammar:
         automaton = self._automaton
         trie = self._index.trie
         limit = self._tuning.max_tail_tokens
-        tail = self._tuning.tail_level_nodes
         for i, piece in enumerate(self._index.slices):
             with self._lock:
                 loops = self._loops.setdefault(i, {})
@@ -869,10 +861,8 @@ class CompiledGrammar:
             covered &= first_bytes
             if covered:
                 self.sliced_walks += 1
-                return sliced_walk(
-                    trie, piece, automaton, root, limit, first_bytes, covered, tail
-                )
-        return vector_walk(trie, automaton, root, limit, first_bytes, tail)
+                return sliced_walk(trie, piece, automaton, root, limit, first_bytes, covered)
+        return vector_walk(trie, automaton, root, limit, first_bytes)
 
     def _keep_chunks(self, split: WideSplit, after: dict[ByteState, int]) -> None:
         """Remember ``split``'s verdicts per first byte, under the state after that byte

@@ -263,7 +263,6 @@ def sliced_walk(
     max_tail_tokens: int,
     first_bytes: int,
     covered: int,
-    tail_level_nodes: int,
 ) -> WideSplit:
     """:func:`vector_walk` of ``root`` (not holding the bottom marker) over the tokens
     starting with ``first_bytes``, where ``covered`` (a subset of those bytes, from
@@ -275,14 +274,8 @@ def sliced_walk(
     # no token starting with a byte that starts no character of the class is inside:
     # the rest trie holds the whole subtree of such a byte
     others = wanted & piece.dfa.first & ~covered
-    walked = vector_walk(
-        rest, automaton, root, max_tail_tokens, wanted & ~others, tail_level_nodes
-    )
-    full = (
-        vector_walk(trie, automaton, root, max_tail_tokens, others, tail_level_nodes)
-        if others
-        else None
-    )
+    walked = vector_walk(rest, automaton, root, max_tail_tokens, wanted & ~others)
+    full = vector_walk(trie, automaton, root, max_tail_tokens, others) if others else None
     accepted = np.zeros(len(trie.sorted_bytes), dtype=bool)
     level = trie.level_bounds[1]
     inside = piece.inside

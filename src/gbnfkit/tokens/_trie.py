@@ -127,7 +127,6 @@ class TokenTrie:
         self._children: dict[int, dict[int, int]] = {}
         self._level_bounds: list[list[int]] | None = None
         self._padded: npt.NDArray[np.uint8] | None = None
-        self._nodes_below: npt.NDArray[np.int64] | None = None
         self._prefix_nodes: npt.NDArray[np.int32] | None = None
 
     @property
@@ -155,25 +154,6 @@ class TokenTrie:
             ]
             self._level_bounds = bounds
         return bounds
-
-    @property
-    def nodes_below(self) -> npt.NDArray[np.int64]:
-        """Per depth ``d`` (``0 .. max_depth + 1``) and byte ``b``: the nodes of depth
-        ``>= d`` under first bytes ``< b`` (built on first use), so the subtrees of the
-        first bytes ``b0 .. b1`` hold ``below[d][b1 + 1] - below[d][b0]`` nodes at
-        depth ``d`` or deeper."""
-        below = self._nodes_below
-        if below is None:
-            bounds = np.array(self.level_bounds, dtype=np.int64)
-            bounds[1:] -= np.array(self.level_start[1 : self.max_depth + 1], dtype=np.int64)[
-                :, None
-            ]
-            bounds[0] = 0
-            below = np.zeros((self.max_depth + 2, 257), dtype=np.int64)
-            below[: self.max_depth + 1] = np.cumsum(bounds[::-1], axis=0)[::-1]
-            below.flags.writeable = False
-            self._nodes_below = below
-        return below
 
     @property
     def prefix_nodes(self) -> npt.NDArray[np.int32]:

@@ -53,10 +53,6 @@ class Tuning:
             ``jump_subtree`` nodes under it, in a state that accepts at most
             ``jump_bytes`` bytes next (and no bottom marker on the path), visits only
             the children with those bytes instead of trying every child.
-        tail_level_nodes: a wide split's level-by-level numpy pass goes on node by
-            node from the first depth below which no trie level it walks holds more
-            than this many nodes (0: never): there numpy's fixed cost per level is
-            more than the nodes' work.
     """
 
     many_first_bytes: int = 48
@@ -75,7 +71,6 @@ class Tuning:
     top_frame_nodes: int = 1_500
     jump_bytes: int = 8
     jump_subtree: int = 32
-    tail_level_nodes: int = 16
 
 
 DEFAULT_TUNING = Tuning()

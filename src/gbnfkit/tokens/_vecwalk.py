@@ -21,7 +21,6 @@ import numpy.typing as npt
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
-from gbnfkit.tokens._tuning import DEFAULT_TUNING
 
 __all__ = ["WideSplit", "byte_runs", "sorted_pairs", "vector_walk"]
 
@@ -185,92 +184,12 @@ def byte_runs(bits: int) -> list[tuple[int, int]]:
     return runs
 
 
-def _tail_depth(trie: TokenTrie, runs: list[tuple[int, int]], per_level: int) -> int:
-    """The first depth from which no level, under the first bytes of ``runs``, holds
-    more than ``per_level`` nodes (``max_depth + 1``: none)."""
-    deepest = trie.max_depth
-    if per_level <= 0 or not runs or not deepest:
-        return deepest + 1
-    below = trie.nodes_below
-    firsts = np.array([first for first, _ in runs], dtype=np.int64)
-    stops = np.array([last + 1 for _, last in runs], dtype=np.int64)
-    left = (below[1:, stops] - below[1:, firsts]).sum(axis=1)  # at depth >= 1 .. deepest + 1
-    sizes = left[:-1] - left[1:]  # per depth 1 .. deepest
-    most = np.maximum.accumulate(sizes[::-1])[::-1]  # the largest level from each depth on
-    few = np.flatnonzero(most <= per_level)
-    return int(few[0]) + 1 if len(few) else deepest + 1
-
-
-def _walk_tail(
-    trie: TokenTrie,
-    table: _Table,
-    sid: npt.NDArray[np.int32],
-    runs: list[tuple[int, int]],
-    depth: int,
-) -> None:
-    """Fill ``sid`` for the nodes of depth ``>= depth`` under the first bytes of
-    ``runs`` one node at a time (level order: a parent before its children), the
-    shallower levels being filled already."""
-    bounds = trie.level_bounds
-    index: list[int] = []  # level-order indices of the nodes to walk
-    ends: list[int] = []  # where each level's nodes end in ``index``
-    for d in range(depth, trie.max_depth + 1):
-        level = bounds[d]
-        for first, last in runs:
-            index.extend(range(level[first], level[last + 1]))
-        ends.append(len(index))
-    if not index:
-        return
-    at = np.array(index, dtype=np.int64)
-    parents = trie.level_parent[at].astype(np.int64)
-    # each node's parent as a slot of ``states``: first the parents filled already
-    # (the level above ``depth``), then the nodes walked here, in order
-    early = parents <= trie.level_start[depth]  # the nodes numbered up to here
-    above = np.sort(parents[early])
-    above = above[np.concatenate(([True], above[1:] != above[:-1]))]
-    slot = np.searchsorted(at + 1, parents) + len(above)
-    slot[early] = np.searchsorted(above, parents[early])
-    states: list[int] = sid[above].tolist()
-    slots: list[int] = slot.tolist()
-    level_bytes: list[int] = trie.level_byte[at].tolist()
-    entries: dict[int, int] = {}  # the table's entries read so far
-    flat = table.flat
-    i = 0
-    for stop in ends:
-        # a level at a time: the entries it misses are filled at once, as a level
-        # of the numpy pass does (one fill per miss would cost numpy calls each)
-        start = i
-        missing: list[int] = []
-        while i < stop:
-            key = states[slots[i]] << 8 | level_bytes[i]
-            got = entries.get(key)
-            if got is None:
-                got = int(flat[key])
-                if got < 0:
-                    missing.append(key)
-                else:
-                    entries[key] = got
-            states.append(got)
-            i += 1
-        if missing:
-            table.fill(sorted(set(missing)))
-            flat = table.flat
-            for k in range(start, stop):
-                if states[len(above) + k] < 0:
-                    key = states[slots[k]] << 8 | level_bytes[k]
-                    got = int(flat[key])
-                    entries[key] = got
-                    states[len(above) + k] = got
-    sid[at + 1] = np.array(states[len(above) :], dtype=np.int32)
-
-
 def vector_walk(
     trie: TokenTrie,
     automaton: ByteAutomaton,
     root: ByteState,
     max_tail_tokens: int,
     first_bytes: int = -1,
-    tail_level_nodes: int = DEFAULT_TUNING.tail_level_nodes,
 ) -> WideSplit:
     """The tokens ``root`` accepts, the uncertain ones, and their handover pairs.
 
@@ -280,10 +199,7 @@ def vector_walk(
     the bottom marker: every token is then accepted or uncertain); with
     ``first_bytes`` (a 256-bit set; only when ``root`` does not hold the bottom
     marker), only the tokens starting with one of those bytes, the others counted
-    rejected.  From the first depth below which no level holds more than
-    ``tail_level_nodes`` nodes (the deep levels of a few long tokens), the walk goes
-    on node by node (:func:`_walk_tail`) instead of paying numpy's fixed cost per
-    level.
+    rejected.
     """
     table = _Table(automaton, root)
     total = len(trie.level_byte)
@@ -301,8 +217,7 @@ def vector_walk(
     else:
         wanted = automaton.allowed_bits(root) & first_bytes
         runs = _runs(trie, wanted)
-    tail = _tail_depth(trie, runs, tail_level_nodes)
-    for d in range(1, tail):
+    for d in range(1, trie.max_depth + 1):
         level = bounds[d]
         active = False
         for first, last in runs:
@@ -323,11 +238,7 @@ def vector_walk(
                 nxt = table.flat.take(keys)
             sid[lo + 1 : hi + 1] = nxt
         if not active:
-            # no node this deep under the runs, so none deeper either
-            tail = trie.max_depth + 1
             break
-    if tail <= trie.max_depth:
-        _walk_tail(trie, table, sid, runs, tail)
     if root.bottom:
         ends = sid[trie.token_flat_end]
         accepted = np.flatnonzero(ends > _UNSURE)
