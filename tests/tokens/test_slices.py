@@ -19,7 +19,7 @@ from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteState
 from gbnfkit.tokens._compiled import VocabularyIndex, _group_key, _stacks_of
 from gbnfkit.tokens._slices import SLICE_CLASSES, Slice, Utf8Dfa, covered_bytes
-from gbnfkit.tokens._tails import group_tails
+from gbnfkit.tokens._tails import group_ranked, group_tails
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -95,6 +95,16 @@ def test_slice_splits_the_vocabulary_into_inside_and_rest() -> None:
     others = [p for p, inside in enumerate(expected) if not inside]
     assert piece.rest.sorted_ids.tolist() == others
     assert piece.rest.sorted_bytes == [trie.sorted_bytes[p] for p in others]
+    # the suffixes of exactly the rest tokens are ranked, in byte order
+    ranked = np.flatnonzero(piece.suffixes.base >= 0).tolist()
+    assert ranked == others
+    suffixes = {
+        trie.sorted_bytes[p][k:]: int(piece.suffixes.rank[piece.suffixes.base[p] + k])
+        for p in others
+        for k in range(len(trie.sorted_bytes[p]) + 1)
+    }
+    assert sorted(suffixes, key=suffixes.__getitem__) == sorted(suffixes)
+    assert sorted(suffixes.values()) == list(range(len(suffixes)))
     # a narrower class: its inside tokens are a subset
     narrow = Slice.build(trie, ((0x61, 0x7A),))
     assert not (narrow.inside & ~piece.inside).any()
@@ -175,7 +185,7 @@ def test_sliced_walks_equal_stepping_each_token() -> None:
     grammar, document = _schema_grammar()
     grammars = [(grammar, document)] + [(Grammar.from_gbnf(g), d) for g, d, _ in BODIES]
     grammars.append((Grammar.builtin("json"), '{"k": ["é中#", "x\\"y"], "zz": "😀"}'))
-    sliced = 0
+    sliced = from_ranks = 0
     for grammar, document in grammars:
         compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
         trie = compiled.index.trie
@@ -198,8 +208,17 @@ def test_sliced_walks_equal_stepping_each_token() -> None:
                 assert got == [(p, k) for p, k in pairs if starts[p]]
                 plain = vector_walk(trie, automaton, root, 10**6, first_bytes)
                 assert plain.accepted.tolist() == split.accepted.tolist()
+                # the tails of a string body's tokens (rest tokens: they hold a quote)
+                # grouped from the slice's suffix ranks, as by sorting their bytes
+                hp, ho = split.handover_positions, split.handover_offsets
+                if len(hp):
+                    suffixes = compiled.index.slices[0].suffixes
+                    ranked = group_ranked(trie, suffixes, hp, ho)
+                    assert ranked is None or ranked == group_tails(trie, hp, ho)
+                    from_ranks += ranked is not None
             sliced += compiled.sliced_walks > before
     assert sliced > 10
+    assert from_ranks > 10
 
 
 @pytest.mark.parametrize("tuning", [Tuning(wide=0, many_first_bytes=0), Tuning()])

@@ -14,7 +14,7 @@ from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._byteprogram import lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
 from gbnfkit.tokens._compiled import VocabularyIndex, _group_key, _stacks_of
-from gbnfkit.tokens._tails import group_tails, tails_by_stepping
+from gbnfkit.tokens._tails import SuffixRanks, group_ranked, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
@@ -127,7 +127,8 @@ def test_vector_walk_equals_stepping_each_token(name: str) -> None:
 
 def _grouped_like_bytes(words: list[bytes], rng: random.Random, share: float) -> None:
     """Group random handover pairs of a trie of ``words`` and compare with a dict of
-    byte strings (sorted, each tail's tokens ascending)."""
+    byte strings (sorted, each tail's tokens ascending), by sorting their bytes and
+    from the ranks of the suffixes of every token (or of only some: then ``None``)."""
     trie = TokenTrie(list(enumerate(words)))
     pairs = sorted(
         (pos, k)
@@ -139,6 +140,10 @@ def _grouped_like_bytes(words: list[bytes], rng: random.Random, share: float) ->
     offsets = np.array([k for _, k in pairs], dtype=np.int64)
     tails = group_tails(trie, positions, offsets)
     assert tails is not None
+    everyone = list(range(len(trie.sorted_bytes)))
+    assert group_ranked(trie, SuffixRanks.build(trie, everyone), positions, offsets) == tails
+    some = SuffixRanks.build(trie, [p for p in everyone if p != pairs[0][0]])
+    assert group_ranked(trie, some, positions, offsets) is None
     expected: dict[bytes, list[int]] = {}
     for pos, k in pairs:
         expected.setdefault(trie.sorted_bytes[pos][k:], []).append(pos)

@@ -27,7 +27,7 @@ from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._slices import SLICE_CLASSES, Slice, covered_bytes, sliced_walk
 from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
-from gbnfkit.tokens._tails import Tails, group_tails, tails_by_stepping
+from gbnfkit.tokens._tails import Tails, group_ranked, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 from gbnfkit.tokens._vecwalk import WideSplit, vector_walk
@@ -189,7 +189,8 @@ class VocabularyIndex:
 
     def group_tails(self, positions: Positions, offsets: Positions) -> Tails | None:
         """:func:`~gbnfkit.tokens._tails.group_tails` of these handover pairs, reused
-        when the same pairs were grouped lately (by any grammar: kept with ``shared``)."""
+        when the same pairs were grouped lately (by any grammar: kept with ``shared``);
+        from a slice's suffix ranks when every pair's token is a rest token of it."""
         if not len(positions):
             return None
         h = hashlib.blake2b(positions.tobytes(), digest_size=16)
@@ -201,7 +202,12 @@ class VocabularyIndex:
                 if np.array_equal(got[1], offsets):
                     self.tails.move_to_end(key)
                     return got[2]
-        tails = group_tails(self.trie, positions, offsets)
+        tails = None
+        for piece in self.slices:
+            if tails is None:
+                tails = group_ranked(self.trie, piece.suffixes, positions, offsets)
+        if tails is None:
+            tails = group_tails(self.trie, positions, offsets)
         with self.lock:
             self.tails[key] = (positions, offsets, tails)
             while len(self.tails) > self.max_tails:

@@ -23,9 +23,10 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._tails import SuffixRanks
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._utf8 import utf8_sequences
-from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, sorted_pairs, vector_walk
 
 __all__ = ["SLICE_CLASSES", "Slice", "Utf8Dfa", "covered_bytes", "loops_on", "sliced_walk"]
 
@@ -109,11 +110,15 @@ class Slice:
         inside: per sorted position of the full trie, whether the token is inside.
         rest: the trie of the other tokens; its ``sorted_ids`` are their sorted
             positions in the full trie (ascending).
+        suffixes: every suffix of the rest tokens, ranked in byte order (a string
+            body's uncertain tokens hold a quote, so they are rest tokens: their
+            tails are grouped from these ranks, ``docs/masks.md``, "Tails").
     """
 
     dfa: Utf8Dfa
     inside: npt.NDArray[np.bool_]
     rest: TokenTrie
+    suffixes: SuffixRanks
 
     @staticmethod
     def build(trie: TokenTrie, ranges: tuple[tuple[int, int], ...]) -> Slice:
@@ -134,7 +139,7 @@ class Slice:
         others = np.flatnonzero(~inside).tolist()
         data = trie.sorted_bytes
         rest = TokenTrie([(p, data[p]) for p in others])
-        return Slice(dfa, inside, rest)
+        return Slice(dfa, inside, rest, SuffixRanks.build(trie, others))
 
 
 def loops_on(automaton: ByteAutomaton, state: ByteState, dfa: Utf8Dfa, limit: int) -> bool:
@@ -291,7 +296,9 @@ def sliced_walk(
     empty = uncertain[:0]
     if not len(uncertain) or len(uncertain) > max_tail_tokens:
         return WideSplit(np.flatnonzero(accepted), uncertain, empty, empty)
+    if len(pairs) == 1:
+        # the rest walk's pairs, in order (``back`` is ascending)
+        return WideSplit(np.flatnonzero(accepted), uncertain, *pairs[0])
     positions = np.concatenate([p for p, _ in pairs])
     offsets = np.concatenate([k for _, k in pairs])
-    order = np.lexsort((offsets, positions))
-    return WideSplit(np.flatnonzero(accepted), uncertain, positions[order], offsets[order])
+    return WideSplit(np.flatnonzero(accepted), uncertain, *sorted_pairs(positions, offsets))

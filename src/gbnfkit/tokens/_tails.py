@@ -21,7 +21,7 @@ import numpy.typing as npt
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 
-__all__ = ["Tails", "group_tails", "tails_by_stepping"]
+__all__ = ["SuffixRanks", "Tails", "group_ranked", "group_tails", "tails_by_stepping"]
 
 Positions = npt.NDArray[np.int64]
 
@@ -81,6 +81,18 @@ def group_tails(trie: TokenTrie, positions: Positions, offsets: Positions) -> Ta
     p, r = prefix[order], rest[order]
     first = np.ones(len(order), dtype=bool)
     first[1:] = (p[1:] != p[:-1]) | (r[1:] != r[:-1])
+    return _grouped(trie, positions, offsets, order, first)
+
+
+def _grouped(
+    trie: TokenTrie,
+    positions: Positions,
+    offsets: Positions,
+    order: npt.NDArray[np.intp],
+    first: npt.NDArray[np.bool_],
+) -> Tails:
+    """The :class:`Tails` of the pairs taken in ``order`` (their tails in byte order,
+    a tail's pairs by position), where ``first`` marks each new tail in that order."""
     heads = order[first]
     data = trie.sorted_bytes
     tails = tuple(
@@ -91,6 +103,61 @@ def group_tails(trie: TokenTrie, positions: Positions, offsets: Positions) -> Ta
         tuple(positions[order].tolist()),
         tuple(np.append(np.flatnonzero(first), len(order)).tolist()),
     )
+
+
+@dataclass(frozen=True)
+class SuffixRanks:
+    """Every suffix of some tokens of a trie, ranked once in byte order (per
+    vocabulary, with a slice: its rest tokens hold the string bodies' handover pairs).
+
+    Attributes:
+        base: per sorted position of the trie, where its suffixes start in ``rank``
+            (``-1``: a token not ranked).
+        rank: the dense rank of suffix ``base[p] + k`` (the bytes of ``p`` from ``k``
+            on, ``0 <= k <= len``) among all the ranked suffixes, in byte order:
+            equal ranks exactly for equal bytes, a lower rank exactly for bytes that
+            sort before.
+    """
+
+    base: npt.NDArray[np.int32]
+    rank: npt.NDArray[np.int32]
+
+    @staticmethod
+    def build(trie: TokenTrie, positions: list[int]) -> SuffixRanks:
+        """The ranks of the suffixes of the tokens at sorted ``positions``."""
+        data = trie.sorted_bytes
+        base = np.full(len(data), -1, dtype=np.int32)
+        suffixes: list[bytes] = []
+        for p in positions:
+            base[p] = len(suffixes)
+            token = data[p]
+            suffixes.extend(token[k:] for k in range(len(token) + 1))
+        number = {s: i for i, s in enumerate(sorted(set(suffixes)))}
+        rank = np.array([number[s] for s in suffixes], dtype=np.int32)
+        base.flags.writeable = False
+        rank.flags.writeable = False
+        return SuffixRanks(base, rank)
+
+
+def group_ranked(
+    trie: TokenTrie, ranks: SuffixRanks, positions: Positions, offsets: Positions
+) -> Tails | None:
+    """:func:`group_tails` of non-empty handover pairs (sorted by position, then
+    offset) from their tails' ranks, one stable sort of integers; ``None`` when some
+    pair's token is not ranked."""
+    base = ranks.base[positions]
+    if base.min() < 0:
+        return None
+    # rank, then the pair's index (so by position within a tail): one plain sort of
+    # distinct integers, far cheaper than a stable argsort
+    keys = ranks.rank[base + offsets].astype(np.int64) << 32
+    keys |= np.arange(len(keys), dtype=np.int64)
+    keys.sort()
+    order = (keys & 0xFFFFFFFF).astype(np.intp)
+    ordered = keys >> 32
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    return _grouped(trie, positions, offsets, order, first)
 
 
 def _byte_ranks(

@@ -127,6 +127,7 @@ class TokenTrie:
         self._children: dict[int, dict[int, int]] = {}
         self._level_bounds: list[list[int]] | None = None
         self._padded: npt.NDArray[np.uint8] | None = None
+        self._prefix_nodes: npt.NDArray[np.int32] | None = None
 
     @property
     def padded_buffer(self) -> npt.NDArray[np.uint8]:
@@ -153,6 +154,28 @@ class TokenTrie:
             ]
             self._level_bounds = bounds
         return bounds
+
+    @property
+    def prefix_nodes(self) -> npt.NDArray[np.int32]:
+        """Per byte of ``buffer``: the node number (level order, 0 = root) of the
+        token's prefix *before* that byte, so the prefixes of sorted position ``p``
+        of lengths ``k = 0 .. len - 1`` are ``prefix_nodes[offsets[p] + k]`` (built
+        on first use: one climb of every token to the root, 4 bytes per token byte)."""
+        nodes = self._prefix_nodes
+        if nodes is None:
+            nodes = np.zeros(len(self.buffer), dtype=np.int32)
+            node = self.token_flat_end.copy()
+            depth = self.offsets[1:] - self.offsets[:-1]
+            start = self.offsets[:-1]
+            while len(node):
+                node = self.level_parent[node - 1].astype(np.int64)
+                depth = depth - 1
+                nodes[start + depth] = node
+                more = depth > 0
+                node, depth, start = node[more], depth[more], start[more]
+            nodes.flags.writeable = False
+            self._prefix_nodes = nodes
+        return nodes
 
     def children(self, node: int) -> dict[int, int]:
         """``byte -> child node`` of ``node`` (built on first use from the sibling chain).

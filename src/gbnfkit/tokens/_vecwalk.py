@@ -22,7 +22,7 @@ import numpy.typing as npt
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 
-__all__ = ["WideSplit", "byte_runs", "vector_walk"]
+__all__ = ["WideSplit", "byte_runs", "sorted_pairs", "vector_walk"]
 
 Positions = npt.NDArray[np.int64]
 
@@ -205,7 +205,6 @@ def vector_walk(
     total = len(trie.level_byte)
     sid = np.zeros(total + 1, dtype=np.int32)  # per node number (0 = root): its walk state
     sid[0] = _ROOT
-    starts = trie.level_start
     parents = trie.level_parent
     level_bytes = trie.level_byte
     bounds = trie.level_bounds
@@ -265,25 +264,27 @@ def vector_walk(
     empty = accepted[:0]
     if not len(uncertain) or len(uncertain) > max_tail_tokens:
         return WideSplit(accepted, uncertain, empty, empty)
-    # the handover pairs: climb from each uncertain token's end to the root, noting the
-    # ancestors (at depth k < the token's length) whose state holds the bottom marker
+    # the handover pairs: the prefixes (of lengths 0 .. len - 1) of each uncertain
+    # token whose state holds the bottom marker, read from the trie's prefix nodes in
+    # a few numpy calls whatever the tokens' lengths; already in (position, offset) order
     holds = np.array([e is not None and e[0].bottom for e in table.states], dtype=bool)
-    node: npt.NDArray[np.int64] = trie.token_flat_end[uncertain]
-    depth = np.searchsorted(starts, node - 1, side="right") - 1  # the token's length
-    token = uncertain
-    found_positions = []
-    found_offsets = []
-    while len(node):
-        node = parents[node - 1].astype(np.int64)
-        depth -= 1
-        hit = holds[sid[node]]
-        found_positions.append(token[hit])
-        found_offsets.append(depth[hit])
-        more = depth > 0
-        node = node[more]
-        depth = depth[more]
-        token = token[more]
-    positions = np.concatenate(found_positions)
-    offsets = np.concatenate(found_offsets)
-    order = np.lexsort((offsets, positions))
-    return WideSplit(accepted, uncertain, positions[order], offsets[order])
+    begins = trie.offsets[uncertain]
+    lengths = trie.offsets[uncertain + 1] - begins
+    before = np.cumsum(lengths) - lengths  # where each token's prefixes start
+    offsets = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(before, lengths)
+    tokens = np.repeat(uncertain, lengths)
+    hit = holds[sid[trie.prefix_nodes[np.repeat(begins, lengths) + offsets]]]
+    return WideSplit(accepted, uncertain, tokens[hit], offsets[hit])
+
+
+def sorted_pairs(positions: Positions, offsets: Positions) -> tuple[Positions, Positions]:
+    """Distinct pairs (token position, offset in it) sorted by position, then offset:
+    one plain sort of ``position << s | offset`` (a stable ``lexsort`` of two keys
+    costs ten times more: 0.7 ms for a string body's 10k pairs)."""
+    if not len(positions):
+        return positions, offsets
+    shift = int(offsets.max()).bit_length()
+    keys = positions << shift
+    keys |= offsets
+    keys.sort()
+    return keys >> shift, keys & ((1 << shift) - 1)
