@@ -48,6 +48,8 @@ COMPILED = (
     "gbnfkit.tokens._byteprogram",
     "gbnfkit.tokens._bytestate",
     "gbnfkit.tokens._compiled",
+    "gbnfkit.tokens._forms",
+    "gbnfkit.tokens._index",
     "gbnfkit.tokens._tails",
     "gbnfkit.tokens._trie",
     "gbnfkit.tokens._vecwalk",

@@ -13,13 +13,8 @@ import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._byteprogram import END, TEST
 from gbnfkit.tokens._bytestate import BOTTOM, ByteState
-from gbnfkit.tokens._compiled import (
-    CONTEXT_DEPTH,
-    CompiledGrammar,
-    VocabularyIndex,
-    _group_key,
-    _stacks_of,
-)
+from gbnfkit.tokens._compiled import CONTEXT_DEPTH, CompiledGrammar, _group_key, _stacks_of
+from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -194,7 +189,7 @@ def test_equal_forms_have_equal_signatures_and_lookups_still_find_them() -> None
     another whose contexts sit at other program positions."""
     from test_masks import synthetic_vocabulary
 
-    from gbnfkit.tokens._compiled import _form_signature, _key_signature
+    from gbnfkit.tokens._forms import _form_signature, _key_signature
 
     vocabulary = _vocabulary()
     grammar = Grammar.from_gbnf('root ::= "<" [a-z]{0,90} ">" [a-z]*')

@@ -247,7 +247,7 @@ def test_shared_contexts_across_grammars_stay_exact() -> None:
 
 def test_shared_wide_contexts_and_deeper_contexts_stay_exact() -> None:
     """Every context split through numpy and shared by canonical form; contexts deepened."""
-    from gbnfkit.tokens._compiled import VocabularyIndex
+    from gbnfkit.tokens._index import VocabularyIndex
 
     vocabulary = synthetic_vocabulary(seed=11)
     index = VocabularyIndex(vocabulary)
@@ -266,7 +266,7 @@ def test_shared_wide_contexts_and_deeper_contexts_stay_exact() -> None:
 
 def test_shallower_and_deepened_wide_contexts_stay_exact() -> None:
     """Force every split wide, unshareable at full depth, and deepened at once."""
-    from gbnfkit.tokens._compiled import VocabularyIndex
+    from gbnfkit.tokens._index import VocabularyIndex
 
     tuning = Tuning(
         wide=0, max_canonical=12, max_wide_canonical=12, deepen_after=0, many_uncertain_tokens=0

@@ -17,7 +17,8 @@ from test_widesplit import _by_stepping
 import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteState
-from gbnfkit.tokens._compiled import VocabularyIndex, _group_key, _stacks_of
+from gbnfkit.tokens._compiled import _group_key, _stacks_of
+from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._slices import SLICE_CLASSES, Slice, Utf8Dfa, covered_bytes
 from gbnfkit.tokens._tails import group_ranked, group_tails
 from gbnfkit.tokens._tuning import Tuning

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
-from gbnfkit.tokens._compiled import VocabularyIndex
+from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vocabulary import Vocabulary

@@ -13,7 +13,8 @@ import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._byteprogram import lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
-from gbnfkit.tokens._compiled import VocabularyIndex, _group_key, _stacks_of
+from gbnfkit.tokens._compiled import _group_key, _stacks_of
+from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._tails import SuffixRanks, group_ranked, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import Tuning

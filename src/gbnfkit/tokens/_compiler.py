@@ -8,7 +8,8 @@ from collections import OrderedDict
 
 from gbnfkit._arguments import expect
 from gbnfkit._grammar import Grammar
-from gbnfkit.tokens._compiled import CompiledGrammar, VocabularyIndex
+from gbnfkit.tokens._compiled import CompiledGrammar
+from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = ["GrammarCompiler", "compile"]

@@ -1,0 +1,392 @@
+"""The per-vocabulary index every grammar compiled for a vocabulary shares, and the
+splits it keeps.
+
+``VocabularyIndex`` holds the token trie, the slices, the packed EOS and empty-token
+bits, and the splits shared between grammars (in memory, and on disk with
+``cache_dir``); ``_Context`` is one context's split and ``_TopSplit`` a top frame's
+(``docs/masks.md``).  ``CompiledGrammar`` (``_compiled.py``) computes the splits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gbnfkit.tokens._forms import _form_signature
+from gbnfkit.tokens._slices import SLICE_CLASSES, Slice
+from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
+from gbnfkit.tokens._tails import Tails, group_ranked, group_tails
+from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._vocabulary import Vocabulary
+
+__all__ = ["Positions", "VocabularyIndex", "Words"]
+
+Words = npt.NDArray[np.uint32]
+Positions = npt.NDArray[np.int64]
+
+
+class VocabularyIndex:
+    """Per-vocabulary data shared by every grammar compiled for it (read-only).
+
+    Attributes:
+        vocabulary: the vocabulary.
+        trie: the trie of text tokens (non-special, non-empty bytes).
+        nwords: ``ceil(size / 32)``, the width of a packed mask.
+        always: packed bits of text tokens with empty bytes (allowed everywhere).
+        eos: packed bits of the end-of-sequence ids.
+        shared: context splits by canonical context (the structure of the program
+            reachable from a context's frames), shared by every grammar compiled with
+            this index; an LRU of at most ``max_shared_contexts`` entries.
+        store: with ``cache_dir``, the same splits kept on disk for other processes
+            (:class:`~gbnfkit.tokens._splitstore.SplitStore`).
+        slices: the vocabulary split by each class of
+            :data:`~gbnfkit.tokens._slices.SLICE_CLASSES` (``docs/masks.md``, "Slices"),
+            computed with the trie.
+        tails: the last ``max_shared_tails`` groupings of handover pairs into tails
+            (wide splits of string bodies keep meeting the same pairs), cleared with
+            ``shared``.
+        signatures: how many canonical forms of ``shared`` have each *signature*
+            (:func:`_form_signature`, a function of the form): a context whose signature
+            is not there has no split in ``shared``, so its form is not computed to
+            look one up (:meth:`may_share`).
+        hits: lookups that found a split (read by tests).
+    """
+
+    def __init__(
+        self,
+        vocabulary: Vocabulary,
+        *,
+        max_shared_contexts: int = 4096,
+        cache_dir: str | os.PathLike[str] | None = None,
+        max_shared_tails: int = 16,
+    ) -> None:
+        self.vocabulary = vocabulary
+        special = vocabulary.special_token_ids
+        text: list[tuple[int, bytes]] = []
+        empty: list[int] = []
+        for i, data in enumerate(vocabulary.tokens):
+            if data is None or i in special:
+                continue
+            if data:
+                text.append((i, data))
+            else:
+                empty.append(i)
+        self.trie = TokenTrie(text)
+        self.slices = tuple(Slice.build(self.trie, ranges) for ranges in SLICE_CLASSES)
+        self.nwords = (vocabulary.size + 31) // 32
+        self.always = self.pack_ids(np.array(empty, dtype=np.int64))
+        self.eos = self.pack_ids(np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64))
+        self.n_sorted = len(self.trie.sorted_bytes)
+        self.max_shared = max_shared_contexts
+        self.shared: OrderedDict[tuple[object, ...], _Context] = OrderedDict()
+        self.signatures: dict[tuple[int, ...], int] = {}
+        self.hits = 0
+        self.max_tails = max_shared_tails
+        self.tails: OrderedDict[bytes, tuple[Positions, Positions, Tails | None]] = OrderedDict()
+        self.lock = threading.Lock()
+        self.store = (
+            SplitStore(cache_dir, vocabulary.fingerprint, self.nwords)
+            if cache_dir is not None
+            else None
+        )
+
+    def may_share(self, signature: tuple[int, ...]) -> bool:
+        """Whether a context with this signature (:func:`_key_signature`) may have a
+        split kept: equal canonical forms have equal signatures, so if no kept form has
+        it (and no ``cache_dir`` may hold one), looking the context up is useless."""
+        return self.store is not None or signature in self.signatures
+
+    def shared_context(self, key: tuple[object, ...]) -> _Context | None:
+        """The split of a canonical context computed by any grammar, in this process or
+        (with a ``cache_dir``) another one; ``None`` if not kept."""
+        with self.lock:
+            entry = self.shared.get(key)
+            if entry is not None:
+                self.shared.move_to_end(key)
+                self.hits += 1
+                return entry
+        if self.store is None:
+            return None
+        record = self.store.get(key)
+        if record is None:
+            return None
+        self.hits += 1
+        tails = None
+        if record.tails is not None:
+            texts, positions, starts = record.tails
+            tails = Tails(texts, tuple(positions.tolist()), tuple(starts.tolist()))
+        entry = _Context.of(
+            record.words, record.uncertain, record.uncertain_tokens, tails, record.depth
+        )
+        self._remember(key, entry)
+        return entry
+
+    def keep_context(self, key: tuple[object, ...], entry: _Context) -> None:
+        self._remember(key, entry)
+        if self.store is not None:
+            tails = entry.tails
+            self.store.put(
+                key,
+                SplitRecord(
+                    entry.to_words(self.nwords),
+                    entry.uncertain,
+                    entry.uncertain_tokens,
+                    (
+                        (tails.tails, np.array(tails.positions), np.array(tails.starts))
+                        if tails is not None
+                        else None
+                    ),
+                    entry.depth,
+                ),
+            )
+
+    def _remember(self, key: tuple[object, ...], entry: _Context) -> None:
+        signatures = self.signatures
+        with self.lock:
+            if key not in self.shared:
+                signature = _form_signature(key)
+                signatures[signature] = signatures.get(signature, 0) + 1
+            self.shared[key] = entry
+            while len(self.shared) > self.max_shared:
+                old, _ = self.shared.popitem(last=False)
+                signature = _form_signature(old)
+                left = signatures[signature] - 1
+                if left:
+                    signatures[signature] = left
+                else:
+                    del signatures[signature]
+
+    def clear_shared(self) -> None:
+        """Forget the shared context splits held in memory (a ``cache_dir`` is kept)."""
+        with self.lock:
+            self.shared.clear()
+            self.signatures.clear()
+            self.tails.clear()
+
+    def group_tails(self, positions: Positions, offsets: Positions) -> Tails | None:
+        """:func:`~gbnfkit.tokens._tails.group_tails` of these handover pairs, reused
+        when the same pairs were grouped lately (by any grammar: kept with ``shared``);
+        from a slice's suffix ranks when every pair's token is a rest token of it."""
+        if not len(positions):
+            return None
+        h = hashlib.blake2b(positions.tobytes(), digest_size=16)
+        h.update(offsets.tobytes())
+        key = h.digest()
+        with self.lock:
+            got = self.tails.get(key)
+            if got is not None and np.array_equal(got[0], positions):
+                if np.array_equal(got[1], offsets):
+                    self.tails.move_to_end(key)
+                    return got[2]
+        tails = None
+        for piece in self.slices:
+            if tails is None:
+                tails = group_ranked(self.trie, piece.suffixes, positions, offsets)
+        if tails is None:
+            tails = group_tails(self.trie, positions, offsets)
+        with self.lock:
+            self.tails[key] = (positions, offsets, tails)
+            while len(self.tails) > self.max_tails:
+                self.tails.popitem(last=False)
+        return tails
+
+    def pack_ids(self, ids: npt.NDArray[np.int64]) -> Words:
+        """Packed bits (bit ``i % 32`` of word ``i // 32``) of token ``ids``."""
+        bits = np.zeros(self.nwords * 32, dtype=bool)
+        bits[ids] = True
+        packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
+        return packed
+
+    def sparse_ranges(self, lo: list[int], hi: list[int]) -> tuple[npt.NDArray[np.intp], Words]:
+        """The packed bits of the tokens at sorted positions ``lo[k] .. hi[k]``, sparse:
+        the indices of the non-zero words (ascending, distinct) and those words.
+
+        A narrow split accepts few tokens (a median of 8 on MaskBench), so its bits are
+        built without a whole-vocabulary array (up to 64 tokens without numpy but for
+        the two arrays returned); ranges may overlap.
+        """
+        count = sum(hi) - sum(lo)
+        sorted_ids = self.trie.sorted_ids
+        if count <= 64:
+            # a few tokens: Python ints, sorted, one word per run of equal word indices
+            item = sorted_ids.item
+            ids: list[int] = []
+            for a, b in zip(lo, hi, strict=True):
+                if b - a > 2:
+                    ids += sorted_ids[a:b].tolist()
+                else:
+                    for p in range(a, b):
+                        ids.append(int(item(p)))
+            ids.sort()
+            at: list[int] = []
+            ors: list[int] = []
+            last = -1
+            for t in ids:
+                w = t >> 5
+                if w == last:
+                    ors[-1] |= 1 << (t & 31)
+                else:
+                    at.append(w)
+                    ors.append(1 << (t & 31))
+                    last = w
+            return np.array(at, dtype=np.intp), np.array(ors, dtype=np.uint32)
+        if count * 8 > self.n_sorted:
+            # a large part of the vocabulary: mark the ranges, one pass over it
+            marks = np.zeros(self.n_sorted + 1, dtype=np.int32)
+            np.add.at(marks, np.array(lo, dtype=np.int64), 1)
+            np.add.at(marks, np.array(hi, dtype=np.int64), -1)
+            words = self.pack_ids(sorted_ids[np.cumsum(marks[:-1]) > 0])
+            nonzero = np.flatnonzero(words)
+            return nonzero, words[nonzero]
+        if len(lo) <= 16:
+            found = np.sort(np.concatenate([sorted_ids[a:b] for a, b in zip(lo, hi, strict=True)]))
+        else:
+            starts = np.array(lo, dtype=np.int64)
+            lengths = np.array(hi, dtype=np.int64) - starts
+            # position k of the concatenated ranges: its range's start plus its offset there
+            offsets = np.cumsum(lengths) - lengths
+            found = np.sort(sorted_ids[np.repeat(starts - offsets, lengths) + np.arange(count)])
+        index = found >> 5
+        first = np.flatnonzero(np.concatenate(([True], index[1:] != index[:-1])))
+        packed = np.bitwise_or.reduceat(np.left_shift(1, found & 31).astype(np.uint32), first)
+        return index[first].astype(np.intp), packed
+
+
+@dataclass(frozen=True)
+class _Context:
+    """One context's split: accepted bits (dense words, or sparse word indices + bits).
+
+    ``uncertain`` holds trie nodes (narrow splits); ``uncertain_tokens`` sorted token
+    positions (wide splits), and ``tails`` the same tokens grouped by what is left of
+    them where the context's ``depth`` frames have finished: a token is allowed iff
+    one of its tails is accepted by the frames below, so a mask checks each distinct
+    tail once instead of each token from the full stack.  ``base``: a narrow split
+    made from its top frame's split keeps that split's accepted bits there (shared)
+    and only the tokens the frames below add as its own.
+    """
+
+    dense: Words | None
+    word_index: npt.NDArray[np.intp]
+    word_bits: Words
+    uncertain: tuple[int, ...]
+    uncertain_tokens: tuple[int, ...] = ()
+    tails: Tails | None = None
+    depth: int = 0
+    base: _Context | None = None
+
+    @staticmethod
+    def of(
+        words: Words,
+        uncertain: tuple[int, ...],
+        uncertain_tokens: tuple[int, ...] = (),
+        tails: Tails | None = None,
+        depth: int = 0,
+    ) -> _Context:
+        nonzero = np.flatnonzero(words)
+        if len(nonzero) * 8 > len(words):
+            words.flags.writeable = False
+            return _Context(
+                words, nonzero[:0], words[:0], uncertain, uncertain_tokens, tails, depth
+            )
+        return _Context(
+            None, nonzero, words[nonzero].copy(), uncertain, uncertain_tokens, tails, depth
+        )
+
+    @staticmethod
+    def of_sparse(
+        index: npt.NDArray[np.intp],
+        bits: Words,
+        nwords: int,
+        uncertain: tuple[int, ...],
+        base: _Context | None = None,
+    ) -> _Context:
+        """A narrow split from its accepted bits as :meth:`VocabularyIndex.sparse_ranges`
+        gives them (kept sparse unless dense by :meth:`of`'s measure), plus ``base``'s."""
+        if len(index) * 8 > nwords:
+            words = np.zeros(nwords, dtype=np.uint32)
+            words[index] = bits
+            if base is not None:
+                base.add_to(words)
+            return _Context.of(words, uncertain)
+        return _Context(None, index, bits, uncertain, base=base)
+
+    def add_to(self, words: Words) -> None:
+        """OR the accepted bits into ``words``."""
+        if self.base is not None:
+            self.base.add_to(words)
+        if self.dense is not None:
+            words |= self.dense
+        elif len(self.word_index):
+            words[self.word_index] |= self.word_bits
+
+    def to_words(self, nwords: int) -> Words:
+        out = np.zeros(nwords, dtype=np.uint32)
+        self.add_to(out)
+        return out
+
+
+class _TopSplit:
+    """The split of a context of one frame (``CompiledGrammar._by_top_frame``): its
+    accepted tokens, the trie nodes after which the frame can finish (*handover*
+    nodes, in preorder), and, filled on demand, their children by byte."""
+
+    __slots__ = ("context", "handover", "_children")
+
+    def __init__(self, context: _Context, handover: tuple[int, ...]) -> None:
+        self.context = context
+        self.handover = handover
+        self._children: dict[int, tuple[list[int], int]] = {}
+
+    def children_with(self, bits: int, trie: TokenTrie) -> tuple[list[int], int]:
+        """The children of the handover nodes whose byte is in ``bits`` (a 256-bit
+        set), as runs for :func:`walk_runs` (``first, stop, ...``), and how many trie
+        nodes their subtrees hold; kept per byte."""
+        known = self._children
+        todo = 0
+        rest = bits
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            if low.bit_length() - 1 not in known:
+                todo |= low
+        if todo:
+            # one pass over the handover nodes for every byte not asked before, looking
+            # each node's children up by byte or the other way round, whichever is fewer
+            wanted = [b for b in range(256) if (todo >> b) & 1]
+            found: dict[int, list[int]] = {b: [] for b in wanted}
+            children = trie.children
+            for node in self.handover:
+                kids = children(node)
+                if len(kids) < len(wanted):
+                    for b, child in kids.items():
+                        if (todo >> b) & 1:
+                            found[b].append(child)
+                else:
+                    for b in wanted:
+                        child = kids.get(b, -1)
+                        if child >= 0:
+                            found[b].append(child)
+            end = trie.end
+            for b, nodes in found.items():
+                runs: list[int] = []
+                size = 0
+                for child in nodes:
+                    runs.append(child)
+                    runs.append(end[child])
+                    size += end[child] - child
+                known[b] = (runs, size)
+        out: list[int] = []
+        total = 0
+        while bits:
+            low = bits & -bits
+            bits ^= low
+            runs, size = known[low.bit_length() - 1]
+            out.extend(runs)
+            total += size
+        return out, total
