@@ -260,17 +260,25 @@ class CompiledGrammar:
         return out
 
     def _context(self, key: Stack, shallower: bool = False) -> _Context:
+        entry = self._cached_context(key)
+        if entry is None:
+            entry = self._split(key, shallower)
+            self._keep_context(key, entry)
+        return entry
+
+    def _cached_context(self, key: Stack) -> _Context | None:
+        """The split of the context ``key`` if this grammar keeps it (then most recent)."""
         with self._lock:
             entry = self._contexts.get(key)
             if entry is not None:
                 self._contexts.move_to_end(key)
-                return entry
-        entry = self._split(key, shallower)
+            return entry
+
+    def _keep_context(self, key: Stack, entry: _Context) -> None:
         with self._lock:
             self._contexts[key] = entry
             if len(self._contexts) > self._max_contexts:
                 self._contexts.popitem(last=False)
-        return entry
 
     def _split(
         self, key: Stack, shallower: bool = False, known: tuple[object, ...] | None = None
@@ -323,8 +331,7 @@ class CompiledGrammar:
             return shared
         if walked is not None:
             acc_lo, acc_hi, uncertain = walked
-            word_index, word_bits = index.sparse_ranges(acc_lo, acc_hi)
-            return _Context.of_sparse(word_index, word_bits, index.nwords, tuple(uncertain))
+            return index.narrow_context(acc_lo, acc_hi, tuple(uncertain))
         wider = canon is None and not many and formed < tuning.max_wide_canonical
         if wider and self._may_share(key):
             # going wide: a whole-trie pass costs far more than a larger canonical form
@@ -421,11 +428,10 @@ class CompiledGrammar:
         acc_lo, acc_hi, uncertain = got
         if not acc_lo and not uncertain:
             return top.context
-        word_index, word_bits = index.sparse_ranges(acc_lo, acc_hi)
         # runs nest when the frames below accept what the top frame does (whitespace
         # after whitespace): a subtree left uncertain twice is checked once
-        return _Context.of_sparse(
-            word_index, word_bits, index.nwords, tuple(dict.fromkeys(uncertain)), top.context
+        return index.narrow_context(
+            acc_lo, acc_hi, tuple(dict.fromkeys(uncertain)), top.context
         )
 
     def _top_split(self, top_key: Stack) -> _TopSplit | None:
@@ -444,9 +450,7 @@ class CompiledGrammar:
         )
         if walked is None:
             return None
-        word_index, word_bits = index.sparse_ranges(walked[0], walked[1])
-        context = _Context.of_sparse(word_index, word_bits, index.nwords, ())
-        return _TopSplit(context, tuple(handover))
+        return _TopSplit(index.narrow_context(walked[0], walked[1], ()), tuple(handover))
 
     def _projected_walk(self, root: ByteState, at: int) -> float:
         """The trie nodes a walk from ``root`` would visit in all, at its pace when its
@@ -735,10 +739,7 @@ class CompiledGrammar:
                 key = _group_key(group, 0)
                 return key, self._context(key)
             key = _group_key(group, depth)
-            with self._lock:
-                found = self._contexts.get(key)
-                if found is not None:
-                    self._contexts.move_to_end(key)
+            found = self._cached_context(key)
             if found is not None:
                 entry = found
             elif depth < CONTEXT_DEPTH + tuning.max_extra_depth and self._hands_over_early(key):
@@ -838,13 +839,11 @@ class CompiledGrammar:
         if count <= tuning.union_groups:
             return groups
         key = _group_key(joined, CONTEXT_DEPTH)
-        with self._lock:
-            entry = self._contexts.get(key)
-            if entry is not None:
-                self._contexts.move_to_end(key)
-            elif key in self._union_failed:
-                return groups
+        entry = self._cached_context(key)
         if entry is None:
+            with self._lock:
+                if key in self._union_failed:
+                    return groups
             root = automaton.intern(frozenset(_stacks_of(key)))
             # never more nodes than the groups' own walks could visit before going wide;
             # a walk that at its pace after `short_walk` nodes would pass that stops then
@@ -863,13 +862,9 @@ class CompiledGrammar:
                         self._union_failed.clear()
                     self._union_failed.add(key)
                 return groups
-            word_index, word_bits = index.sparse_ranges(walked[0], walked[1])
-            entry = _Context.of_sparse(word_index, word_bits, index.nwords, tuple(walked[2]))
+            entry = index.narrow_context(walked[0], walked[1], tuple(walked[2]))
             self.union_walks += 1
-            with self._lock:
-                self._contexts[key] = entry
-                if len(self._contexts) > self._max_contexts:
-                    self._contexts.popitem(last=False)
+            self._keep_context(key, entry)
         entry.add_to(words)
         if entry.uncertain:
             self._check_nodes(automaton.intern(frozenset(joined)), entry.uncertain, acc_lo, acc_hi)

@@ -186,8 +186,9 @@ class VocabularyIndex:
                     return got[2]
         tails = None
         for piece in self.slices:
-            if tails is None:
-                tails = group_ranked(self.trie, piece.suffixes, positions, offsets)
+            tails = group_ranked(self.trie, piece.suffixes, positions, offsets)
+            if tails is not None:
+                break
         if tails is None:
             tails = group_tails(self.trie, positions, offsets)
         with self.lock:
@@ -202,6 +203,18 @@ class VocabularyIndex:
         bits[ids] = True
         packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
         return packed
+
+    def narrow_context(
+        self,
+        lo: list[int],
+        hi: list[int],
+        uncertain: tuple[int, ...],
+        base: _Context | None = None,
+    ) -> _Context:
+        """A narrow split: the tokens at sorted positions ``lo[k] .. hi[k]`` accepted
+        (plus ``base``'s), the trie nodes ``uncertain`` left to the frames below."""
+        word_index, word_bits = self.sparse_ranges(lo, hi)
+        return _Context.of_sparse(word_index, word_bits, self.nwords, uncertain, base)
 
     def sparse_ranges(self, lo: list[int], hi: list[int]) -> tuple[npt.NDArray[np.intp], Words]:
         """The packed bits of the tokens at sorted positions ``lo[k] .. hi[k]``, sparse:
