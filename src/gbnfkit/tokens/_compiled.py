@@ -54,15 +54,9 @@ _Chunk = tuple[npt.NDArray[np.int64], ...]
 
 def _chunks_by_byte(trie: TokenTrie, split: WideSplit, first_bytes: int) -> dict[int, _Chunk]:
     """``split`` cut by the first byte of its tokens, for each byte of ``first_bytes``."""
-    level = trie.level_bounds[1]
-    tok_lo = trie.level_tok_lo
-    tok_hi = trie.level_tok_hi
     out: dict[int, _Chunk] = {}
     bytes_ = [b for b in range(256) if (first_bytes >> b) & 1]
-    spans = []
-    for b in bytes_:
-        lo, hi = level[b], level[b + 1]
-        spans.append((int(tok_lo[lo]), int(tok_hi[lo])) if lo < hi else (0, 0))
+    spans = [trie.first_byte_span(b, b) for b in bytes_]
     edges = np.array([e for span in spans for e in span], dtype=np.int64)
     acc = np.searchsorted(split.accepted, edges).tolist()
     unc = np.searchsorted(split.uncertain, edges).tolist()

@@ -277,13 +277,10 @@ def sliced_walk(
     walked = vector_walk(rest, automaton, root, max_tail_tokens, wanted & ~others)
     full = vector_walk(trie, automaton, root, max_tail_tokens, others) if others else None
     accepted = np.zeros(len(trie.sorted_bytes), dtype=bool)
-    level = trie.level_bounds[1]
     inside = piece.inside
     for first, last in byte_runs(covered):
-        lo, hi = level[first], level[last + 1]
-        if lo < hi:
-            a, b = int(trie.level_tok_lo[lo]), int(trie.level_tok_hi[hi - 1])
-            accepted[a:b] = inside[a:b]
+        a, b = trie.first_byte_span(first, last)
+        accepted[a:b] = inside[a:b]
     back = rest.sorted_ids
     accepted[back[walked.accepted]] = True
     parts = [back[walked.uncertain]]

@@ -155,6 +155,15 @@ class TokenTrie:
             self._level_bounds = bounds
         return bounds
 
+    def first_byte_span(self, first: int, last: int) -> tuple[int, int]:
+        """The sorted positions ``lo .. hi`` of the tokens whose first byte is in
+        ``first .. last`` (``(0, 0)`` if none)."""
+        level = self.level_bounds[1]
+        lo, hi = level[first], level[last + 1]
+        if lo >= hi:
+            return 0, 0
+        return int(self.level_tok_lo[lo]), int(self.level_tok_hi[hi - 1])
+
     @property
     def prefix_nodes(self) -> npt.NDArray[np.int32]:
         """Per byte of ``buffer``: the node number (level order, 0 = root) of the

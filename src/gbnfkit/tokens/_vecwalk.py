@@ -247,12 +247,7 @@ def vector_walk(
         # the tokens of the wanted bytes' subtrees (every other token is rejected, not
         # uncertain; a gap walked between two runs may hold bytes ``root`` accepts but
         # ``first_bytes`` leaves out)
-        first_level = bounds[1]
-        spans = [
-            (int(trie.level_tok_lo[lo]), int(trie.level_tok_hi[hi - 1]))
-            for lo, hi in ((first_level[a], first_level[b + 1]) for a, b in byte_runs(wanted))
-            if lo < hi
-        ]
+        spans = [trie.first_byte_span(a, b) for a, b in byte_runs(wanted)]
         positions = (
             np.concatenate([np.arange(a, b) for a, b in spans])
             if spans
