@@ -30,7 +30,7 @@ from gbnfkit.tokens._slices import covered_bytes, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
-from gbnfkit.tokens._vecwalk import WideSplit, vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_runs, walk_sorted
 
@@ -47,29 +47,36 @@ _FORMAT = "gbnfkit-compiled-v3"
 
 _SEPARATOR = -2  # between the stacks of a context key
 
-# one first byte's part of a wide split: accepted and uncertain sorted positions, and
-# the handover pairs (positions, offsets) of those uncertain tokens
+# a wide split's tokens under one run of first bytes: accepted and uncertain sorted
+# positions, and the handover pairs (positions, offsets) of those uncertain tokens
 _Chunk = tuple[npt.NDArray[np.int64], ...]
 
 
-def _chunks_by_byte(trie: TokenTrie, split: WideSplit, first_bytes: int) -> dict[int, _Chunk]:
-    """``split`` cut by the first byte of its tokens, for each byte of ``first_bytes``."""
-    out: dict[int, _Chunk] = {}
-    bytes_ = [b for b in range(256) if (first_bytes >> b) & 1]
-    spans = [trie.first_byte_span(b, b) for b in bytes_]
+def _cut_by_runs(trie: TokenTrie, split: WideSplit, first_bytes: int) -> list[tuple[int, _Chunk]]:
+    """``split`` cut by runs of consecutive bytes of ``first_bytes``: per run, its first
+    byte and its tokens' part of the split (one ``searchsorted`` per array in all)."""
+    runs = byte_runs(first_bytes)
+    spans = [trie.first_byte_span(a, b) for a, b in runs]
     edges = np.array([e for span in spans for e in span], dtype=np.int64)
     acc = np.searchsorted(split.accepted, edges).tolist()
     unc = np.searchsorted(split.uncertain, edges).tolist()
     hand = np.searchsorted(split.handover_positions, edges).tolist()
-    for i, b in enumerate(bytes_):
+    out: list[tuple[int, _Chunk]] = []
+    for i, (first, _) in enumerate(runs):
         j = 2 * i
-        out[b] = (
-            split.accepted[acc[j] : acc[j + 1]],
-            split.uncertain[unc[j] : unc[j + 1]],
-            split.handover_positions[hand[j] : hand[j + 1]],
-            split.handover_offsets[hand[j] : hand[j + 1]],
+        out.append(
+            (
+                first,
+                (
+                    split.accepted[acc[j] : acc[j + 1]],
+                    split.uncertain[unc[j] : unc[j + 1]],
+                    split.handover_positions[hand[j] : hand[j + 1]],
+                    split.handover_offsets[hand[j] : hand[j + 1]],
+                ),
+            )
         )
     return out
+
 
 _LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
 
@@ -169,8 +176,9 @@ class CompiledGrammar:
         # context of one frame -> its split and where the frame can finish (_top_split)
         self._tops: dict[Stack, _TopSplit | None] = {}
         self._top_seen: set[Stack] = set()  # top frames met once (split whole then)
-        # state after a first byte -> that byte's part of a wide split (see _chunks_by_byte)
-        self._suffixes: OrderedDict[ByteState, dict[int, _Chunk]] = OrderedDict()
+        # state after a first byte -> (the first bytes that lead to it in a wide split's
+        # walk, that split), the latest last (see _walk_by_first_byte)
+        self._suffixes: OrderedDict[ByteState, list[tuple[int, WideSplit]]] = OrderedDict()
         # per slice (by its index): whether a state loops on the slice's class
         self._loops: dict[int, dict[ByteState, bool]] = {}
         # wide splits that reused parts of others (read by tests: compiled modules call
@@ -496,39 +504,40 @@ class CompiledGrammar:
         automaton = self._automaton
         trie = self._index.trie
         tuning = self._tuning
-        reused: dict[int, _Chunk] = {}
+        reused: dict[int, tuple[WideSplit, int]] = {}  # id of a kept walk -> it, its bytes
         after: dict[ByteState, int] = {}  # state after the first byte -> those bytes
         missing = 0
         with self._lock:
             for c in automaton.classes(root):
                 child = automaton.step(root, (c & -c).bit_length() - 1)
                 assert child is not None
+                todo = c
                 known = self._suffixes.get(child)
                 if known is not None:
                     self._suffixes.move_to_end(child)
-                todo = c
-                while todo:
-                    low = todo & -todo
-                    todo ^= low
-                    b = low.bit_length() - 1
-                    chunk = known.get(b) if known is not None else None
-                    if chunk is not None:
-                        reused[b] = chunk
-                    else:
-                        missing |= low
-                        after[child] = after.get(child, 0) | low
+                    for bits, walked in reversed(known):
+                        got = todo & bits
+                        if got:
+                            todo ^= got
+                            _, had = reused.get(id(walked), (walked, 0))
+                            reused[id(walked)] = (walked, had | got)
+                if todo:
+                    missing |= todo
+                    after[child] = after.get(child, 0) | todo
         if not reused:
             split = self._sliced_walk(root, -1)
-            self._keep_chunks(split, after)
+            self._keep_walk(split, after)
             return split
-        chunks = dict(reused)
         self.parts_reused += 1
+        pieces: list[tuple[int, _Chunk]] = []
+        for walked, bits in reused.values():
+            pieces += _cut_by_runs(trie, walked, bits)
         if missing:
             split = self._sliced_walk(root, missing)
-            for b, chunk in _chunks_by_byte(trie, split, missing).items():
-                chunks[b] = chunk
-            self._keep_chunks(split, after)
-        order = [chunks[b] for b in sorted(chunks)]
+            pieces += _cut_by_runs(trie, split, missing)
+            self._keep_walk(split, after)
+        pieces.sort(key=lambda piece: piece[0])
+        order = [chunk for _, chunk in pieces]
         uncertain = np.concatenate([c[1] for c in order])
         empty = uncertain[:0]
         if len(uncertain) and len(uncertain) <= tuning.max_tail_tokens:
@@ -562,24 +571,21 @@ class CompiledGrammar:
                 return sliced_walk(trie, piece, automaton, root, limit, first_bytes, covered)
         return vector_walk(trie, automaton, root, limit, first_bytes)
 
-    def _keep_chunks(self, split: WideSplit, after: dict[ByteState, int]) -> None:
-        """Remember ``split``'s verdicts per first byte, under the state after that byte
-        (not when its handover pairs were left out: too many uncertain tokens)."""
-        if len(split.uncertain) > self._tuning.max_tail_tokens or not self._tuning.max_suffixes:
+    def _keep_walk(self, split: WideSplit, after: dict[ByteState, int]) -> None:
+        """Remember ``split`` under each state after a first byte, with the bytes that
+        led there (not when its handover pairs were left out: too many uncertain
+        tokens); a later wide split cuts its verdicts under those bytes from it."""
+        tuning = self._tuning
+        if len(split.uncertain) > tuning.max_tail_tokens or not tuning.max_suffixes:
             return
-        trie = self._index.trie
-        walked = 0
-        for bits in after.values():
-            walked |= bits
-        chunks = _chunks_by_byte(trie, split, walked)
         with self._lock:
             for child, bits in after.items():
-                known = self._suffixes.setdefault(child, {})
+                # a walk whose bytes the new one all walked again is superseded
+                known = [part for part in self._suffixes.get(child, []) if part[0] & ~bits]
+                known.append((bits, split))
+                self._suffixes[child] = known[-tuning.max_suffixes :]
                 self._suffixes.move_to_end(child)
-                for b, chunk in chunks.items():
-                    if (bits >> b) & 1:
-                        known[b] = chunk
-            while len(self._suffixes) > self._tuning.max_suffixes:
+            while len(self._suffixes) > tuning.max_suffixes:
                 self._suffixes.popitem(last=False)
 
     def _canonical(self, key: Stack, limit: int) -> tuple[object, ...] | None:

@@ -9,7 +9,6 @@ bits, and the splits shared between grammars (in memory, and on disk with
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -88,7 +87,9 @@ class VocabularyIndex:
         self.signatures: dict[tuple[int, ...], int] = {}
         self.hits = 0
         self.max_tails = max_shared_tails
-        self.tails: OrderedDict[bytes, tuple[Positions, Positions, Tails | None]] = OrderedDict()
+        self.tails: OrderedDict[
+            tuple[int, int, int], tuple[Positions, Positions, Tails | None]
+        ] = OrderedDict()
         self.lock = threading.Lock()
         self.store = (
             SplitStore(cache_dir, vocabulary.fingerprint, self.nwords)
@@ -175,9 +176,9 @@ class VocabularyIndex:
         from a slice's suffix ranks when every pair's token is a rest token of it."""
         if not len(positions):
             return None
-        h = hashlib.blake2b(positions.tobytes(), digest_size=16)
-        h.update(offsets.tobytes())
-        key = h.digest()
+        # Python's own hash of the bytes (a tenth of a BLAKE2 digest's time: 12 against
+        # 110 us for a string body's 9,902 pairs); a hit is compared in full anyway
+        key = (len(positions), hash(positions.tobytes()), hash(offsets.tobytes()))
         with self.lock:
             got = self.tails.get(key)
             if got is not None and np.array_equal(got[0], positions):
