@@ -181,12 +181,53 @@ def test_covered_bytes_only_where_bodies_loop_on_the_class(
         assert not found
 
 
+def _other_keys_grammar() -> tuple[Grammar, str]:
+    """Known property names sharing prefixes, and any other name: the contexts of "a
+    name other than these" (each known prefix a rule whose first character excludes
+    the next letters), whose first bytes lead to states that loop on the class only
+    after one or more further bytes."""
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": "integer"} for name in ("a-bc", "ab", "xa-c", "a-z")},
+        "additionalProperties": {"type": "string"},
+    }
+    document = '{"a-zé": "x", "xa-c": 2, "a-bc": 1, "a-b中": "y", "x#": "", "a-": "\\n"}'
+    return Grammar.from_json_schema(schema, property_order="any"), document
+
+
+# a body whose first byte "-" leads to a state that does not loop on the class, but
+# after which most characters lead into the looping body: under "-" the inside tokens
+# are walked node by node, and some are rejected (two digits must end the string; "é"
+# must be followed by "x"), uncertain where the string may end (a context of few frames)
+DASHED = (
+    r'root ::= "\"" ("-" ([0-9] [0-9] | "é" "x" | [^"\\\x00-\x1F0-9é] body)'
+    r' | [^"\\\x00-\x1F-] body)? "\""'
+    "\n"
+    r'body ::= [^"\\\x00-\x1F]*'
+)
+DASHED_TOKENS = [b"-12", b"-12a", b"-1", b"-9z", b"-\xc3\xa9x", b"-\xc3\xa9a", b"-\xc3", b"-a-", b"-ab"]
+
+
+def _dashed_vocabulary(seed: int) -> Vocabulary:
+    """The synthetic vocabulary, with tokens under "-" that :data:`DASHED` rejects."""
+    base = synthetic_vocabulary(EXTRA + "-", seed=seed)
+    tokens = list(base.tokens) + [t for t in DASHED_TOKENS if t not in base.tokens]
+    return Vocabulary(
+        tokens,
+        eos_token_ids=base.eos_token_ids,
+        special_token_ids=base.special_token_ids,
+        size=len(tokens) + 5,
+    )
+
+
 def test_sliced_walks_equal_stepping_each_token() -> None:
-    vocabulary = synthetic_vocabulary(EXTRA, seed=6)
+    vocabulary = _dashed_vocabulary(6)
     grammar, document = _schema_grammar()
-    grammars = [(grammar, document)] + [(Grammar.from_gbnf(g), d) for g, d, _ in BODIES]
+    grammars = [(grammar, document), _other_keys_grammar()]
+    grammars.append((Grammar.from_gbnf(DASHED), '"-12"'))
+    grammars += [(Grammar.from_gbnf(g), d) for g, d, _ in BODIES]
     grammars.append((Grammar.builtin("json"), '{"k": ["é中#", "x\\"y"], "zz": "😀"}'))
-    sliced = from_ranks = 0
+    sliced = from_ranks = inside = 0
     for grammar, document in grammars:
         compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
         trie = compiled.index.trie
@@ -218,15 +259,18 @@ def test_sliced_walks_equal_stepping_each_token() -> None:
                     assert ranked is None or ranked == group_tails(trie, hp, ho)
                     from_ranks += ranked is not None
             sliced += compiled.sliced_walks > before
+        inside += compiled.inside_walks
     assert sliced > 10
     assert from_ranks > 10
+    assert inside > 3, "no first byte's inside tokens were walked node by node"
 
 
 @pytest.mark.parametrize("tuning", [Tuning(wide=0, many_first_bytes=0), Tuning()])
 def test_masks_along_strings_match_the_reference(tuning: Tuning) -> None:
     vocabulary = synthetic_vocabulary(EXTRA, seed=8)
     cases = [(Grammar.from_gbnf(g), d) for g, d, _ in BODIES]
-    cases += [_schema_grammar(), (Grammar.builtin("json"), '{"é": ["a中#", "\\u00e9"]}')]
+    cases += [_schema_grammar(), _other_keys_grammar(), (Grammar.from_gbnf(DASHED), '"-éx"')]
+    cases.append((Grammar.builtin("json"), '{"é": ["a中#", "\\u00e9"]}'))
     sliced = 0
     for grammar, document in cases:
         compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, tuning=tuning)

@@ -26,7 +26,7 @@ from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
-from gbnfkit.tokens._slices import covered_bytes, sliced_walk
+from gbnfkit.tokens._slices import Covers, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
@@ -186,6 +186,8 @@ class CompiledGrammar:
         self.parts_reused = 0
         # wide splits that walked only a slice's rest under some first bytes (read by tests)
         self.sliced_walks = 0
+        # of those, the walks that walked some first byte's inside tokens node by node
+        self.inside_walks = 0
         # states of many groups split as one context (read by tests), and the unions
         # whose walk passed `union_nodes` (split group by group from then on)
         self.union_walks = 0
@@ -556,19 +558,24 @@ class CompiledGrammar:
         "Slices")."""
         automaton = self._automaton
         trie = self._index.trie
-        limit = self._tuning.max_tail_tokens
+        tuning = self._tuning
+        limit = tuning.max_tail_tokens
         for i, piece in enumerate(self._index.slices):
             with self._lock:
                 loops = self._loops.setdefault(i, {})
                 if len(loops) > self._max_contexts:
                     loops.clear()
-                covered = covered_bytes(
-                    automaton, root, piece.dfa, loops, self._tuning.slice_pairs
-                )
-            covered &= first_bytes
-            if covered:
+            covers = Covers(automaton, piece.dfa, loops, tuning.slice_pairs, self._lock)
+            covered = covers(root) & first_bytes
+            budget = tuning.slice_nodes
+            split = sliced_walk(
+                trie, piece, automaton, root, limit, first_bytes, covered, covers, budget
+            )
+            if covers.stepped:
+                self.inside_walks += 1
+            if split is not None:
                 self.sliced_walks += 1
-                return sliced_walk(trie, piece, automaton, root, limit, first_bytes, covered)
+                return split
         return vector_walk(trie, automaton, root, limit, first_bytes)
 
     def _keep_walk(self, split: WideSplit, after: dict[ByteState, int]) -> None:

@@ -17,7 +17,9 @@ rest trie is walked under those bytes (:func:`sliced_walk`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +30,15 @@ from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._utf8 import utf8_sequences
 from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, sorted_pairs, vector_walk
 
-__all__ = ["SLICE_CLASSES", "Slice", "Utf8Dfa", "covered_bytes", "loops_on", "sliced_walk"]
+__all__ = [
+    "SLICE_CLASSES",
+    "Covers",
+    "Slice",
+    "Utf8Dfa",
+    "covered_bytes",
+    "loops_on",
+    "sliced_walk",
+]
 
 Positions = npt.NDArray[np.int64]
 
@@ -51,6 +61,7 @@ class Utf8Dfa:
 
     Attributes:
         table: ``uint8`` array ``state x byte -> state`` (0 dead, 1 between characters).
+        rows: the same as lists (one per state).
         moves: per state, its transitions as ``(target, 256-bit set of bytes)`` pairs.
         first_row: per byte, the state after it from a character boundary.
         first: the bytes a character of ``K`` may start with.
@@ -96,6 +107,7 @@ class Utf8Dfa:
                 if target != _DEAD:
                     targets[target] = targets.get(target, 0) | 1 << byte
             self.moves.append(tuple(targets.items()))
+        self.rows: list[list[int]] = rows
         self.first_row: list[int] = rows[_BOUNDARY]
         self.first = sum(1 << b for b in range(256) if rows[_BOUNDARY][b] != _DEAD)
         self.single = sum(1 << b for b in range(256) if rows[_BOUNDARY][b] == _BOUNDARY)
@@ -195,6 +207,20 @@ def _completes(
     return True
 
 
+def _most_single(automaton: ByteAutomaton, root: ByteState, dfa: Utf8Dfa) -> ByteState | None:
+    """The state most of ``root``'s single-byte characters of the class lead to
+    (``None`` if it accepts none)."""
+    single = dfa.single & automaton.allowed_bits(root)
+    best: ByteState | None = None
+    most = 0
+    for c in automaton.classes(root):
+        part = c & single
+        if part.bit_count() > most:
+            most = part.bit_count()
+            best = automaton.step(root, (part & -part).bit_length() - 1)
+    return best
+
+
 def covered_bytes(
     automaton: ByteAutomaton,
     root: ByteState,
@@ -212,24 +238,15 @@ def covered_bytes(
     state after ``b`` is accepted and ends in ``S*``.  Every inside token under a
     covered byte is then a path through states that are all alive.
     """
-    allowed = automaton.allowed_bits(root)
-    single = dfa.single & allowed
-    if not single:
+    best = _most_single(automaton, root, dfa)
+    if best is None:
         return 0
-    classes = automaton.classes(root)
-    best: ByteState | None = None
-    most = 0
-    for c in classes:
-        part = c & single
-        if part.bit_count() > most:
-            most = part.bit_count()
-            best = automaton.step(root, (part & -part).bit_length() - 1)
-    assert best is not None
     looping = loops.get(best)
     if looping is None:
         looping = loops[best] = loops_on(automaton, best, dfa, limit)
     if not looping:
         return 0
+    classes = automaton.classes(root)
     covered = 0
     first_row = dfa.first_row
     for c in classes:
@@ -255,6 +272,120 @@ def covered_bytes(
     return covered
 
 
+class Covers:
+    """:func:`covered_bytes` of the states one wide split meets, each computed once
+    (whether a state loops is kept in ``loops``, shared between splits; both are
+    computed under ``lock``, since they step the automaton)."""
+
+    def __init__(
+        self,
+        automaton: ByteAutomaton,
+        dfa: Utf8Dfa,
+        loops: dict[ByteState, bool],
+        limit: int,
+        lock: AbstractContextManager[Any],
+    ) -> None:
+        self.automaton = automaton
+        self.dfa = dfa
+        self.loops = loops
+        self.limit = limit
+        self.lock = lock
+        self.found: dict[ByteState, int] = {}
+        self.stepped = 0  # first bytes a sliced walk walked node by node (read by tests)
+
+    def __call__(self, state: ByteState) -> int:
+        got = self.found.get(state)
+        if got is None:
+            with self.lock:
+                got = covered_bytes(self.automaton, state, self.dfa, self.loops, self.limit)
+            self.found[state] = got
+        return got
+
+    def loops_next(self, state: ByteState) -> bool:
+        """Whether the state most of ``state``'s single-byte characters of the class
+        lead to loops on the class (a node in that state is worth walking node by
+        node: most of its children are covered)."""
+        with self.lock:
+            best = _most_single(self.automaton, state, self.dfa)
+        return best is not None and self.loops_at(best)
+
+    def loops_at(self, state: ByteState) -> bool:
+        """:func:`loops_on` of ``state`` (kept in ``loops``)."""
+        got = self.loops.get(state)
+        if got is None:
+            with self.lock:
+                got = self.loops[state] = loops_on(self.automaton, state, self.dfa, self.limit)
+        return got
+
+
+@dataclass
+class _Inside:
+    """What :func:`_inside_walk` finds: ranges of sorted positions ``(lo, hi)`` whose
+    inside tokens are accepted (under a covered byte of a node), whose tokens are
+    accepted (they end at a node walked: all inside), and whose inside tokens are
+    uncertain, with the offsets where the walk's state held the bottom marker."""
+
+    covered: list[tuple[int, int]] = field(default_factory=list)
+    ended: list[tuple[int, int]] = field(default_factory=list)
+    unsure: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
+
+
+def _inside_walk(
+    trie: TokenTrie,
+    dfa: Utf8Dfa,
+    automaton: ByteAutomaton,
+    root: ByteState,
+    first: int,
+    covers: Covers,
+    budget: int,
+    out: _Inside,
+) -> int:
+    """The verdicts on the inside tokens starting with ``first`` (a byte ``root``
+    accepts that starts a character of the class), walking the trie node by node: a
+    node between two characters whose state loops on the class (``covers.loops_at``)
+    has every inside token under it accepted, unwalked (each is a path of the DFA from
+    a character boundary, so the state stays alive: the invariant of
+    :func:`covered_bytes` with ``S*`` that state); children whose byte leaves the
+    class hold rest tokens only, and are not walked.  Returns the budget left (trie
+    children examined), or -1 as soon as it is spent (``out`` is then partly filled)."""
+    rows = dfa.rows
+    here_lo = trie.here_lo
+    here_hi = trie.here_hi
+    tok_lo = trie.tok_lo
+    tok_hi = trie.tok_hi
+    depth = trie.depth
+    after = automaton.step(root, first)
+    assert after is not None  # ``root`` accepts ``first``
+    # (node, its state, the DFA state, the offsets where the path's states held the
+    # bottom marker: the root's does not)
+    start: tuple[int, ...] = (1,) if after.bottom else ()
+    todo = [(trie.root_child[first], after, rows[_BOUNDARY][first], start)]
+    while todo:
+        node, here, q, hold = todo.pop()
+        if here_hi[node] > here_lo[node]:
+            out.ended.append((here_lo[node], here_hi[node]))
+        kids = trie.children(node)
+        budget -= len(kids)
+        if budget < 0:
+            return -1
+        row = rows[q]
+        below = depth[node] + 1
+        for byte, child in kids.items():
+            q_child = row[byte]
+            if q_child == _DEAD:
+                continue  # only rest tokens below
+            nxt = automaton.step(here, byte)
+            if nxt is None:
+                if hold:
+                    out.unsure.append((tok_lo[child], tok_hi[child], hold))
+                continue
+            if q_child == _BOUNDARY and covers.loops_at(nxt):
+                out.covered.append((tok_lo[child], tok_hi[child]))
+                continue
+            todo.append((child, nxt, q_child, hold + (below,) if nxt.bottom else hold))
+    return budget
+
+
 def sliced_walk(
     trie: TokenTrie,
     piece: Slice,
@@ -263,24 +394,60 @@ def sliced_walk(
     max_tail_tokens: int,
     first_bytes: int,
     covered: int,
-) -> WideSplit:
+    covers: Covers,
+    budget: int,
+) -> WideSplit | None:
     """:func:`vector_walk` of ``root`` (not holding the bottom marker) over the tokens
     starting with ``first_bytes``, where ``covered`` (a subset of those bytes, from
     :func:`covered_bytes`) are the first bytes whose inside tokens are all accepted:
     under them, and under the bytes that start no character of the class, only
-    ``piece.rest`` is walked."""
+    ``piece.rest`` is walked.  Under the other first bytes whose state covers some
+    bytes (``covers``), the inside tokens are walked node by node
+    (:func:`_inside_walk`, at most ``budget`` trie children examined in all) and
+    the rest tokens in ``piece.rest``; the remaining bytes are walked in the full
+    trie.  ``None`` when no byte is covered nor walked node by node."""
     rest = piece.rest
     wanted = automaton.allowed_bits(root) & first_bytes
     # no token starting with a byte that starts no character of the class is inside:
     # the rest trie holds the whole subtree of such a byte
     others = wanted & piece.dfa.first & ~covered
+    inside = _Inside()
+    stepped = 0  # first bytes whose inside tokens were walked node by node
+    for c in automaton.classes(root) if others and budget > 0 else ():
+        todo = c & others
+        if not todo:
+            continue
+        child = automaton.step(root, (c & -c).bit_length() - 1)
+        assert child is not None
+        if not covers.loops_next(child):
+            continue
+        while todo and budget >= 0:
+            low = todo & -todo
+            todo ^= low
+            part = _Inside()
+            budget = _inside_walk(
+                trie, piece.dfa, automaton, root, low.bit_length() - 1, covers, budget, part
+            )
+            if budget >= 0:
+                stepped |= low
+                inside.covered += part.covered
+                inside.ended += part.ended
+                inside.unsure += part.unsure
+        if budget < 0:
+            break
+    covers.stepped |= stepped
+    if not covered and not stepped:
+        return None
+    others &= ~stepped
     walked = vector_walk(rest, automaton, root, max_tail_tokens, wanted & ~others)
     full = vector_walk(trie, automaton, root, max_tail_tokens, others) if others else None
     accepted = np.zeros(len(trie.sorted_bytes), dtype=bool)
-    inside = piece.inside
-    for first, last in byte_runs(covered):
-        a, b = trie.first_byte_span(first, last)
-        accepted[a:b] = inside[a:b]
+    flags = piece.inside
+    spans = [trie.first_byte_span(first, last) for first, last in byte_runs(covered)]
+    for a, b in spans + inside.covered:
+        accepted[a:b] |= flags[a:b]
+    for a, b in inside.ended:
+        accepted[a:b] = True
     back = rest.sorted_ids
     accepted[back[walked.accepted]] = True
     parts = [back[walked.uncertain]]
@@ -289,6 +456,10 @@ def sliced_walk(
         accepted[full.accepted] = True
         parts.append(full.uncertain)
         pairs.append((full.handover_positions, full.handover_offsets))
+    for a, b, hold in inside.unsure:
+        at = np.flatnonzero(flags[a:b]) + a
+        parts.append(at)
+        pairs.append((np.repeat(at, len(hold)), np.tile(np.array(hold, dtype=np.int64), len(at))))
     uncertain = np.sort(np.concatenate(parts))
     empty = uncertain[:0]
     if not len(uncertain) or len(uncertain) > max_tail_tokens:

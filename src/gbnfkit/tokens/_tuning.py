@@ -61,6 +61,11 @@ class Tuning:
             per group); past that its groups are split one by one.
         max_tail_checks: the (tails, state of the frames below) pairs whose accepted
             tokens a compiled grammar keeps (``docs/masks.md``, "Tails").
+        slice_nodes: under a first byte a slice does not cover, a wide split walks
+            the inside tokens node by node, accepting at once those under a node where
+            the slice covers the next byte, while it examines at most this many trie
+            children in all (``docs/masks.md``, "Slices"); past that those first
+            bytes are walked whole as before (0: never).
     """
 
     many_first_bytes: int = 48
@@ -82,6 +87,8 @@ class Tuning:
     union_groups: int = 16
     union_nodes: int = 32_000
     max_tail_checks: int = 64
+    # added by the otherkey pass (2026-11-26): slices applied below the first byte
+    slice_nodes: int = 2_000
 
 
 DEFAULT_TUNING = Tuning()
