@@ -32,6 +32,8 @@ class TokenTrie:
         tok_lo, tok_hi: per node, the range of sorted positions in its subtree.
         max_depth: the longest token.
         root_child: for each byte, the depth-1 node of tokens starting with it, or -1.
+        nodes_below: per byte ``b`` (0 .. 256), the nodes under the first bytes ``< b``.
+        no_tokens: the bytes no token starts with (a 256-bit set).
         level_start, level_parent, level_byte, token_flat_end: the nodes in *level
             order* (all of depth 1, then depth 2, ...) numbered from 1 (0 is the root):
             nodes of depth ``d`` have numbers ``level_start[d] + 1 .. level_start[d + 1]``;
@@ -125,6 +127,15 @@ class TokenTrie:
         for node in np.flatnonzero(node_depth == 1).tolist():
             self.root_child[self.byte[node]] = node
         self._children: dict[int, dict[int, int]] = {}
+        # per first byte b, the nodes under the first bytes < b (257 entries), and the
+        # bytes no token starts with (a 256-bit set)
+        self.nodes_below: list[int] = [0] * 257
+        self.no_tokens = 0
+        for b, child in enumerate(self.root_child):
+            size = self.end[child] - child if child >= 0 else 0
+            self.nodes_below[b + 1] = self.nodes_below[b] + size
+            if child < 0:
+                self.no_tokens |= 1 << b
         self._level_bounds: list[list[int]] | None = None
         self._padded: npt.NDArray[np.uint8] | None = None
         self._prefix_nodes: npt.NDArray[np.int32] | None = None

@@ -145,17 +145,14 @@ def _runs(trie: TokenTrie, bits: int) -> list[tuple[int, int]]:
     """The first bytes a walk must visit, as runs ``(first, last)`` of bytes: the bytes
     of ``bits`` and those without tokens, a gap between two runs kept in when it holds
     no more trie nodes than the smaller run (one slice per level costs less then)."""
+    # a run starts at a byte of ``bits`` and goes on over the bytes of ``bits`` and
+    # those without tokens after it
     runs: list[list[int]] = []
-    below = [0] * 257  # nodes under the first bytes < b
-    end = trie.end
-    for b in range(256):
-        child = trie.root_child[b]
-        below[b + 1] = below[b] + (end[child] - child if child >= 0 else 0)
-        if (bits >> b) & 1 or child < 0:
-            if runs and runs[-1][1] == b - 1:
-                runs[-1][1] = b
-            elif (bits >> b) & 1:
-                runs.append([b, b])
+    for first, last in byte_runs(bits | trie.no_tokens):
+        inner = bits & ((1 << (last + 1)) - (1 << first))
+        if inner:
+            runs.append([(inner & -inner).bit_length() - 1, last])
+    below = trie.nodes_below
 
     def nodes(first: int, last: int) -> int:
         return below[last + 1] - below[first]
@@ -171,16 +168,15 @@ def _runs(trie: TokenTrie, bits: int) -> list[tuple[int, int]]:
 
 
 def byte_runs(bits: int) -> list[tuple[int, int]]:
-    """The runs ``(first, last)`` of consecutive bytes of a 256-bit set."""
+    """The runs ``(first, last)`` of consecutive bytes of a 256-bit set (one step per
+    run, not per byte)."""
     runs: list[tuple[int, int]] = []
-    b = 0
-    while bits >> b:
-        if (bits >> b) & 1:
-            first = b
-            while (bits >> (b + 1)) & 1:
-                b += 1
-            runs.append((first, b))
-        b += 1
+    while bits > 0:
+        first = (bits & -bits).bit_length() - 1
+        shifted = bits >> first
+        length = (shifted ^ (shifted + 1)).bit_length() - 1  # its trailing ones
+        runs.append((first, first + length - 1))
+        bits &= ~((1 << (first + length)) - 1)
     return runs
 
 
