@@ -117,10 +117,14 @@ class SuffixRanks:
             on, ``0 <= k <= len``) among all the ranked suffixes, in byte order:
             equal ranks exactly for equal bytes, a lower rank exactly for bytes that
             sort before.
+        texts: the distinct suffixes by rank (a grouping's tails are read from here
+            instead of being cut from the tokens' bytes: 1,600 tails cost about 1 ms
+            pure to cut).
     """
 
     base: npt.NDArray[np.int32]
     rank: npt.NDArray[np.int32]
+    texts: tuple[bytes, ...]
 
     @staticmethod
     def build(trie: TokenTrie, positions: list[int]) -> SuffixRanks:
@@ -132,11 +136,12 @@ class SuffixRanks:
             base[p] = len(suffixes)
             token = data[p]
             suffixes.extend(token[k:] for k in range(len(token) + 1))
-        number = {s: i for i, s in enumerate(sorted(set(suffixes)))}
+        texts = tuple(sorted(set(suffixes)))
+        number = {s: i for i, s in enumerate(texts)}
         rank = np.array([number[s] for s in suffixes], dtype=np.int32)
         base.flags.writeable = False
         rank.flags.writeable = False
-        return SuffixRanks(base, rank)
+        return SuffixRanks(base, rank, texts)
 
 
 def group_ranked(
@@ -157,7 +162,12 @@ def group_ranked(
     ordered = keys >> 32
     first = np.ones(len(order), dtype=bool)
     first[1:] = ordered[1:] != ordered[:-1]
-    return _grouped(trie, positions, offsets, order, first)
+    texts = ranks.texts
+    return Tails(
+        tuple([texts[r] for r in ordered[first].tolist()]),
+        tuple(positions[order].tolist()),
+        tuple(np.append(np.flatnonzero(first), len(order)).tolist()),
+    )
 
 
 def _byte_ranks(
