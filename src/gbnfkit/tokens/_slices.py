@@ -405,40 +405,44 @@ def sliced_walk(
     bytes (``covers``), the inside tokens are walked node by node
     (:func:`_inside_walk`, at most ``budget`` trie children examined in all) and
     the rest tokens in ``piece.rest``; the remaining bytes are walked in the full
-    trie.  ``None`` when no byte is covered nor walked node by node."""
+    trie.  ``None`` when no byte is covered and some first byte would be walked in
+    the full trie (one :func:`vector_walk` of all of them costs less then)."""
     rest = piece.rest
     wanted = automaton.allowed_bits(root) & first_bytes
     # no token starting with a byte that starts no character of the class is inside:
     # the rest trie holds the whole subtree of such a byte
     others = wanted & piece.dfa.first & ~covered
+    # the first bytes whose state is one byte from a state that loops on the class
+    near = 0
+    for c in automaton.classes(root) if others and budget > 0 else ():
+        if c & others:
+            child = automaton.step(root, (c & -c).bit_length() - 1)
+            assert child is not None
+            if covers.loops_next(child):
+                near |= c & others
+    if not covered and others & ~near:
+        # some first bytes are walked in the full trie anyway: one walk of all of them
+        # costs less than a walk of the rest trie beside it
+        return None
     inside = _Inside()
     stepped = 0  # first bytes whose inside tokens were walked node by node
-    for c in automaton.classes(root) if others and budget > 0 else ():
-        todo = c & others
-        if not todo:
-            continue
-        child = automaton.step(root, (c & -c).bit_length() - 1)
-        assert child is not None
-        if not covers.loops_next(child):
-            continue
-        while todo and budget >= 0:
-            low = todo & -todo
-            todo ^= low
-            part = _Inside()
-            budget = _inside_walk(
-                trie, piece.dfa, automaton, root, low.bit_length() - 1, covers, budget, part
-            )
-            if budget >= 0:
-                stepped |= low
-                inside.covered += part.covered
-                inside.ended += part.ended
-                inside.unsure += part.unsure
+    while near:
+        low = near & -near
+        near ^= low
+        part = _Inside()
+        budget = _inside_walk(
+            trie, piece.dfa, automaton, root, low.bit_length() - 1, covers, budget, part
+        )
         if budget < 0:
             break
+        stepped |= low
+        inside.covered += part.covered
+        inside.ended += part.ended
+        inside.unsure += part.unsure
     covers.stepped |= stepped
-    if not covered and not stepped:
-        return None
     others &= ~stepped
+    if not covered and (others or not stepped):
+        return None  # nothing covered, or the budget ran out: walked whole
     walked = vector_walk(rest, automaton, root, max_tail_tokens, wanted & ~others)
     full = vector_walk(trie, automaton, root, max_tail_tokens, others) if others else None
     accepted = np.zeros(len(trie.sorted_bytes), dtype=bool)
