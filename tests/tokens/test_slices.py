@@ -205,7 +205,17 @@ DASHED = (
     "\n"
     r'body ::= [^"\\\x00-\x1F]*'
 )
-DASHED_TOKENS = [b"-12", b"-12a", b"-1", b"-9z", b"-\xc3\xa9x", b"-\xc3\xa9a", b"-\xc3", b"-a-", b"-ab"]
+DASHED_TOKENS = [
+    b"-12",
+    b"-12a",
+    b"-1",
+    b"-9z",
+    b"-\xc3\xa9x",
+    b"-\xc3\xa9a",
+    b"-\xc3",
+    b"-a-",
+    b"-ab",
+]
 
 
 def _dashed_vocabulary(seed: int) -> Vocabulary:
