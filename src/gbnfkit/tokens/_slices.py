@@ -12,7 +12,10 @@ under which every inside token is accepted: when the state after ``b`` equals th
 state after ``b`` of a state ``S*`` that *loops on K* (stepping ``S*`` through the
 UTF-8 bytes of any character of ``K`` is alive at every byte and ends in ``S*``
 again), every inside token starting with ``b`` is accepted, without a walk.  Only the
-rest trie is walked under those bytes (:func:`sliced_walk`).
+rest trie is walked under those bytes (:func:`sliced_walk`).  Below the first byte the
+same holds at any trie node between two characters whose state loops on ``K``: under a
+first byte not covered, the inside tokens are walked node by node down to such nodes
+(:func:`_inside_walk`).
 """
 
 from __future__ import annotations
@@ -401,8 +404,9 @@ def sliced_walk(
     starting with ``first_bytes``, where ``covered`` (a subset of those bytes, from
     :func:`covered_bytes`) are the first bytes whose inside tokens are all accepted:
     under them, and under the bytes that start no character of the class, only
-    ``piece.rest`` is walked.  Under the other first bytes whose state covers some
-    bytes (``covers``), the inside tokens are walked node by node
+    ``piece.rest`` is walked.  Under the other first bytes whose state is one byte
+    from a state that loops on the class (``covers.loops_next``), the inside tokens
+    are walked node by node
     (:func:`_inside_walk`, at most ``budget`` trie children examined in all) and
     the rest tokens in ``piece.rest``; the remaining bytes are walked in the full
     trie.  ``None`` when no byte is covered and some first byte would be walked in
