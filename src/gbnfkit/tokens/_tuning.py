@@ -61,6 +61,8 @@ class Tuning:
             per group); past that its groups are split one by one.
         max_tail_checks: the (tails, state of the frames below) pairs whose accepted
             tokens a compiled grammar keeps (``docs/masks.md``, "Tails").
+        sparse_tails: above this many tokens accepted through tails, such an entry
+            is kept as packed bits (ORed into a mask at once) rather than positions.
     """
 
     many_first_bytes: int = 48
@@ -82,6 +84,8 @@ class Tuning:
     union_groups: int = 16
     union_nodes: int = 32_000
     max_tail_checks: int = 64
+    # (mbslow) tokens accepted through tails kept as positions; more: packed bits
+    sparse_tails: int = 256
 
 
 DEFAULT_TUNING = Tuning()
