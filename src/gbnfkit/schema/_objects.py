@@ -179,10 +179,8 @@ class _Members:
                     nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
                     if nxt is not None:
                         members.append(seq(expr, nxt))
-        if len(members) > 1:
+        if members:
             options.append(seq(self.sep(c), self.conv.table.add(f"{self.hint}-m", alt(members))))
-        elif members:
-            options.append(seq(self.sep(c), members[0]))
         if seen == done and c >= self.lo and e:
             options.append('""')
         self.conv.table.define(name, alt(options) if options else "[^\\x00-\\U0010FFFF]")
