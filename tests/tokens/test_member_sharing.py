@@ -44,3 +44,16 @@ def test_first_and_later_members_share_their_state(
     first = matcher._state
     matcher.accept_text(member)
     assert (matcher._state is first) == same
+
+
+def test_members_in_schema_order_are_read_at_one_place() -> None:
+    """In schema order a member comes first or after others in the same rule (its key
+    and what follows), so the stacks after `, "` are among those after `{"`."""
+    schema = {"type": "object", "properties": _KEYS, "additionalProperties": False}
+    grammar = Grammar.from_json_schema(schema)
+    compiled = gbnfkit.CompiledGrammar(grammar, synthetic_vocabulary('abco{}[]":, 01nf'))
+    matcher = compiled.matcher()
+    matcher.accept_text('{"')
+    first = matcher._state.stacks
+    matcher.accept_text('ab": 1, "')
+    assert matcher._state.stacks < first

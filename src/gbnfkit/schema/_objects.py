@@ -93,7 +93,10 @@ class _Members:
                 for expr, e2 in self.variants(name, member, e):
                     nxt = self.ordered(i + 1, self.inc(c), e2)
                     if nxt is not None:
-                        options.append(seq(self.sep(c), expr, nxt))
+                        # the member and what follows as one rule, shared whether it
+                        # comes first or after another (see any_order)
+                        then = self.conv.table.add(f"{self.hint}-m{i}-then", seq(expr, nxt))
+                        options.append(seq(self.sep(c), then))
             if not required:
                 nxt = self.ordered(i + 1, c, e)
                 if nxt is not None:
