@@ -73,7 +73,15 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
 
     first = elems[0] if prefix else rest
     body: str | None = None
-    if first is not None and (hi is None or hi >= 1):
+    if not prefix and rest is not None and hi is None and lo <= 1:
+        # the first item and the later ones read at one place, the next ones called
+        # last (no frame), so an item starts in the same state after `[` and `,`
+        # (docs/schema.md, "Objects in any order")
+        items = conv.table.fresh(conv.child_hint(hint, "items"))
+        more = conv.table.add(conv.child_hint(hint, "more"), alt([seq(comma, items), '""']))
+        conv.table.define(items, seq(rest, more))
+        body = seq(conv.ws("first"), items)
+    elif first is not None and (hi is None or hi >= 1):
         tail = after(1)
         if tail is not None:
             body = seq(conv.ws("first"), first, tail)

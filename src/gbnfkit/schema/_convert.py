@@ -190,14 +190,18 @@ class Converter:
         v = "value"
         self.table.define("value", alt([obj, arr, s, self.number_rule(), '"true" | "false"',
                                         '"null"']))
-        kv = seq(s, self.colon(), v)
         first = self.ws("first")
-        self.table.define(obj, seq('"{"', self.ws("open"),
-                                   f"({seq(first, kv)} ({self.comma()} {kv})*)?",
-                                   self.ws("close"), '"}"'))
-        self.table.define(arr, seq('"["', self.ws("open"),
-                                   f"({seq(first, v)} ({self.comma()} {v})*)?",
-                                   self.ws("close"), '"]"'))
+        # the first member (item) and the later ones read at one place, the next ones
+        # called last (no frame): one state after `{` (`[`) and after `,`
+        # (docs/schema.md, "Objects in any order")
+        for rule, element, name in ((obj, seq(s, self.colon(), v), "object-members"),
+                                    (arr, v, "array-items")):
+            elements = self.table.fresh(name)
+            more = self.table.add(f"{name}-more", alt([seq(self.comma(), elements), '""']))
+            self.table.define(elements, seq(element, more))
+            bracket = '"{"' if rule == obj else '"["'
+            self.table.define(rule, seq(bracket, self.ws("open"), f"({seq(first, elements)})?",
+                                        self.ws("close"), '"}"' if rule == obj else '"]"'))
         return v
 
     # ---------------------------------------------------------------- entry

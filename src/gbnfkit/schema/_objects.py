@@ -93,7 +93,10 @@ class _Members:
                 for expr, e2 in self.variants(name, member, e):
                     nxt = self.ordered(i + 1, self.inc(c), e2)
                     if nxt is not None:
-                        options.append(seq(self.sep(c), expr, nxt))
+                        # the member and what follows as one rule, shared whether it
+                        # comes first or after another (see any_order)
+                        then = self.conv.table.add(f"{self.hint}-m{i}-then", seq(expr, nxt))
+                        options.append(seq(self.sep(c), then))
             if not required:
                 nxt = self.ordered(i + 1, c, e)
                 if nxt is not None:
@@ -151,8 +154,12 @@ class _Members:
         required = [n for n, _, r in self.known if r]
         done = len(required) if sequential else (1 << len(required)) - 1
         options: list[str] = []
-        # the separator, written once a branch needs it (where the loop first did)
-        sep: str | None = None
+        # the members that may come next, each followed by the state after it: one rule
+        # shared by the states with the same members and next states (the first member
+        # and the later ones of an object, say), so their keys' contexts are the same
+        # after `{"` and after `, "` (the separator before it, and the call of the next
+        # state in tail position, leave no frame)
+        members: list[str] = []
         if self.hi is None or c < self.hi:
             for nm, member, is_required in self.known:
                 if not is_required:
@@ -169,14 +176,14 @@ class _Members:
                 for expr, e2 in self.variants(nm, member, e):
                     nxt = self.any_order(after, self.inc(c), e2, memo, sequential)
                     if nxt is not None:
-                        sep = self.sep(c) if sep is None else sep
-                        options.append(seq(sep, expr, nxt))
+                        members.append(seq(expr, nxt))
             if self.extra:
                 for expr, e2 in self.variants(None, paren(alt(self.extra)), e):
                     nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
                     if nxt is not None:
-                        sep = self.sep(c) if sep is None else sep
-                        options.append(seq(sep, expr, nxt))
+                        members.append(seq(expr, nxt))
+        if members:
+            options.append(seq(self.sep(c), self.conv.table.add(f"{self.hint}-m", alt(members))))
         if seen == done and c >= self.lo and e:
             options.append('""')
         self.conv.table.define(name, alt(options) if options else "[^\\x00-\\U0010FFFF]")

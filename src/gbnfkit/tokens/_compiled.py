@@ -78,6 +78,9 @@ def _cut_by_runs(trie: TokenTrie, split: WideSplit, first_bytes: int) -> list[tu
     return out
 
 
+# tokens accepted through tails (_tails_accepted): sorted positions, or packed bits
+_Found = list[int] | Words
+
 _LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
 
 
@@ -193,7 +196,7 @@ class CompiledGrammar:
         self.union_walks = 0
         self._union_failed: set[Stack] = set()
         # (id of a wide split's tails, state below) -> (those tails, tokens accepted)
-        self._tail_checks: OrderedDict[tuple[int, ByteState], tuple[Tails, list[int]]] = (
+        self._tail_checks: OrderedDict[tuple[int, ByteState], tuple[Tails, _Found]] = (
             OrderedDict()
         )
         self._max_contexts = max(1, max_contexts)
@@ -877,11 +880,13 @@ class CompiledGrammar:
             self._check_nodes(automaton.intern(frozenset(joined)), entry.uncertain, acc_lo, acc_hi)
         return rest
 
-    def _tails_accepted(self, tails: Tails, below: ByteState) -> list[int]:
-        """The sorted positions of the tokens with a tail that ``below`` (the state of
-        the frames below a wide context) accepts; kept for the last ``max_tail_checks``
-        pairs: the groups of one state, and the states after the next tokens of a free
-        text, often have the same frames below (``docs/masks.md``, "Tails")."""
+    def _tails_accepted(self, tails: Tails, below: ByteState) -> _Found:
+        """The tokens with a tail that ``below`` (the state of the frames below a wide
+        context) accepts: their sorted positions, or, when more than ``sparse_tails``,
+        their packed bits (a mask ORs them in at once instead of making each position
+        a range for ``sparse_ranges`` again).  Kept for the last ``max_tail_checks`` pairs: the
+        groups of one state, and the states after the next tokens of a free text, often
+        have the same frames below (``docs/masks.md``, "Tails")."""
         key = (id(tails), below)
         with self._lock:
             got = self._tail_checks.get(key)
@@ -891,11 +896,15 @@ class CompiledGrammar:
                 return got[1]
         chosen = walk_sorted(self._automaton, below, tails.tails)
         positions = tails.positions_of(chosen) if chosen else []
+        found: _Found = positions
+        if len(positions) > self._tuning.sparse_tails:
+            ids = self._index.trie.sorted_ids[np.array(positions, dtype=np.int64)]
+            found = self._index.pack_ids(ids)
         with self._lock:
-            self._tail_checks[key] = (tails, positions)
+            self._tail_checks[key] = (tails, found)
             while len(self._tail_checks) > self._tuning.max_tail_checks:
                 self._tail_checks.popitem(last=False)
-        return positions
+        return found
 
     def _check_nodes(
         self, full: ByteState, nodes: tuple[int, ...], acc_lo: list[int], acc_hi: list[int]
@@ -944,9 +953,12 @@ class CompiledGrammar:
             if entry.tails is not None:
                 # the frames below the context's: one state, shared by every tail
                 below = automaton.state_of([group[0][: -entry.depth]])
-                positions = self._tails_accepted(entry.tails, below)
-                extra_lo.extend(positions)
-                extra_hi.extend(p + 1 for p in positions)
+                found = self._tails_accepted(entry.tails, below)
+                if isinstance(found, list):
+                    extra_lo.extend(found)
+                    extra_hi.extend(p + 1 for p in found)
+                else:
+                    words |= found
             elif entry.uncertain_tokens:
                 full = automaton.intern(frozenset(group))
                 sorted_bytes = trie.sorted_bytes

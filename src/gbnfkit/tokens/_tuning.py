@@ -66,6 +66,8 @@ class Tuning:
             the slice covers the next byte, while it examines at most this many trie
             children in all (``docs/masks.md``, "Slices"); past that those first
             bytes are walked whole as before (0: never).
+        sparse_tails: above this many tokens accepted through tails, such an entry
+            is kept as packed bits (ORed into a mask at once) rather than positions.
     """
 
     many_first_bytes: int = 48
@@ -87,8 +89,8 @@ class Tuning:
     union_groups: int = 16
     union_nodes: int = 32_000
     max_tail_checks: int = 64
-    # added by the otherkey pass (2026-11-26): slices applied below the first byte
     slice_nodes: int = 2_000
+    sparse_tails: int = 256
 
 
 DEFAULT_TUNING = Tuning()
