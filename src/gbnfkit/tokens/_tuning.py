@@ -61,6 +61,9 @@ class Tuning:
             per group); past that its groups are split one by one.
         max_tail_checks: the (tails, state of the frames below) pairs whose accepted
             tokens a compiled grammar keeps (``docs/masks.md``, "Tails").
+        slice_subtree: a narrow walk tries a slice only below nodes with more than
+            this many trie nodes under them (``docs/masks.md``, "Narrow walks through
+            slices"; a value above the trie's size turns it off).
     """
 
     many_first_bytes: int = 48
@@ -82,6 +85,8 @@ class Tuning:
     union_groups: int = 16
     union_nodes: int = 32_000
     max_tail_checks: int = 64
+    # added by narrow3: narrow walks through slices
+    slice_subtree: int = 32
 
 
 DEFAULT_TUNING = Tuning()
