@@ -62,8 +62,9 @@ class Tuning:
         max_tail_checks: the (tails, state of the frames below) pairs whose accepted
             tokens a compiled grammar keeps (``docs/masks.md``, "Tails").
         slice_subtree: a narrow walk tries a slice only below nodes with more than
-            this many trie nodes under them (``docs/masks.md``, "Narrow walks through
-            slices"; a value above the trie's size turns it off).
+            this many trie nodes under them (and more than ``jump_subtree``;
+            ``docs/masks.md``, "Narrow walks through slices"; a value above the trie's
+            size turns it off).
     """
 
     many_first_bytes: int = 48

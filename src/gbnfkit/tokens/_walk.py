@@ -73,7 +73,8 @@ def walk_runs(
     after those nodes is walked separately).
 
     With ``piece`` (a slice of the vocabulary, ``docs/masks.md``, "Slices"), below a
-    node of more than ``tuning.slice_subtree`` nodes whose byte is a whole character
+    node of more than ``tuning.slice_subtree`` nodes (and ``tuning.jump_subtree``, the
+    only nodes where a walk looks at the state's bytes) whose byte is a whole character
     of the slice's class, reached with no bottom marker on the path, in a state that
     loops on that class (:func:`~gbnfkit.tokens._slices.loops_on`, kept in ``loops``),
     the subtree's *inside* tokens are accepted without a visit and only its rest
@@ -168,28 +169,27 @@ def walk_runs(
                                 todo.append((child, end[child]))
                             bits ^= low
                         break
-                if (
-                    sliced
-                    and not flag
-                    and after - i > slice_subtree
-                    and (single >> b) & 1
-                    and (s.bits if s.bits >= 0 else allowed_bits(s)) & starts == starts
-                ):
-                    assert piece is not None and loops is not None
-                    looping = loops.get(s)
-                    if looping is None:
-                        # one character first (most states that do not loop fail
-                        # there), then the full check
-                        looping = loops[s] = step(s, probe) is s and loops_on(
-                            automaton, s, piece.dfa, tuning.slice_pairs
-                        )
-                    if looping:
-                        left -= _slice_subtree(
-                            trie, piece, automaton, s, i, acc_lo, acc_hi, uncertain, tuning
-                        )
-                        last_hi = acc_hi[-1] if acc_hi else -1
-                        i = after
-                        continue
+                    if (
+                        sliced
+                        and after - i > slice_subtree
+                        and (single >> b) & 1
+                        and bits & starts == starts
+                    ):
+                        assert piece is not None and loops is not None
+                        looping = loops.get(s)
+                        if looping is None:
+                            # one character first (most states that do not loop fail
+                            # there), then the full check
+                            looping = loops[s] = step(s, probe) is s and loops_on(
+                                automaton, s, piece.dfa, tuning.slice_pairs
+                            )
+                        if looping:
+                            left -= _slice_subtree(
+                                trie, piece, automaton, s, i, acc_lo, acc_hi, uncertain, tuning
+                            )
+                            last_hi = acc_hi[-1] if acc_hi else -1
+                            i = after
+                            continue
                 i += 1
     if budget is not None:
         budget[0] = left
