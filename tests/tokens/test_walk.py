@@ -254,3 +254,16 @@ def test_walk_through_a_slice_is_taken() -> None:
         lambda n: walk_all(trie, automaton, root, n, stop, eager, None, piece, loops)
     )
     assert sliced_visits < plain_visits * 3 // 4
+    # a state found to loop caches its one-byte characters' steps (back to itself):
+    # exactly what stepping gives in an automaton that saw nothing else
+    fresh = ByteAutomaton(automaton.program, automaton.limits)
+    single = piece.dfa.single
+    for state, looping in loops.items():
+        if not looping:
+            continue
+        twin = fresh.intern(state.stacks)
+        for byte in range(256):
+            if (single >> byte) & 1:
+                assert state.trans[byte] is state
+                again = fresh.step(twin, byte)
+                assert again is not None and again.stacks == state.stacks

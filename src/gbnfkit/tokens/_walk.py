@@ -183,6 +183,16 @@ def walk_runs(
                             looping = loops[s] = step(s, probe) is s and loops_on(
                                 automaton, s, piece.dfa, tuning.slice_pairs
                             )
+                            if looping:
+                                # each one-byte character leads back to `s`: cache those
+                                # steps, which the skipped nodes would have made (a
+                                # matcher's next steps through the text use them)
+                                trans = s.trans
+                                rest_bits = single
+                                while rest_bits:
+                                    low = rest_bits & -rest_bits
+                                    rest_bits ^= low
+                                    trans[low.bit_length() - 1] = s
                         if looping:
                             left -= _slice_subtree(
                                 trie, piece, automaton, s, i, acc_lo, acc_hi, uncertain, tuning
