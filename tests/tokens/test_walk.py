@@ -34,11 +34,13 @@ GRAMMARS = [
 ALPHABET = 'abcqx019 \n"{}:é中'
 
 
-def _vocabulary(seed: int) -> Vocabulary:
+def _vocabulary(
+    seed: int, alphabet: str = ALPHABET, count: int = 400, longest: int = 7
+) -> Vocabulary:
     rng = random.Random(seed)
     tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
-    for _ in range(400):
-        data = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(2, 7))).encode()
+    for _ in range(count):
+        data = "".join(rng.choice(alphabet) for _ in range(rng.randint(2, longest))).encode()
         tokens.append(data[rng.randint(0, 1) :])  # some start inside a character
     return Vocabulary(list(dict.fromkeys(tokens)))
 
@@ -186,12 +188,7 @@ SLICE_ALPHABET = 'abx"\\,:{} 0é中\x7f'
 
 
 def _slice_vocabulary(seed: int) -> Vocabulary:
-    rng = random.Random(seed)
-    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
-    for _ in range(600):
-        data = "".join(rng.choice(SLICE_ALPHABET) for _ in range(rng.randint(2, 8))).encode()
-        tokens.append(data[rng.randint(0, 1) :])
-    return Vocabulary(list(dict.fromkeys(tokens)))
+    return _vocabulary(seed, SLICE_ALPHABET, 600, 8)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))

@@ -98,6 +98,7 @@ def walk_runs(
     single = piece.dfa.single if piece is not None else 0
     starts = piece.dfa.first if piece is not None else 0
     probe = (single & -single).bit_length() - 1  # a character of the slice's class
+    last_single = single.bit_length() - 1
     finished: list[int] = bottoms if bottoms is not None else []
     start_flag = root.bottom and not report
     states: list[ByteState] = [root] * (trie.max_depth + 1)
@@ -183,17 +184,17 @@ def walk_runs(
                             looping = loops[s] = step(s, probe) is s and loops_on(
                                 automaton, s, piece.dfa, tuning.slice_pairs
                             )
-                            if looping:
+                        if looping:
+                            trans = s.trans
+                            if last_single not in trans:
                                 # each one-byte character leads back to `s`: cache those
                                 # steps, which the skipped nodes would have made (a
                                 # matcher's next steps through the text use them)
-                                trans = s.trans
                                 rest_bits = single
                                 while rest_bits:
                                     low = rest_bits & -rest_bits
                                     rest_bits ^= low
                                     trans[low.bit_length() - 1] = s
-                        if looping:
                             left -= _slice_subtree(
                                 trie, piece, automaton, s, i, acc_lo, acc_hi, uncertain, tuning
                             )
