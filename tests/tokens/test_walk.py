@@ -34,11 +34,13 @@ GRAMMARS = [
 ALPHABET = 'abcqx019 \n"{}:é中'
 
 
-def _vocabulary(seed: int) -> Vocabulary:
+def _vocabulary(
+    seed: int, alphabet: str = ALPHABET, count: int = 400, longest: int = 7
+) -> Vocabulary:
     rng = random.Random(seed)
     tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
-    for _ in range(400):
-        data = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(2, 7))).encode()
+    for _ in range(count):
+        data = "".join(rng.choice(alphabet) for _ in range(rng.randint(2, longest))).encode()
         tokens.append(data[rng.randint(0, 1) :])  # some start inside a character
     return Vocabulary(list(dict.fromkeys(tokens)))
 
@@ -171,3 +173,94 @@ def test_sparse_ranges_every_path(spans: list[tuple[int, int]]) -> None:
         for _ in range(6_000)
     ]
     _check_sparse_ranges(VocabularyIndex(Vocabulary(list(dict.fromkeys(tokens)))), spans)
+
+
+SLICE_GRAMMARS = [
+    # "a property name other than these" (a key's letter, then the common string body)
+    'root ::= "{\\"" ("ab" | [a] [^b"\\\\\\x7F\\x00-\\x1F] char* | [^a"\\\\\\x7F\\x00-\\x1F] char*)'
+    ' "\\"" ":" [0-9]\nchar ::= [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" ["\\\\/bn]',
+    # a wider class (DEL allowed) loops on the slice's class too; a narrower one does not
+    'root ::= "\\"" [^"\\\\\\x00-\\x1F]* "\\"" | "x" [^"\\\\x\\x00-\\x1F]* "\\""',
+    # a string body as the tail of a context: its frames finish inside the tokens
+    'root ::= item ("," item)*\nitem ::= "\\"" [^"\\\\\\x7F\\x00-\\x1F]{0,3} "\\"" | "n"',
+]
+SLICE_ALPHABET = 'abx"\\,:{} 0é中\x7f'
+
+
+def _slice_vocabulary(seed: int) -> Vocabulary:
+    return _vocabulary(seed, SLICE_ALPHABET, 600, 8)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(SLICE_GRAMMARS), st.integers(0, 3), st.randoms(use_true_random=False))
+def test_walk_through_a_slice_matches_stepping_each_token(
+    text: str, seed: int, rng: random.Random
+) -> None:
+    """Below a state that loops on the slice's class the inside tokens are accepted
+    unvisited and the rest walked in the rest trie (docs/masks.md, "Narrow walks through
+    slices"): the same accepted and uncertain tokens as stepping each one."""
+    vocabulary = _slice_vocabulary(seed)
+    compiled = gbnfkit.CompiledGrammar(Grammar.from_gbnf(text), vocabulary)
+    automaton = compiled.automaton
+    trie = compiled.index.trie
+    piece = compiled.index.slices[0]
+    eager = Tuning(slice_subtree=0, jump_subtree=0)
+    for root in _contexts(automaton, rng):
+        expected = _reference(trie, automaton, root)
+        for tuning in (eager, Tuning()):
+            loops: dict[ByteState, bool] = {}
+            got = walk_all(trie, automaton, root, None, None, tuning, None, piece, loops)
+            assert got is not None and _positions(trie, got) == expected
+
+
+def _visits(walked: Callable[[int], object]) -> int:
+    """The fewest nodes a walk (``walked(budget)``) needs to finish."""
+    lo, hi = 0, 1 << 20
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if walked(mid) is None:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def test_walk_through_a_slice_is_taken() -> None:
+    """The slice path runs: a state looping on the class is found, the split is the
+    same, and the walk visits fewer nodes."""
+    vocabulary = _slice_vocabulary(0)
+    compiled = gbnfkit.CompiledGrammar(Grammar.from_gbnf(SLICE_GRAMMARS[0]), vocabulary)
+    automaton = compiled.automaton
+    trie = compiled.index.trie
+    piece = compiled.index.slices[0]
+    root = automaton.feed(automaton.initial, b'{"')
+    assert root is not None
+    eager = Tuning(slice_subtree=0, jump_subtree=0)
+    loops: dict[ByteState, bool] = {}
+
+    def stop(at: int) -> int:
+        return 0
+
+    plain = walk_all(trie, automaton, root, None, None, eager)
+    sliced = walk_all(trie, automaton, root, None, None, eager, None, piece, loops)
+    assert plain is not None and sliced is not None
+    assert _positions(trie, sliced) == _positions(trie, plain)
+    assert any(loops.values())
+    plain_visits = _visits(lambda n: walk_all(trie, automaton, root, n, stop, eager))
+    sliced_visits = _visits(
+        lambda n: walk_all(trie, automaton, root, n, stop, eager, None, piece, loops)
+    )
+    assert sliced_visits < plain_visits * 3 // 4
+    # a state found to loop caches its one-byte characters' steps (back to itself):
+    # exactly what stepping gives in an automaton that saw nothing else
+    fresh = ByteAutomaton(automaton.program, automaton.limits)
+    single = piece.dfa.single
+    for state, looping in loops.items():
+        if not looping:
+            continue
+        twin = fresh.intern(state.stacks)
+        for byte in range(256):
+            if (single >> byte) & 1:
+                assert state.trans[byte] is state
+                again = fresh.step(twin, byte)
+                assert again is not None and again.stacks == state.stacks

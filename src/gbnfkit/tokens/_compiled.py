@@ -26,7 +26,7 @@ from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
-from gbnfkit.tokens._slices import Covers, sliced_walk
+from gbnfkit.tokens._slices import Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
@@ -331,8 +331,17 @@ class CompiledGrammar:
             by_top = self._by_top_frame(key, root)
             if by_top is not None:
                 return by_top
+            piece, loops = self._narrow_slice()
             walked = walk_all(
-                trie, automaton, root, min(tuning.short_walk, tuning.wide), more, tuning
+                trie,
+                automaton,
+                root,
+                min(tuning.short_walk, tuning.wide),
+                more,
+                tuning,
+                None,
+                piece,
+                loops,
             )
         if shared is not None:
             return shared
@@ -361,6 +370,17 @@ class CompiledGrammar:
             # not looked up (no kept form may equal it): its form, to keep its split
             canon = self._canonical(key, tuning.max_wide_canonical)
         return self._wide_split(key, canon)
+
+    def _narrow_slice(self) -> tuple[Slice | None, dict[ByteState, bool]]:
+        """The slice narrow walks use (the first of the index's, ``docs/masks.md``,
+        "Narrow walks through slices") and which states loop on its class (shared
+        with the wide splits' checks, bounded like them)."""
+        slices = self._index.slices
+        with self._lock:
+            loops = self._loops.setdefault(0, {})
+            if len(loops) > self._max_contexts:
+                loops.clear()
+        return (slices[0] if slices else None), loops
 
     def _may_share(self, key: Stack) -> bool:
         """Whether the index may keep a split of ``key``'s canonical form (its signature
@@ -430,7 +450,8 @@ class CompiledGrammar:
             return top.context
         below = automaton.state_of([stacks[0][:-1]])
         index = self._index
-        got = walk_runs(index.trie, automaton, below, runs, tuning=tuning)
+        piece, loops = self._narrow_slice()
+        got = walk_runs(index.trie, automaton, below, runs, None, None, tuning, None, piece, loops)
         assert got is not None
         acc_lo, acc_hi, uncertain = got
         if not acc_lo and not uncertain:
@@ -865,7 +886,8 @@ class CompiledGrammar:
                     return 0
                 return budget - short
 
-            walked = walk_all(index.trie, automaton, root, short, more, tuning)
+            piece, loops = self._narrow_slice()
+            walked = walk_all(index.trie, automaton, root, short, more, tuning, None, piece, loops)
             if walked is None:
                 with self._lock:
                     if len(self._union_failed) >= self._max_contexts:

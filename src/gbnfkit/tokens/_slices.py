@@ -128,12 +128,16 @@ class Slice:
         suffixes: every suffix of the rest tokens, ranked in byte order (a string
             body's uncertain tokens hold a quote, so they are rest tokens: their
             tails are grouped from these ranks, ``docs/masks.md``, "Tails").
+        rest_positions: ``rest.sorted_ids`` as a list (the sorted positions of the
+            rest tokens in the full trie, ascending), for narrow walks
+            (:func:`~gbnfkit.tokens._walk.walk_runs`).
     """
 
     dfa: Utf8Dfa
     inside: npt.NDArray[np.bool_]
     rest: TokenTrie
     suffixes: SuffixRanks
+    rest_positions: list[int]
 
     @staticmethod
     def build(trie: TokenTrie, ranges: tuple[tuple[int, int], ...]) -> Slice:
@@ -154,7 +158,7 @@ class Slice:
         others = np.flatnonzero(~inside).tolist()
         data = trie.sorted_bytes
         rest = TokenTrie([(p, data[p]) for p in others])
-        return Slice(dfa, inside, rest, SuffixRanks.build(trie, others))
+        return Slice(dfa, inside, rest, SuffixRanks.build(trie, others), others)
 
 
 def loops_on(automaton: ByteAutomaton, state: ByteState, dfa: Utf8Dfa, limit: int) -> bool:

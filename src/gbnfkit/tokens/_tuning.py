@@ -68,6 +68,10 @@ class Tuning:
             bytes are walked whole as before (0: never).
         sparse_tails: above this many tokens accepted through tails, such an entry
             is kept as packed bits (ORed into a mask at once) rather than positions.
+        slice_subtree: a narrow walk tries a slice only below nodes with more than
+            this many trie nodes under them (and more than ``jump_subtree``;
+            ``docs/masks.md``, "Narrow walks through slices"; a value above the trie's
+            size turns it off).
     """
 
     many_first_bytes: int = 48
@@ -91,6 +95,7 @@ class Tuning:
     max_tail_checks: int = 64
     slice_nodes: int = 2_000
     sparse_tails: int = 256
+    slice_subtree: int = 32
 
 
 DEFAULT_TUNING = Tuning()

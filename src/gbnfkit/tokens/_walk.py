@@ -6,6 +6,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._slices import Slice, loops_on
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 
@@ -57,6 +58,8 @@ def walk_runs(
     more: Callable[[int], int] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
     bottoms: list[int] | None = None,
+    piece: Slice | None = None,
+    loops: dict[ByteState, bool] | None = None,
 ) -> WalkResult | None:
     """:func:`walk` over several runs of sibling subtrees, each from ``root``.
 
@@ -68,6 +71,15 @@ def walk_runs(
     ``bottoms``, nothing is uncertain, and only the bytes the frames themselves accept
     are followed (a split by top frame, ``docs/masks.md``: what the frames below accept
     after those nodes is walked separately).
+
+    With ``piece`` (a slice of the vocabulary, ``docs/masks.md``, "Slices"), below a
+    node of more than ``tuning.slice_subtree`` nodes (and ``tuning.jump_subtree``, the
+    only nodes where a walk looks at the state's bytes) whose byte is a whole character
+    of the slice's class, reached with no bottom marker on the path, in a state that
+    loops on that class (:func:`~gbnfkit.tokens._slices.loops_on`, kept in ``loops``),
+    the subtree's *inside* tokens are accepted without a visit and only its rest
+    tokens are walked, in the slice's rest trie (``docs/masks.md``, "Narrow walks
+    through slices").  Not with ``bottoms``.
     """
     byte = trie.byte
     depth = trie.depth
@@ -81,6 +93,12 @@ def walk_runs(
     jump_bytes = tuning.jump_bytes
     jump_subtree = tuning.jump_subtree
     report = bottoms is not None
+    sliced = piece is not None and loops is not None and not report
+    slice_subtree = tuning.slice_subtree
+    single = piece.dfa.single if piece is not None else 0
+    starts = piece.dfa.first if piece is not None else 0
+    probe = (single & -single).bit_length() - 1  # a character of the slice's class
+    last_single = single.bit_length() - 1
     finished: list[int] = bottoms if bottoms is not None else []
     start_flag = root.bottom and not report
     states: list[ByteState] = [root] * (trie.max_depth + 1)
@@ -152,10 +170,108 @@ def walk_runs(
                                 todo.append((child, end[child]))
                             bits ^= low
                         break
+                    if (
+                        sliced
+                        and after - i > slice_subtree
+                        and (single >> b) & 1
+                        and bits & starts == starts
+                    ):
+                        assert piece is not None and loops is not None
+                        looping = loops.get(s)
+                        if looping is None:
+                            # one character first (most states that do not loop fail
+                            # there), then the full check
+                            looping = loops[s] = step(s, probe) is s and loops_on(
+                                automaton, s, piece.dfa, tuning.slice_pairs
+                            )
+                        if looping:
+                            trans = s.trans
+                            if last_single not in trans:
+                                # each one-byte character leads back to `s`: cache those
+                                # steps, which the skipped nodes would have made (a
+                                # matcher's next steps through the text use them)
+                                rest_bits = single
+                                while rest_bits:
+                                    low = rest_bits & -rest_bits
+                                    rest_bits ^= low
+                                    trans[low.bit_length() - 1] = s
+                            left -= _slice_subtree(
+                                trie, piece, automaton, s, i, acc_lo, acc_hi, uncertain, tuning
+                            )
+                            last_hi = acc_hi[-1] if acc_hi else -1
+                            i = after
+                            continue
                 i += 1
     if budget is not None:
         budget[0] = left
     return acc_lo, acc_hi, uncertain
+
+
+def _slice_subtree(
+    trie: TokenTrie,
+    piece: Slice,
+    automaton: ByteAutomaton,
+    state: ByteState,
+    node: int,
+    acc_lo: list[int],
+    acc_hi: list[int],
+    uncertain: list[int],
+    tuning: Tuning,
+) -> int:
+    """The tokens below ``node`` (not its own), whose prefix is a string of whole
+    characters of ``piece``'s class after which the automaton is in ``state``, which
+    loops on that class and holds no bottom marker (nor does any state above).
+
+    Every inside token there is accepted (each character leads back to ``state``, and
+    the bytes within one stay alive); the others are walked in the rest trie, from the
+    rest node of the same prefix, and mapped back: their accepted sorted positions
+    through ``piece.rest_positions``, their uncertain nodes to the node of the same
+    prefix in ``trie`` (a rejected prefix has no inside token below it, so both nodes
+    hold the same tokens).  Appends to the lists; returns the rest-trie nodes visited.
+    """
+    positions = piece.rest_positions
+    first = trie.here_hi[node]  # the tokens below `node` follow its own (preorder)
+    stop = trie.tok_hi[node]
+    k = bisect_left(positions, first)
+    k_stop = bisect_left(positions, stop)
+    visited = 0
+    accepted: set[int] = set()
+    if k < k_stop:
+        rest = piece.rest
+        depth = trie.depth[node]
+        prefix = trie.sorted_bytes[trie.tok_lo[node]][:depth]
+        at_rest = rest.root_child[prefix[0]]
+        for b in prefix[1:]:
+            at_rest = rest.children(at_rest)[b]
+        size = len(rest.byte) + 1
+        budget = [size]
+        got = walk_runs(
+            rest, automaton, state, [at_rest + 1, rest.end[at_rest]], budget, None, tuning
+        )
+        assert got is not None
+        visited = size - budget[0]
+        for lo, hi in zip(got[0], got[1], strict=True):
+            accepted.update(range(lo, hi))
+        rest_depth = rest.depth
+        for r in got[2]:
+            full = node
+            for b in rest.sorted_bytes[rest.tok_lo[r]][depth : rest_depth[r]]:
+                full = trie.children(full)[b]
+            uncertain.append(full)
+    # the inside tokens (between the rest ones) and the rest ones accepted, in order
+    at = first
+    for j in range(k, k_stop + 1):
+        p = positions[j] if j < k_stop else stop
+        taken = j < k_stop and j in accepted
+        if p > at or taken:
+            high = p + 1 if taken else p
+            if acc_hi and acc_hi[-1] == at:
+                acc_hi[-1] = high
+            else:
+                acc_lo.append(at)
+                acc_hi.append(high)
+        at = p + 1
+    return visited
 
 
 def walk_all(
@@ -166,6 +282,8 @@ def walk_all(
     more: Callable[[int], int] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
     bottoms: list[int] | None = None,
+    piece: Slice | None = None,
+    loops: dict[ByteState, bool] | None = None,
 ) -> WalkResult | None:
     """:func:`walk` over the whole trie, visiting only subtrees of bytes ``root`` allows.
 
@@ -173,11 +291,13 @@ def walk_all(
     ``more(node)`` (asked when the budget runs out, then again when the nodes it granted
     run out, with the node reached) returns how many more it may visit: a long walk can
     stop for a split found elsewhere, or one that will not end soon, without starting
-    again otherwise.  ``bottoms``: see :func:`walk_runs`.
+    again otherwise.  ``bottoms``, ``piece``, ``loops``: see :func:`walk_runs`.
     """
     left = None if budget is None else [budget]
     if root.bottom and bottoms is None:
-        return walk_runs(trie, automaton, root, [0, len(trie.byte)], left, more, tuning)
+        return walk_runs(
+            trie, automaton, root, [0, len(trie.byte)], left, more, tuning, None, piece, loops
+        )
     end = trie.end
     root_child = trie.root_child
     runs: list[int] = []
@@ -189,7 +309,7 @@ def walk_all(
         if node >= 0:
             runs.append(node)
             runs.append(end[node])
-    return walk_runs(trie, automaton, root, runs, left, more, tuning, bottoms)
+    return walk_runs(trie, automaton, root, runs, left, more, tuning, bottoms, piece, loops)
 
 
 def _after_prefix(prefix: bytes) -> bytes | None:
