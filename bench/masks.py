@@ -684,6 +684,9 @@ def run_engines(
                 results.append(res)
                 if isinstance(engine, Gbnfkit) and mode == "steady":
                     ours_compiled[wl.name] = compiled
+                # not kept past its workload: every collection of the next workloads
+                # (MaskBench's masks among them) would traverse its byte states
+                del compiled
         if isinstance(engine, Gbnfkit) and any(w.name == "json" for w in inp.workloads):
             gc.collect()
             cold = engine.cold_first_mask("json")
