@@ -200,3 +200,17 @@ def test_vector_walk_steps_only_the_classes_the_trie_asks_for() -> None:
     accepted, uncertain, _ = _by_stepping(trie, automaton, root)
     assert split.accepted.tolist() == accepted and split.uncertain.tolist() == uncertain
     assert [trie.sorted_bytes[p] for p in accepted] == words[:6]
+
+
+def test_index_builds_what_wide_splits_read_with_itself() -> None:
+    """The level bounds and prefix nodes of the trie and of each slice's rest trie are
+    built with the vocabulary index, not at the first wide split of a first request
+    (docs/masks.md, "Memory bounds"); they equal a fresh trie's, built on first use."""
+    index = VocabularyIndex(synthetic_vocabulary())
+    tries = (index.trie, *(piece.rest for piece in index.slices))
+    for trie in tries:
+        assert trie._level_bounds is not None and trie._prefix_nodes is not None
+        fresh = TokenTrie(list(zip(trie.sorted_ids.tolist(), trie.sorted_bytes, strict=True)))
+        assert fresh._prefix_nodes is None
+        assert fresh.level_bounds == trie.level_bounds
+        assert fresh.prefix_nodes.tolist() == trie.prefix_nodes.tolist()

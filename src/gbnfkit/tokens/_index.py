@@ -79,6 +79,10 @@ class VocabularyIndex:
                 empty.append(i)
         self.trie = TokenTrie(text)
         self.slices = tuple(Slice.build(self.trie, ranges) for ranges in SLICE_CLASSES)
+        for trie in (self.trie, *(piece.rest for piece in self.slices)):
+            # what the first wide splits would build (8-10 ms on 151k tokens), built
+            # with the index rather than in a first request (docs/masks.md, "Memory bounds")
+            _ = trie.level_bounds, trie.prefix_nodes
         self.nwords = (vocabulary.size + 31) // 32
         self.always = self.pack_ids(np.array(empty, dtype=np.int64))
         self.eos = self.pack_ids(np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64))
