@@ -109,6 +109,11 @@ def test_vector_walk_equals_stepping_each_token(name: str) -> None:
         split = vector_walk(trie, automaton, root, max_tail_tokens=10**6)
         assert split.accepted.tolist() == accepted
         assert split.uncertain.tolist() == uncertain
+        for gap in (0, 10**9):  # each run's nodes alone, or every level in one call
+            other = vector_walk(trie, automaton, root, 10**6, level_gap=gap)
+            assert other.accepted.tolist() == accepted
+            assert other.uncertain.tolist() == uncertain
+            assert other.handover_offsets.tolist() == split.handover_offsets.tolist()
         positions, offsets = split.handover_positions, split.handover_offsets
         got = list(zip(positions.tolist(), offsets.tolist(), strict=True))
         assert got == pairs

@@ -478,7 +478,10 @@ class CompiledGrammar:
         trie = index.trie
         root = self._automaton.intern(frozenset(_stacks_of(key)))
         if root.bottom:
-            split = vector_walk(trie, self._automaton, root, self._tuning.max_tail_tokens)
+            tuning = self._tuning
+            split = vector_walk(
+                trie, self._automaton, root, tuning.max_tail_tokens, -1, tuning.level_gap
+            )
         else:
             split = self._walk_by_first_byte(root)
         words = index.pack_ids(trie.sorted_ids[split.accepted])
@@ -560,7 +563,7 @@ class CompiledGrammar:
             if covered:
                 self.sliced_walks += 1
                 return sliced_walk(trie, piece, automaton, root, limit, first_bytes, covered)
-        return vector_walk(trie, automaton, root, limit, first_bytes)
+        return vector_walk(trie, automaton, root, limit, first_bytes, self._tuning.level_gap)
 
     def _keep_chunks(self, split: WideSplit, after: dict[ByteState, int]) -> None:
         """Remember ``split``'s verdicts per first byte, under the state after that byte

@@ -61,6 +61,9 @@ class Tuning:
             per group); past that its groups are split one by one.
         max_tail_checks: the (tails, state of the frames below) pairs whose accepted
             tokens a compiled grammar keeps (``docs/masks.md``, "Tails").
+        level_gap: a wide split's numpy pass walks the nodes of one trie level under
+            two runs of first bytes in one call when at most this many nodes of that
+            level lie between them (walked dead: cheaper than another call).
     """
 
     many_first_bytes: int = 48
@@ -82,6 +85,8 @@ class Tuning:
     union_groups: int = 16
     union_nodes: int = 32_000
     max_tail_checks: int = 64
+    # added 2026-11-26 night (cws)
+    level_gap: int = 1_024
 
 
 DEFAULT_TUNING = Tuning()

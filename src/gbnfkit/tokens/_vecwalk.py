@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._tuning import DEFAULT_TUNING
 
 __all__ = ["WideSplit", "byte_runs", "sorted_pairs", "vector_walk"]
 
@@ -190,6 +191,7 @@ def vector_walk(
     root: ByteState,
     max_tail_tokens: int,
     first_bytes: int = -1,
+    level_gap: int = DEFAULT_TUNING.level_gap,
 ) -> WideSplit:
     """The tokens ``root`` accepts, the uncertain ones, and their handover pairs.
 
@@ -200,6 +202,12 @@ def vector_walk(
     ``first_bytes`` (a 256-bit set; only when ``root`` does not hold the bottom
     marker), only the tokens starting with one of those bytes, the others counted
     rejected.
+
+    Below the first level, the ranges of two runs of first bytes are walked as one
+    when at most ``level_gap`` nodes lie between them at that depth (one numpy call
+    costs as much as a few thousand nodes): a node between them lies under a first
+    byte not walked, so its parent's walk state is ``_DEAD`` (never set) and so is its
+    own, which changes no verdict.
     """
     table = _Table(automaton, root)
     total = len(trie.level_byte)
@@ -219,12 +227,20 @@ def vector_walk(
         runs = _runs(trie, wanted)
     for d in range(1, trie.max_depth + 1):
         level = bounds[d]
-        active = False
+        ranges: list[int] = []  # flat: lo, hi, lo, hi...
         for first, last in runs:
             lo, hi = level[first], level[last + 1]
             if lo == hi:
                 continue
-            active = True
+            if ranges and d > 1 and lo - ranges[-1] <= level_gap:
+                ranges[-1] = hi  # the nodes between are dead: one call for both runs
+            else:
+                ranges.append(lo)
+                ranges.append(hi)
+        if not ranges:
+            break
+        for i in range(0, len(ranges), 2):
+            lo, hi = ranges[i], ranges[i + 1]
             keys = sid[parents[lo:hi]]
             keys <<= 8
             keys |= level_bytes[lo:hi]
@@ -237,8 +253,6 @@ def vector_walk(
                 table.fill((np.flatnonzero(np.bincount(missing - low)) + low).tolist())
                 nxt = table.flat.take(keys)
             sid[lo + 1 : hi + 1] = nxt
-        if not active:
-            break
     if root.bottom:
         ends = sid[trie.token_flat_end]
         accepted = np.flatnonzero(ends > _UNSURE)
