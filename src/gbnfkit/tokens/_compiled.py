@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,7 +23,7 @@ import numpy.typing as npt
 
 from gbnfkit._arguments import expect
 from gbnfkit._errors import LoadError, VocabularyError
-from gbnfkit.tokens._byteprogram import END, TEST, lower_program
+from gbnfkit.tokens._byteprogram import CALL, END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
@@ -30,7 +31,7 @@ from gbnfkit.tokens._slices import covered_bytes, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
-from gbnfkit.tokens._vecwalk import WideSplit, vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, follow_only, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_runs, walk_sorted
 
@@ -186,6 +187,11 @@ class CompiledGrammar:
         self._tail_checks: OrderedDict[tuple[int, ByteState], tuple[Tails, list[int]]] = (
             OrderedDict()
         )
+        # per rule: the bytes that can come first once it returns (see _follow_of);
+        # the alternatives' first positions (sorted, with their rules), each rule's calls
+        self._follows: dict[int, int] = {}
+        self._starts: list[tuple[int, int]] = []
+        self._calls: dict[int, list[int]] = {}
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
@@ -306,7 +312,7 @@ class CompiledGrammar:
                 if not formed:
                     formed = tuning.max_wide_canonical if many else tuning.max_canonical
                     canon = self._canonical(key, formed)
-                shared = index.shared_context(canon) if canon is not None else None
+                shared = self._shared_split(canon, key)
             if shared is not None or many or self._projected_walk(root, at) > tuning.wide:
                 return 0
             return tuning.wide - min(tuning.short_walk, tuning.wide)
@@ -331,7 +337,7 @@ class CompiledGrammar:
             # going wide: a whole-trie pass costs far more than a larger canonical form
             formed = tuning.max_wide_canonical
             canon = self._canonical(key, formed)
-            shared = index.shared_context(canon) if canon is not None else None
+            shared = self._shared_split(canon, key)
             if shared is not None:
                 return shared
         if shallower:
@@ -348,6 +354,102 @@ class CompiledGrammar:
             # not looked up (no kept form may equal it): its form, to keep its split
             canon = self._canonical(key, tuning.max_wide_canonical)
         return self._wide_split(key, canon)
+
+    def _shared_split(self, canon: tuple[object, ...] | None, key: Stack) -> _Context | None:
+        """The split kept for the canonical form ``canon`` of the context ``key``, if
+        any and if it kept every tail the frames below ``key`` may accept first: a
+        split whose tails starting with some bytes were left out (``_Context.follow``)
+        serves only contexts whose frames below can start with no other byte."""
+        if canon is None:
+            return None
+        entry = self._index.shared_context(canon)
+        if entry is None or entry.follow == -1:
+            return entry
+        follow = self._follow_of(key)
+        return entry if follow != -1 and not follow & ~entry.follow else None
+
+    def _follow_of(self, key: Stack) -> int:
+        """The bytes that the frames below the context ``key`` can accept first, as a
+        256-bit set (``-1``: not known, every byte): for each stack of the key, what
+        may come first once the rule of its deepest frame returns, in any stack of the
+        grammar (``docs/masks.md``, "Tails").  -1 with a ``cache_dir`` (the splits
+        written there do not record which tails were left out), for a whole stack
+        (nothing below it), and when finding it would read more than
+        ``Tuning.follow_calls`` calls."""
+        if self._index.store is not None:
+            return -1
+        out = 0
+        for stack in _stacks_of(key):
+            if len(stack) < 2 or stack[0] != BOTTOM:
+                return -1
+            rule = self._rule_at(stack[1])
+            with self._lock:
+                got = self._follows.get(rule)
+            if got is None:
+                got = self._follow_rule(rule)
+            if got == -1:
+                return -1
+            out |= got
+        return out
+
+    def _rule_at(self, position: int) -> int:
+        """The rule whose alternatives hold ``position`` (and, built with the first
+        call, the calls of each rule)."""
+        starts = self._starts
+        if not starts:
+            program = self._automaton.program
+            starts = sorted((a, r) for r, alts in enumerate(program.rules) for a in alts)
+            calls: dict[int, list[int]] = {}
+            kind = program.kind
+            arg = program.arg
+            for p in range(len(kind)):
+                if kind[p] == CALL:
+                    calls.setdefault(arg[p], []).append(p)
+            with self._lock:
+                self._calls = calls
+                self._starts = starts
+        return starts[bisect_right(starts, (position, len(starts))) - 1][1]
+
+    def _follow_rule(self, rule: int) -> int:
+        """What can be read first once ``rule`` returns: at each call of it, the first
+        bytes of what follows the call and, if that can finish, what can be read once
+        the calling rule returns (nothing after the root).  Found over the rules
+        reached that way from ``rule`` (each gets its own set, kept: all its callers
+        are reached too), one ``first_bits`` per call, then a fixed point; -1 when
+        that would read more than ``follow_calls`` calls."""
+        automaton = self._automaton
+        self._rule_at(0)  # the calls of each rule
+        calls = self._calls
+        budget = self._tuning.follow_calls
+        own: dict[int, int] = {rule: 0}
+        edges: list[tuple[int, int]] = []  # (rule, caller): the caller's set flows in
+        todo = [rule]
+        while todo:
+            r = todo.pop()
+            for c in calls.get(r, []):
+                budget -= 1
+                if budget < 0:
+                    with self._lock:
+                        self._follows[rule] = -1
+                    return -1
+                bits, ends = automaton.first_bits((BOTTOM, c + 1))
+                own[r] |= bits
+                if ends:
+                    caller = self._rule_at(c)
+                    edges.append((r, caller))
+                    if caller not in own:
+                        own[caller] = 0
+                        todo.append(caller)
+        changed = True
+        while changed:
+            changed = False
+            for r, caller in edges:
+                if own[caller] & ~own[r]:
+                    own[r] |= own[caller]
+                    changed = True
+        with self._lock:
+            self._follows.update(own)
+        return own[rule]
 
     def _may_share(self, key: Stack) -> bool:
         """Whether the index may keep a split of ``key``'s canonical form (its signature
@@ -484,10 +586,16 @@ class CompiledGrammar:
             )
         else:
             split = self._walk_by_first_byte(root)
+        follow = self._follow_of(key) if len(split.handover_positions) else -1
+        if follow != -1:
+            pruned = follow_only(trie, split, follow)
+            if pruned is split:
+                follow = -1  # no tail left out: the split serves any context
+            split = pruned
         words = index.pack_ids(trie.sorted_ids[split.accepted])
         positions = tuple(split.uncertain.tolist())
         tails = index.group_tails(split.handover_positions, split.handover_offsets)
-        entry = _Context.of(words, (), positions, tails, _key_depth(key))
+        entry = _Context.of(words, (), positions, tails, _key_depth(key), follow)
         if canon is not None:
             index.keep_context(canon, entry)
         return entry

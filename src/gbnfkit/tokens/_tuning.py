@@ -64,6 +64,9 @@ class Tuning:
         level_gap: a wide split's numpy pass walks the nodes of one trie level under
             two runs of first bytes in one call when at most this many nodes of that
             level lie between them (walked dead: cheaper than another call).
+        follow_calls: the calls of rules a compiled grammar may read to find what
+            can follow a wide context (its tails starting with anything else are
+            left out, ``docs/masks.md``, "Tails"); past that none are left out.
     """
 
     many_first_bytes: int = 48
@@ -87,6 +90,7 @@ class Tuning:
     max_tail_checks: int = 64
     # added 2026-11-26 night (cws)
     level_gap: int = 1_024
+    follow_calls: int = 256
 
 
 DEFAULT_TUNING = Tuning()

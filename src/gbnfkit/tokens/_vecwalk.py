@@ -23,7 +23,7 @@ from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING
 
-__all__ = ["WideSplit", "byte_runs", "sorted_pairs", "vector_walk"]
+__all__ = ["WideSplit", "byte_runs", "follow_only", "sorted_pairs", "vector_walk"]
 
 Positions = npt.NDArray[np.int64]
 
@@ -297,3 +297,26 @@ def sorted_pairs(positions: Positions, offsets: Positions) -> tuple[Positions, P
     keys |= offsets
     keys.sort()
     return keys >> shift, keys & ((1 << shift) - 1)
+
+
+def follow_only(trie: TokenTrie, split: WideSplit, follow: int) -> WideSplit:
+    """``split`` without the handover pairs whose tail starts with a byte outside
+    ``follow`` (a 256-bit set), and without the uncertain tokens left with no pair
+    (they are rejected then); the same split if no pair is left out.
+
+    With ``follow`` the bytes that the frames below a context can ever accept first,
+    no tail starting with another byte is accepted by them, so the tokens a group
+    allows are unchanged (``docs/masks.md``, "Tails").
+    """
+    positions = split.handover_positions
+    if not len(positions):
+        return split
+    at = trie.offsets[positions] + split.handover_offsets
+    keep = _members([follow])[0][trie.buffer[at]]
+    if keep.all():
+        return split
+    kept = positions[keep]
+    # pairs are sorted by position: a token keeps a pair iff it is among `kept`
+    uncertain = split.uncertain
+    left = uncertain[np.isin(uncertain, kept, assume_unique=False)]
+    return WideSplit(split.accepted, left, kept, split.handover_offsets[keep])
