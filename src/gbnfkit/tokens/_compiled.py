@@ -586,7 +586,10 @@ class CompiledGrammar:
             )
         else:
             split = self._walk_by_first_byte(root)
-        follow = self._follow_of(key) if len(split.handover_positions) else -1
+        # tails the frames below never read: worth finding out when some token has
+        # several (its context can finish at several points of it, as mid-word)
+        pairs = len(split.handover_positions)
+        follow = self._follow_of(key) if pairs > len(split.uncertain) else -1
         if follow != -1:
             pruned = follow_only(trie, split, follow)
             if pruned is split:
