@@ -188,9 +188,10 @@ class CompiledGrammar:
             OrderedDict()
         )
         # per rule: the bytes that can come first once it returns (see _follow_of);
-        # the alternatives' first positions (sorted, with their rules), each rule's calls
+        # where each alternative starts (sorted) and its rule, each rule's calls
         self._follows: dict[int, int] = {}
-        self._starts: list[tuple[int, int]] = []
+        self._starts: list[int] = []
+        self._start_rules: list[int] = []
         self._calls: dict[int, list[int]] = {}
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
@@ -383,6 +384,8 @@ class CompiledGrammar:
             if len(stack) < 2 or stack[0] != BOTTOM:
                 return -1
             rule = self._rule_at(stack[1])
+            if rule < 0:
+                return -1
             with self._lock:
                 got = self._follows.get(rule)
             if got is None:
@@ -393,22 +396,24 @@ class CompiledGrammar:
         return out
 
     def _rule_at(self, position: int) -> int:
-        """The rule whose alternatives hold ``position`` (and, built with the first
-        call, the calls of each rule)."""
+        """The rule whose alternatives hold ``position`` (the last alternative starting
+        at or before it: alternatives are laid out one after the other); built with the
+        first call, as the calls of each rule."""
         starts = self._starts
         if not starts:
             program = self._automaton.program
-            starts = sorted((a, r) for r, alts in enumerate(program.rules) for a in alts)
-            calls: dict[int, list[int]] = {}
+            pairs = sorted((a, r) for r, alts in enumerate(program.rules) for a in alts)
             kind = program.kind
             arg = program.arg
-            for p in range(len(kind)):
-                if kind[p] == CALL:
-                    calls.setdefault(arg[p], []).append(p)
+            calls: dict[int, list[int]] = {}
+            for p in [p for p, k in enumerate(kind) if k == CALL]:
+                calls.setdefault(arg[p], []).append(p)
             with self._lock:
                 self._calls = calls
-                self._starts = starts
-        return starts[bisect_right(starts, (position, len(starts))) - 1][1]
+                self._start_rules = [r for _, r in pairs]
+                self._starts = starts = [a for a, _ in pairs]
+        at = bisect_right(starts, position) - 1
+        return self._start_rules[at] if at >= 0 else -1
 
     def _follow_rule(self, rule: int) -> int:
         """What can be read first once ``rule`` returns: at each call of it, the first
