@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from test_masks import synthetic_vocabulary
+from test_masks import fast_mask, reference_mask, synthetic_vocabulary
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
@@ -109,6 +109,11 @@ def test_vector_walk_equals_stepping_each_token(name: str) -> None:
         split = vector_walk(trie, automaton, root, max_tail_tokens=10**6)
         assert split.accepted.tolist() == accepted
         assert split.uncertain.tolist() == uncertain
+        for gap in (0, 10**9):  # each run's nodes alone, or every level in one call
+            other = vector_walk(trie, automaton, root, 10**6, level_gap=gap)
+            assert other.accepted.tolist() == accepted
+            assert other.uncertain.tolist() == uncertain
+            assert other.handover_offsets.tolist() == split.handover_offsets.tolist()
         positions, offsets = split.handover_positions, split.handover_offsets
         got = list(zip(positions.tolist(), offsets.tolist(), strict=True))
         assert got == pairs
@@ -200,3 +205,60 @@ def test_vector_walk_steps_only_the_classes_the_trie_asks_for() -> None:
     accepted, uncertain, _ = _by_stepping(trie, automaton, root)
     assert split.accepted.tolist() == accepted and split.uncertain.tolist() == uncertain
     assert [trie.sorted_bytes[p] for p in accepted] == words[:6]
+
+
+def test_index_builds_what_wide_splits_read_with_itself() -> None:
+    """The level bounds and prefix nodes of the trie and of each slice's rest trie are
+    built with the vocabulary index, not at the first wide split of a first request
+    (docs/masks.md, "Memory bounds"); they equal a fresh trie's, built on first use."""
+    index = VocabularyIndex(synthetic_vocabulary())
+    tries = (index.trie, *(piece.rest for piece in index.slices))
+    for trie in tries:
+        assert trie._level_bounds is not None and trie._prefix_nodes is not None
+        fresh = TokenTrie(list(zip(trie.sorted_ids.tolist(), trie.sorted_bytes, strict=True)))
+        assert fresh._prefix_nodes is None
+        assert fresh.level_bounds == trie.level_bounds
+        assert fresh.prefix_nodes.tolist() == trie.prefix_nodes.tolist()
+
+
+def _masks_along(compiled: gbnfkit.CompiledGrammar, grammar: Grammar, text: bytes) -> None:
+    """Compare every mask with the reference along the tokens of ``text`` (one byte each)."""
+    vocabulary = compiled.vocabulary
+    matcher = compiled.matcher()
+    state = grammar.start()
+    ids = {vocabulary.token_bytes(i): i for i in range(vocabulary.size)}
+    for byte in text:
+        expected = reference_mask(state, vocabulary)
+        assert np.array_equal(expected, fast_mask(matcher, vocabulary.size))
+        assert matcher.accept_token(ids[bytes([byte])])
+        state = state.feed(bytes([byte]))
+
+
+def test_wide_splits_leave_out_tails_the_frames_below_never_read() -> None:
+    """A wide split drops the handover pairs whose tail starts with a byte that the
+    frames below its context can never read first (the follow set of the context's
+    deepest rule) and the uncertain tokens left without one; a split kept for its
+    canonical form serves another grammar's context with the same form only if the
+    frames below that one read no other byte first (docs/masks.md, "Tails").  Two
+    grammars whose word contexts have one form, but ``]`` or ``)`` after the word."""
+    words = [b"(", b")", b"]", b"a", b"b", b"ab", b"ab)", b"ab]", b"ba)", b"b]", b"aab]"]
+    vocabulary = gbnfkit.Vocabulary([None, *words], eos_token_ids=[0])
+    index = VocabularyIndex(vocabulary)
+    tuning = Tuning(wide=0, many_first_bytes=0)  # every context split wide
+    entries = []
+    for closing in "])":
+        # a word three rules deep (its contexts: r1, r2, r3 over the bottom marker),
+        # each able to finish after any letter; what follows r1 is `closing`
+        grammar = Grammar.from_gbnf(
+            f'root ::= "(" r1 "{closing}"\nr1 ::= r2 "!"?\nr2 ::= r3 "?"?\nr3 ::= [ab]+'
+        )
+        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, index=index, tuning=tuning)
+        _masks_along(compiled, grammar, b"(abab" + closing.encode())
+        entries.append({id(e): e for e in index.shared.values()})
+    close, paren = 1 << ord("]"), 1 << ord(")")
+    # the first grammar's word contexts dropped the tails starting with ")"...
+    first = [e for e in entries[0].values() if e.follow != -1]
+    assert first and all(e.follow & close and not e.follow & paren for e in first)
+    # ...so the second grammar, whose words are followed by ")", split them again
+    second = [e for i, e in entries[1].items() if i not in entries[0] and e.follow != -1]
+    assert second and all(e.follow & paren and not e.follow & close for e in second)

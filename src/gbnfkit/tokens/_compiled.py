@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,7 +23,7 @@ import numpy.typing as npt
 
 from gbnfkit._arguments import expect
 from gbnfkit._errors import LoadError, VocabularyError
-from gbnfkit.tokens._byteprogram import END, TEST, lower_program
+from gbnfkit.tokens._byteprogram import CALL, END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
@@ -30,7 +31,7 @@ from gbnfkit.tokens._slices import Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
-from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, follow_only, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_runs, walk_sorted
 
@@ -199,6 +200,12 @@ class CompiledGrammar:
         self._tail_checks: OrderedDict[tuple[int, ByteState], tuple[Tails, _Found]] = (
             OrderedDict()
         )
+        # per rule: the bytes that can come first once it returns (see _follow_of);
+        # where each alternative starts (sorted) and its rule, each rule's calls
+        self._follows: dict[int, int] = {}
+        self._starts: list[int] = []
+        self._start_rules: list[int] = []
+        self._calls: dict[int, list[int]] = {}
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
@@ -319,7 +326,7 @@ class CompiledGrammar:
                 if not formed:
                     formed = tuning.max_wide_canonical if many else tuning.max_canonical
                     canon = self._canonical(key, formed)
-                shared = index.shared_context(canon) if canon is not None else None
+                shared = self._shared_split(canon, key)
             if shared is not None or many or self._projected_walk(root, at) > tuning.wide:
                 return 0
             return tuning.wide - min(tuning.short_walk, tuning.wide)
@@ -353,7 +360,7 @@ class CompiledGrammar:
             # going wide: a whole-trie pass costs far more than a larger canonical form
             formed = tuning.max_wide_canonical
             canon = self._canonical(key, formed)
-            shared = index.shared_context(canon) if canon is not None else None
+            shared = self._shared_split(canon, key)
             if shared is not None:
                 return shared
         if shallower:
@@ -381,6 +388,106 @@ class CompiledGrammar:
             if len(loops) > self._max_contexts:
                 loops.clear()
         return (slices[0] if slices else None), loops
+
+    def _shared_split(self, canon: tuple[object, ...] | None, key: Stack) -> _Context | None:
+        """The split kept for the canonical form ``canon`` of the context ``key``, if
+        any and if it kept every tail the frames below ``key`` may accept first: a
+        split whose tails starting with some bytes were left out (``_Context.follow``)
+        serves only contexts whose frames below can start with no other byte."""
+        if canon is None:
+            return None
+        entry = self._index.shared_context(canon)
+        if entry is None or entry.follow == -1:
+            return entry
+        follow = self._follow_of(key)
+        return entry if follow != -1 and not follow & ~entry.follow else None
+
+    def _follow_of(self, key: Stack) -> int:
+        """The bytes that the frames below the context ``key`` can accept first, as a
+        256-bit set (``-1``: not known, every byte): for each stack of the key, what
+        may come first once the rule of its deepest frame returns, in any stack of the
+        grammar (``docs/masks.md``, "Tails").  -1 with a ``cache_dir`` (the splits
+        written there do not record which tails were left out), for a whole stack
+        (nothing below it), and when finding it would read more than
+        ``Tuning.follow_calls`` calls."""
+        if self._index.store is not None:
+            return -1
+        out = 0
+        for stack in _stacks_of(key):
+            if len(stack) < 2 or stack[0] != BOTTOM:
+                return -1
+            rule = self._rule_at(stack[1])
+            if rule < 0:
+                return -1
+            with self._lock:
+                got = self._follows.get(rule)
+            if got is None:
+                got = self._follow_rule(rule)
+            if got == -1:
+                return -1
+            out |= got
+        return out
+
+    def _rule_at(self, position: int) -> int:
+        """The rule whose alternatives hold ``position`` (the last alternative starting
+        at or before it: alternatives are laid out one after the other); built with the
+        first call, as the calls of each rule."""
+        starts = self._starts
+        if not starts:
+            program = self._automaton.program
+            pairs = sorted((a, r) for r, alts in enumerate(program.rules) for a in alts)
+            kind = program.kind
+            arg = program.arg
+            calls: dict[int, list[int]] = {}
+            for p in [p for p, k in enumerate(kind) if k == CALL]:
+                calls.setdefault(arg[p], []).append(p)
+            with self._lock:
+                self._calls = calls
+                self._start_rules = [r for _, r in pairs]
+                self._starts = starts = [a for a, _ in pairs]
+        at = bisect_right(starts, position) - 1
+        return self._start_rules[at] if at >= 0 else -1
+
+    def _follow_rule(self, rule: int) -> int:
+        """What can be read first once ``rule`` returns: at each call of it, the first
+        bytes of what follows the call and, if that can finish, what can be read once
+        the calling rule returns (nothing after the root).  Found over the rules
+        reached that way from ``rule`` (each gets its own set, kept: all its callers
+        are reached too), one ``first_bits`` per call, then a fixed point; -1 when
+        that would read more than ``follow_calls`` calls."""
+        automaton = self._automaton
+        self._rule_at(0)  # the calls of each rule
+        calls = self._calls
+        budget = self._tuning.follow_calls
+        own: dict[int, int] = {rule: 0}
+        edges: list[tuple[int, int]] = []  # (rule, caller): the caller's set flows in
+        todo = [rule]
+        while todo:
+            r = todo.pop()
+            for c in calls.get(r, []):
+                budget -= 1
+                if budget < 0:
+                    with self._lock:
+                        self._follows[rule] = -1
+                    return -1
+                bits, ends = automaton.first_bits((BOTTOM, c + 1))
+                own[r] |= bits
+                if ends:
+                    caller = self._rule_at(c)
+                    edges.append((r, caller))
+                    if caller not in own:
+                        own[caller] = 0
+                        todo.append(caller)
+        changed = True
+        while changed:
+            changed = False
+            for r, caller in edges:
+                if own[caller] & ~own[r]:
+                    own[r] |= own[caller]
+                    changed = True
+        with self._lock:
+            self._follows.update(own)
+        return own[rule]
 
     def _may_share(self, key: Stack) -> bool:
         """Whether the index may keep a split of ``key``'s canonical form (its signature
@@ -512,13 +619,25 @@ class CompiledGrammar:
         trie = index.trie
         root = self._automaton.intern(frozenset(_stacks_of(key)))
         if root.bottom:
-            split = vector_walk(trie, self._automaton, root, self._tuning.max_tail_tokens)
+            tuning = self._tuning
+            split = vector_walk(
+                trie, self._automaton, root, tuning.max_tail_tokens, -1, tuning.level_gap
+            )
         else:
             split = self._walk_by_first_byte(root)
+        # tails the frames below never read: worth finding out when some token has
+        # several (its context can finish at several points of it, as mid-word)
+        pairs = len(split.handover_positions)
+        follow = self._follow_of(key) if pairs > len(split.uncertain) else -1
+        if follow != -1:
+            pruned = follow_only(trie, split, follow)
+            if pruned is split:
+                follow = -1  # no tail left out: the split serves any context
+            split = pruned
         words = index.pack_ids(trie.sorted_ids[split.accepted])
         positions = tuple(split.uncertain.tolist())
         tails = index.group_tails(split.handover_positions, split.handover_offsets)
-        entry = _Context.of(words, (), positions, tails, _key_depth(key))
+        entry = _Context.of(words, (), positions, tails, _key_depth(key), follow)
         if canon is not None:
             index.keep_context(canon, entry)
         return entry
@@ -600,7 +719,7 @@ class CompiledGrammar:
             if split is not None:
                 self.sliced_walks += 1
                 return split
-        return vector_walk(trie, automaton, root, limit, first_bytes)
+        return vector_walk(trie, automaton, root, limit, first_bytes, self._tuning.level_gap)
 
     def _keep_walk(self, split: WideSplit, after: dict[ByteState, int]) -> None:
         """Remember ``split`` under each state after a first byte, with the bytes that

@@ -78,6 +78,10 @@ class VocabularyIndex:
                 empty.append(i)
         self.trie = TokenTrie(text)
         self.slices = tuple(Slice.build(self.trie, ranges) for ranges in SLICE_CLASSES)
+        for trie in (self.trie, *(piece.rest for piece in self.slices)):
+            # what the first wide splits would build (8-10 ms on 151k tokens), built
+            # with the index rather than in a first request (docs/masks.md, "Memory bounds")
+            _ = trie.level_bounds, trie.prefix_nodes
         self.nwords = (vocabulary.size + 31) // 32
         self.always = self.pack_ids(np.array(empty, dtype=np.int64))
         self.eos = self.pack_ids(np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64))
@@ -282,7 +286,10 @@ class _Context:
     one of its tails is accepted by the frames below, so a mask checks each distinct
     tail once instead of each token from the full stack.  ``base``: a narrow split
     made from its top frame's split keeps that split's accepted bits there (shared)
-    and only the tokens the frames below add as its own.
+    and only the tokens the frames below add as its own.  ``follow``: the bytes a
+    tail may start with, when the split left out the tails starting with another
+    byte (``-1``: none left out); it serves only contexts whose frames below can
+    start with no other byte (``docs/masks.md``, "Tails").
     """
 
     dense: Words | None
@@ -293,6 +300,7 @@ class _Context:
     tails: Tails | None = None
     depth: int = 0
     base: _Context | None = None
+    follow: int = -1
 
     @staticmethod
     def of(
@@ -301,15 +309,18 @@ class _Context:
         uncertain_tokens: tuple[int, ...] = (),
         tails: Tails | None = None,
         depth: int = 0,
+        follow: int = -1,
     ) -> _Context:
         nonzero = np.flatnonzero(words)
         if len(nonzero) * 8 > len(words):
             words.flags.writeable = False
             return _Context(
-                words, nonzero[:0], words[:0], uncertain, uncertain_tokens, tails, depth
+                words, nonzero[:0], words[:0], uncertain, uncertain_tokens, tails, depth,
+                follow=follow,
             )
         return _Context(
-            None, nonzero, words[nonzero].copy(), uncertain, uncertain_tokens, tails, depth
+            None, nonzero, words[nonzero].copy(), uncertain, uncertain_tokens, tails, depth,
+            follow=follow,
         )
 
     @staticmethod

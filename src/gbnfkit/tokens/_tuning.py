@@ -72,6 +72,12 @@ class Tuning:
             this many trie nodes under them (and more than ``jump_subtree``;
             ``docs/masks.md``, "Narrow walks through slices"; a value above the trie's
             size turns it off).
+        level_gap: a wide split's numpy pass walks the nodes of one trie level under
+            two runs of first bytes in one call when at most this many nodes of that
+            level lie between them (walked dead: cheaper than another call).
+        follow_calls: the calls of rules a compiled grammar may read to find what
+            can follow a wide context (its tails starting with anything else are
+            left out, ``docs/masks.md``, "Tails"); past that none are left out.
     """
 
     many_first_bytes: int = 48
@@ -96,6 +102,8 @@ class Tuning:
     slice_nodes: int = 2_000
     sparse_tails: int = 256
     slice_subtree: int = 32
+    level_gap: int = 1_024
+    follow_calls: int = 256
 
 
 DEFAULT_TUNING = Tuning()

@@ -21,8 +21,9 @@ import numpy.typing as npt
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._tuning import DEFAULT_TUNING
 
-__all__ = ["WideSplit", "byte_runs", "sorted_pairs", "vector_walk"]
+__all__ = ["WideSplit", "byte_runs", "follow_only", "sorted_pairs", "vector_walk"]
 
 Positions = npt.NDArray[np.int64]
 
@@ -186,6 +187,7 @@ def vector_walk(
     root: ByteState,
     max_tail_tokens: int,
     first_bytes: int = -1,
+    level_gap: int = DEFAULT_TUNING.level_gap,
 ) -> WideSplit:
     """The tokens ``root`` accepts, the uncertain ones, and their handover pairs.
 
@@ -196,6 +198,12 @@ def vector_walk(
     ``first_bytes`` (a 256-bit set; only when ``root`` does not hold the bottom
     marker), only the tokens starting with one of those bytes, the others counted
     rejected.
+
+    Below the first level, the ranges of two runs of first bytes are walked as one
+    when at most ``level_gap`` nodes lie between them at that depth (one numpy call
+    costs as much as a few thousand nodes): a node between them lies under a first
+    byte not walked, so its parent's walk state is ``_DEAD`` (never set) and so is its
+    own, which changes no verdict.
     """
     table = _Table(automaton, root)
     total = len(trie.level_byte)
@@ -215,12 +223,20 @@ def vector_walk(
         runs = _runs(trie, wanted)
     for d in range(1, trie.max_depth + 1):
         level = bounds[d]
-        active = False
+        ranges: list[int] = []  # flat: lo, hi, lo, hi...
         for first, last in runs:
             lo, hi = level[first], level[last + 1]
             if lo == hi:
                 continue
-            active = True
+            if ranges and d > 1 and lo - ranges[-1] <= level_gap:
+                ranges[-1] = hi  # the nodes between are dead: one call for both runs
+            else:
+                ranges.append(lo)
+                ranges.append(hi)
+        if not ranges:
+            break
+        for i in range(0, len(ranges), 2):
+            lo, hi = ranges[i], ranges[i + 1]
             keys = sid[parents[lo:hi]]
             keys <<= 8
             keys |= level_bytes[lo:hi]
@@ -233,8 +249,6 @@ def vector_walk(
                 table.fill((np.flatnonzero(np.bincount(missing - low)) + low).tolist())
                 nxt = table.flat.take(keys)
             sid[lo + 1 : hi + 1] = nxt
-        if not active:
-            break
     if root.bottom:
         ends = sid[trie.token_flat_end]
         accepted = np.flatnonzero(ends > _UNSURE)
@@ -279,3 +293,28 @@ def sorted_pairs(positions: Positions, offsets: Positions) -> tuple[Positions, P
     keys |= offsets
     keys.sort()
     return keys >> shift, keys & ((1 << shift) - 1)
+
+
+def follow_only(trie: TokenTrie, split: WideSplit, follow: int) -> WideSplit:
+    """``split`` without the handover pairs whose tail starts with a byte outside
+    ``follow`` (a 256-bit set), and without the uncertain tokens left with no pair
+    (they are rejected then); the same split if no pair is left out.
+
+    With ``follow`` the bytes that the frames below a context can ever accept first,
+    no tail starting with another byte is accepted by them, so the tokens a group
+    allows are unchanged (``docs/masks.md``, "Tails").
+    """
+    positions = split.handover_positions
+    if not len(positions):
+        return split
+    at = trie.offsets[positions] + split.handover_offsets
+    keep = _members([follow])[0][trie.buffer[at]]
+    if keep.all():
+        return split
+    kept = positions[keep]
+    # every pair's token is uncertain and pairs are sorted by position, so the tokens
+    # left are the distinct kept positions (np.unique or np.isin would import numpy.ma,
+    # 2-6 ms, at the first wide split of a process)
+    first = np.ones(len(kept), dtype=bool)
+    first[1:] = kept[1:] != kept[:-1]
+    return WideSplit(split.accepted, kept[first], kept, split.handover_offsets[keep])
