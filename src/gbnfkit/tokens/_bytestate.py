@@ -254,12 +254,31 @@ class ByteAutomaton:
             if result is None:
                 kind = self._kind
                 arg = self._arg
+                local = self._local
                 out: set[Stack] = set()
                 for s in state.stacks:
                     if s:
                         p = s[-1]
                         if p >= 0 and (arg[p] >> byte) & 1 and kind[p] == TEST:
-                            self._close(s[:-1] + (p + 1,), out)
+                            p += 1
+                            if kind[p] == TEST:
+                                # a test's closure is itself: no local closure, no copy
+                                out.add(s[:-1] + (p,))
+                                continue
+                            entry = local.get(p)
+                            if entry is None:
+                                entry = self._local_closure(p)
+                            base = s[:-1]
+                            for suffix in entry[0]:
+                                out.add(base + suffix)
+                            if entry[1]:
+                                self._close(base, out)
+                if len(out) > self._max_stacks:
+                    raise LimitError(
+                        "too many parse stacks (ambiguous grammar)",
+                        limit="max_stacks",
+                        value=self.limits.max_stacks,
+                    )
                 if out:
                     result = trans[-key] = self.intern(frozenset(out))
         trans[byte] = result
