@@ -74,7 +74,7 @@ def test_first_bits_are_those_of_the_closed_state() -> None:
         stacks: set[tuple[int, ...]] = set()
         for byte in texts.get(name, b"(1+2)*3-4/5"):
             assert state is not None
-            stacks |= state.stacks
+            stacks.update(state.stacks)
             state = automaton.step(state, byte)
         checked = 0
         for stack in stacks:

@@ -17,6 +17,8 @@ the character engine holds within ``max_stacks``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.tokens._byteprogram import END, TEST, ByteProgram
@@ -32,7 +34,10 @@ class ByteState:
     """An interned, immutable set of stacks with a per-byte transition cache.
 
     Attributes:
-        stacks: the stacks (a frozenset of tuples, top last).
+        stacks: the stacks, distinct and sorted (a tuple of tuples of ints, top last:
+            the collector stops tracking it after its first collection, where a frozenset
+            would be traversed at every full collection for as long as the state lives).
+            ``()`` sorts first and ``(BOTTOM,)`` right after it.
         complete: a parse of the start rule is complete here.
         bottom: a context state reached the bottom marker.
         trans: ``byte -> ByteState | None``, filled lazily (a cache); negative keys
@@ -58,10 +63,13 @@ class ByteState:
         "__weakref__",
     )
 
-    def __init__(self, stacks: frozenset[Stack]) -> None:
+    def __init__(self, stacks: tuple[Stack, ...]) -> None:
         self.stacks = stacks
-        self.complete = () in stacks
-        self.bottom = (BOTTOM,) in stacks
+        first = stacks[0] if stacks else (0,)
+        self.complete = not first
+        self.bottom = first == _BOTTOM_STACK or (
+            not first and len(stacks) > 1 and stacks[1] == _BOTTOM_STACK
+        )
         self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
         self.classes: tuple[int, ...] | None = None
@@ -75,7 +83,7 @@ class ByteState:
         return self is other or (isinstance(other, ByteState) and self.stacks == other.stacks)
 
     def __repr__(self) -> str:
-        return f"ByteState({sorted(self.stacks)!r})"
+        return f"ByteState({list(self.stacks)!r})"
 
 
 class ByteAutomaton:
@@ -93,7 +101,7 @@ class ByteAutomaton:
         self._arg = program.arg
         self._rules = program.rules
         self._max_stacks = BYTE_STACKS_PER_STACK * limits.max_stacks
-        self._intern: dict[frozenset[Stack], ByteState] = {}
+        self._intern: dict[tuple[Stack, ...], ByteState] = {}
         self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
         self._firsts: dict[int, tuple[int, bool]] = {}  # position -> its closure's bytes, pops
         self.initial = self.state_of([(program.root,)], call=True)
@@ -108,10 +116,12 @@ class ByteAutomaton:
                     self._close(stack[:-1] + (start,), out)
             else:
                 self._close(stack, out)
-        return self.intern(frozenset(out))
+        return self.intern(out)
 
-    def intern(self, stacks: frozenset[Stack]) -> ByteState:
-        state = self._intern.get(stacks)
+    def intern(self, stacks: Collection[Stack]) -> ByteState:
+        """The state of ``stacks`` (distinct stacks, in any order), made once."""
+        key = tuple(sorted(stacks))
+        state = self._intern.get(key)
         if state is None:
             if len(self._intern) >= self.limits.max_cached_states:
                 # forget every transition too, so dropped states can be freed
@@ -119,8 +129,8 @@ class ByteAutomaton:
                     old.trans.clear()
                     old.classes = None
                 self._intern.clear()
-            state = ByteState(stacks)
-            self._intern[stacks] = state
+            state = ByteState(key)
+            self._intern[key] = state
         return state
 
     def _close(self, stack: Stack, out: set[Stack]) -> None:
@@ -280,7 +290,7 @@ class ByteAutomaton:
                         value=self.limits.max_stacks,
                     )
                 if out:
-                    result = trans[-key] = self.intern(frozenset(out))
+                    result = trans[-key] = self.intern(out)
         trans[byte] = result
         return result
 
@@ -351,3 +361,4 @@ class ByteAutomaton:
 
 
 _MISSING: object = object()
+_BOTTOM_STACK: Stack = (BOTTOM,)
