@@ -34,10 +34,10 @@ class ByteState:
     """An interned, immutable set of stacks with a per-byte transition cache.
 
     Attributes:
-        stacks: the stacks, distinct and sorted (a tuple of tuples of ints, top last:
-            the collector stops tracking it after its first collection, where a frozenset
-            would be traversed at every full collection for as long as the state lives).
-            ``()`` sorts first and ``(BOTTOM,)`` right after it.
+        stacks: the stacks, distinct, in no particular order (a tuple of tuples of
+            ints, top last: the collector stops tracking it after its first collection,
+            where a frozenset would be traversed at every full collection for as long as
+            the state lives). Two states are equal iff their stacks are the same set.
         complete: a parse of the start rule is complete here.
         bottom: a context state reached the bottom marker.
         trans: ``byte -> ByteState | None``, filled lazily (a cache); negative keys
@@ -63,27 +63,29 @@ class ByteState:
         "__weakref__",
     )
 
-    def __init__(self, stacks: tuple[Stack, ...]) -> None:
+    def __init__(self, stacks: tuple[Stack, ...], h: int | None = None) -> None:
         self.stacks = stacks
-        first = stacks[0] if stacks else (0,)
-        self.complete = not first
-        self.bottom = first == _BOTTOM_STACK or (
-            not first and len(stacks) > 1 and stacks[1] == _BOTTOM_STACK
-        )
+        self.complete = () in stacks
+        self.bottom = _BOTTOM_STACK in stacks
         self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
         self.classes: tuple[int, ...] | None = None
         self.tops: tuple[int, ...] | None = None
-        self._hash = hash(stacks)
+        self._hash = hash(frozenset(stacks)) if h is None else h
 
     def __hash__(self) -> int:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return self is other or (isinstance(other, ByteState) and self.stacks == other.stacks)
+        return self is other or (
+            isinstance(other, ByteState)
+            and self._hash == other._hash
+            and len(self.stacks) == len(other.stacks)
+            and set(self.stacks) == set(other.stacks)
+        )
 
     def __repr__(self) -> str:
-        return f"ByteState({list(self.stacks)!r})"
+        return f"ByteState({sorted(self.stacks)!r})"
 
 
 class ByteAutomaton:
@@ -91,7 +93,11 @@ class ByteAutomaton:
 
     The intern table is bounded by ``limits.max_cached_states``; when full it is
     cleared together with every state's transition cache (states stay valid and equal
-    by their stacks; only cached work is lost), so memory stays bounded.
+    by their stacks; only cached work is lost), so memory stays bounded. It is keyed by
+    the hash of the stacks' set, checked against the state found (a state whose hash
+    another holds goes to a second table keyed by the set): a frozenset of the stacks
+    is made for each lookup (cheap from the set a step builds, whose element hashes it
+    reuses) but not kept, so the collector does not traverse one per live state.
     """
 
     def __init__(self, program: ByteProgram, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -101,7 +107,8 @@ class ByteAutomaton:
         self._arg = program.arg
         self._rules = program.rules
         self._max_stacks = BYTE_STACKS_PER_STACK * limits.max_stacks
-        self._intern: dict[tuple[Stack, ...], ByteState] = {}
+        self._intern: dict[int, ByteState] = {}  # hash of the stacks' set -> state
+        self._clashes: dict[frozenset[Stack], ByteState] = {}  # the hash held by another
         self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
         self._firsts: dict[int, tuple[int, bool]] = {}  # position -> its closure's bytes, pops
         self.initial = self.state_of([(program.root,)], call=True)
@@ -120,17 +127,31 @@ class ByteAutomaton:
 
     def intern(self, stacks: Collection[Stack]) -> ByteState:
         """The state of ``stacks`` (distinct stacks, in any order), made once."""
-        key = tuple(sorted(stacks))
-        state = self._intern.get(key)
-        if state is None:
-            if len(self._intern) >= self.limits.max_cached_states:
-                # forget every transition too, so dropped states can be freed
-                for old in self._intern.values():
-                    old.trans.clear()
-                    old.classes = None
-                self._intern.clear()
-            state = ByteState(key)
-            self._intern[key] = state
+        key = frozenset(stacks)
+        h = hash(key)
+        table = self._intern
+        state = table.get(h)
+        if state is not None:
+            if len(state.stacks) == len(key) and key.issuperset(state.stacks):
+                return state
+            state = self._clashes.get(key)
+            if state is not None:
+                return state
+        if len(table) + len(self._clashes) >= self.limits.max_cached_states:
+            # forget every transition too, so dropped states can be freed
+            for old in table.values():
+                old.trans.clear()
+                old.classes = None
+            for old in self._clashes.values():
+                old.trans.clear()
+                old.classes = None
+            table.clear()
+            self._clashes.clear()
+        state = ByteState(tuple(key), h)
+        if h in table:
+            self._clashes[key] = state
+        else:
+            table[h] = state
         return state
 
     def _close(self, stack: Stack, out: set[Stack]) -> None:
