@@ -40,7 +40,8 @@ from gbnfkit.tokens._bytestate import ByteAutomaton  # noqa: E402
 from gbnfkit.tokens._tuning import DEFAULT_TUNING  # noqa: E402
 from gbnfkit.tokens._walk import walk_all  # noqa: E402
 
-Walks = list[tuple[Any, Any, list[tuple[list[tuple[int, ...]], int | None, bool]]]]
+Walk = tuple[list[tuple[int, ...]], int | None, bool, Any]  # stacks, budget, top frame, slice
+Walks = list[tuple[Any, Any, list[Walk]]]
 
 
 def record(vocab_name: str, limit: int) -> tuple[Any, Walks]:
@@ -52,18 +53,19 @@ def record(vocab_name: str, limit: int) -> tuple[Any, Walks]:
         special_token_ids=set(bench.special_ids),
     )
     compiler = gbnfkit.GrammarCompiler(vocab, cache_size=0)
-    seen: dict[int, tuple[Any, Any, list[tuple[list[tuple[int, ...]], int | None, bool]]]] = {}
+    seen: dict[int, tuple[Any, Any, list[Walk]]] = {}
     keep: list[ByteAutomaton] = []  # ids stay unique while recording
 
     def recording(trie: Any, automaton: ByteAutomaton, root: Any, budget: int | None = None,
                   more: Callable[[int], int] | None = None, tuning: Any = DEFAULT_TUNING,
-                  bottoms: list[int] | None = None) -> Any:
+                  bottoms: list[int] | None = None, piece: Any = None,
+                  loops: dict[Any, bool] | None = None) -> Any:
         entry = seen.get(id(automaton))
         if entry is None:
             keep.append(automaton)
             entry = seen[id(automaton)] = (automaton.program, automaton.limits, [])
-        entry[2].append((sorted(root.stacks), budget, bottoms is not None))
-        return walk_all(trie, automaton, root, budget, more, tuning, bottoms)
+        entry[2].append((sorted(root.stacks), budget, bottoms is not None, piece))
+        return walk_all(trie, automaton, root, budget, more, tuning, bottoms, piece, loops)
 
     _compiled.walk_all = recording  # type: ignore[assignment]
     try:
@@ -98,14 +100,17 @@ def replay(trie: Any, walks: Walks, repeat: int) -> dict[str, float]:
         cold = warm = 0
         for program, limits, calls in walks:
             automaton = ByteAutomaton(program, limits)
-            roots = [automaton.intern(frozenset(stacks)) for stacks, _, _ in calls]
+            roots = [automaton.intern(frozenset(call[0])) for call in calls]
+            loops: dict[Any, bool] = {}  # which states loop on the slice's class
             gc.collect()
             t0 = time.process_time_ns()
-            for root, (_, budget, top) in zip(roots, calls, strict=True):
-                walk_all(trie, automaton, root, budget, more, tuning, [] if top else None)
+            for root, (_, budget, top, piece) in zip(roots, calls, strict=True):
+                walk_all(trie, automaton, root, budget, more, tuning, [] if top else None,
+                         piece, loops)
             t1 = time.process_time_ns()
-            for root, (_, budget, top) in zip(roots, calls, strict=True):
-                walk_all(trie, automaton, root, budget, more, tuning, [] if top else None)
+            for root, (_, budget, top, piece) in zip(roots, calls, strict=True):
+                walk_all(trie, automaton, root, budget, more, tuning, [] if top else None,
+                         piece, loops)
             t2 = time.process_time_ns()
             cold += t1 - t0
             warm += t2 - t1

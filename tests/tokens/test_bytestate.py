@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gbnfkit import Grammar, Limits
 from gbnfkit.tokens._byteprogram import lower_program
-from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
 
 TEXT = 'root ::= [a-c] "x" | [b-d] "y" | "e" [0-9]'
 
@@ -43,7 +43,7 @@ def test_shared_steps_give_the_stacks_a_fresh_automaton_gives() -> None:
             got = _after(shared, bytes([first, byte]))
             assert (got is None) == (expected is None)
             if got is not None and expected is not None:
-                assert got.stacks == expected.stacks
+                assert set(got.stacks) == set(expected.stacks)
                 assert got.bits == expected.bits
                 assert got.complete == expected.complete
 
@@ -57,7 +57,7 @@ def test_dropped_caches_keep_shared_steps_exact() -> None:
         expected = _after(roomy, data)
         assert (got is None) == (expected is None)
         if got is not None and expected is not None:
-            assert got.stacks == expected.stacks
+            assert set(got.stacks) == set(expected.stacks)
             assert got.complete == expected.complete
 
 
@@ -74,7 +74,7 @@ def test_first_bits_are_those_of_the_closed_state() -> None:
         stacks: set[tuple[int, ...]] = set()
         for byte in texts.get(name, b"(1+2)*3-4/5"):
             assert state is not None
-            stacks |= state.stacks
+            stacks.update(state.stacks)
             state = automaton.step(state, byte)
         checked = 0
         for stack in stacks:
@@ -85,3 +85,19 @@ def test_first_bits_are_those_of_the_closed_state() -> None:
                     assert automaton.first_bits(part) == (bits, closed.bottom), part
                     checked += 1
         assert checked > 100
+
+
+def test_intern_checks_the_stacks_behind_a_hash() -> None:
+    """The intern table is keyed by the hash of the stacks' set: a state found under that
+    hash with other stacks (a clash) is not returned, and the clashing state is interned
+    too (found again, the same object)."""
+    automaton = _automaton()
+    other = automaton.initial
+    wanted = frozenset({(BOTTOM,), (2,)})
+    assert wanted != frozenset(other.stacks)
+    automaton._intern[hash(wanted)] = other  # as if `other`'s set had that hash
+    got = automaton.intern(wanted)
+    assert got is not other and set(got.stacks) == wanted and got.bottom and not got.complete
+    assert automaton.intern(set(wanted)) is got
+    assert automaton.intern(list(other.stacks)) is other
+    assert got == automaton.intern(tuple(wanted)) and got != other

@@ -136,7 +136,7 @@ def test_wide_walk_restricted_to_first_bytes_agrees_with_stepping() -> None:
         for group in groups.values():
             roots.append(automaton.intern(frozenset(_stacks_of(_group_key(group, 1)))))
     # a context whose frames may finish before any byte: every token is decided
-    roots += [automaton.intern(root.stacks | {(BOTTOM,)}) for root in roots[1::2]]
+    roots += [automaton.intern({*root.stacks, (BOTTOM,)}) for root in roots[1::2]]
     for root in roots:
         split = vector_walk(trie, automaton, root, max_tail_tokens=10**6)
         accepted, uncertain, pairs = _by_stepping(trie, automaton, root)

@@ -47,7 +47,7 @@ def _context_roots(name: str) -> tuple[gbnfkit.CompiledGrammar, list[ByteState]]
         matcher.accept_token(rng.choice(allowed))
     roots = [automaton.intern(frozenset(_stacks_of(key))) for key in sorted(keys)]
     # contexts whose frames may also finish before any byte (the root holds BOTTOM)
-    roots += [automaton.intern(root.stacks | {(BOTTOM,)}) for root in roots[::3]]
+    roots += [automaton.intern({*root.stacks, (BOTTOM,)}) for root in roots[::3]]
     return compiled, roots
 
 

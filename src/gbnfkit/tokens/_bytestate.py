@@ -17,6 +17,8 @@ the character engine holds within ``max_stacks``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.tokens._byteprogram import END, TEST, ByteProgram
@@ -32,7 +34,10 @@ class ByteState:
     """An interned, immutable set of stacks with a per-byte transition cache.
 
     Attributes:
-        stacks: the stacks (a frozenset of tuples, top last).
+        stacks: the stacks, distinct, in no particular order (a tuple of tuples of
+            ints, top last: the collector stops tracking it after its first collection,
+            where a frozenset would be traversed at every full collection for as long as
+            the state lives). Two states are equal iff their stacks are the same set.
         complete: a parse of the start rule is complete here.
         bottom: a context state reached the bottom marker.
         trans: ``byte -> ByteState | None``, filled lazily (a cache); negative keys
@@ -58,21 +63,26 @@ class ByteState:
         "__weakref__",
     )
 
-    def __init__(self, stacks: frozenset[Stack]) -> None:
+    def __init__(self, stacks: tuple[Stack, ...], h: int | None = None) -> None:
         self.stacks = stacks
         self.complete = () in stacks
-        self.bottom = (BOTTOM,) in stacks
+        self.bottom = _BOTTOM_STACK in stacks
         self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
         self.classes: tuple[int, ...] | None = None
         self.tops: tuple[int, ...] | None = None
-        self._hash = hash(stacks)
+        self._hash = hash(frozenset(stacks)) if h is None else h
 
     def __hash__(self) -> int:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return self is other or (isinstance(other, ByteState) and self.stacks == other.stacks)
+        return self is other or (
+            isinstance(other, ByteState)
+            and self._hash == other._hash
+            and len(self.stacks) == len(other.stacks)
+            and set(self.stacks) == set(other.stacks)
+        )
 
     def __repr__(self) -> str:
         return f"ByteState({sorted(self.stacks)!r})"
@@ -83,7 +93,11 @@ class ByteAutomaton:
 
     The intern table is bounded by ``limits.max_cached_states``; when full it is
     cleared together with every state's transition cache (states stay valid and equal
-    by their stacks; only cached work is lost), so memory stays bounded.
+    by their stacks; only cached work is lost), so memory stays bounded. It is keyed by
+    the hash of the stacks' set, checked against the state found (a state whose hash
+    another holds goes to a second table keyed by the set): a frozenset of the stacks
+    is made for each lookup (cheap from the set a step builds, whose element hashes it
+    reuses) but not kept, so the collector does not traverse one per live state.
     """
 
     def __init__(self, program: ByteProgram, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -93,7 +107,8 @@ class ByteAutomaton:
         self._arg = program.arg
         self._rules = program.rules
         self._max_stacks = BYTE_STACKS_PER_STACK * limits.max_stacks
-        self._intern: dict[frozenset[Stack], ByteState] = {}
+        self._intern: dict[int, ByteState] = {}  # hash of the stacks' set -> state
+        self._clashes: dict[frozenset[Stack], ByteState] = {}  # the hash held by another
         self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
         self._firsts: dict[int, tuple[int, bool]] = {}  # position -> its closure's bytes, pops
         self.initial = self.state_of([(program.root,)], call=True)
@@ -108,19 +123,35 @@ class ByteAutomaton:
                     self._close(stack[:-1] + (start,), out)
             else:
                 self._close(stack, out)
-        return self.intern(frozenset(out))
+        return self.intern(out)
 
-    def intern(self, stacks: frozenset[Stack]) -> ByteState:
-        state = self._intern.get(stacks)
-        if state is None:
-            if len(self._intern) >= self.limits.max_cached_states:
-                # forget every transition too, so dropped states can be freed
-                for old in self._intern.values():
-                    old.trans.clear()
-                    old.classes = None
-                self._intern.clear()
-            state = ByteState(stacks)
-            self._intern[stacks] = state
+    def intern(self, stacks: Collection[Stack]) -> ByteState:
+        """The state of ``stacks`` (distinct stacks, in any order), made once."""
+        key = frozenset(stacks)
+        h = hash(key)
+        table = self._intern
+        state = table.get(h)
+        if state is not None:
+            if len(state.stacks) == len(key) and key.issuperset(state.stacks):
+                return state
+            state = self._clashes.get(key)
+            if state is not None:
+                return state
+        if len(table) + len(self._clashes) >= self.limits.max_cached_states:
+            # forget every transition too, so dropped states can be freed
+            for old in table.values():
+                old.trans.clear()
+                old.classes = None
+            for old in self._clashes.values():
+                old.trans.clear()
+                old.classes = None
+            table.clear()
+            self._clashes.clear()
+        state = ByteState(tuple(key), h)
+        if h in table:
+            self._clashes[key] = state
+        else:
+            table[h] = state
         return state
 
     def _close(self, stack: Stack, out: set[Stack]) -> None:
@@ -254,14 +285,33 @@ class ByteAutomaton:
             if result is None:
                 kind = self._kind
                 arg = self._arg
+                local = self._local
                 out: set[Stack] = set()
                 for s in state.stacks:
                     if s:
                         p = s[-1]
                         if p >= 0 and (arg[p] >> byte) & 1 and kind[p] == TEST:
-                            self._close(s[:-1] + (p + 1,), out)
+                            p += 1
+                            if kind[p] == TEST:
+                                # a test's closure is itself: no local closure, no copy
+                                out.add(s[:-1] + (p,))
+                                continue
+                            entry = local.get(p)
+                            if entry is None:
+                                entry = self._local_closure(p)
+                            base = s[:-1]
+                            for suffix in entry[0]:
+                                out.add(base + suffix)
+                            if entry[1]:
+                                self._close(base, out)
+                if len(out) > self._max_stacks:
+                    raise LimitError(
+                        "too many parse stacks (ambiguous grammar)",
+                        limit="max_stacks",
+                        value=self.limits.max_stacks,
+                    )
                 if out:
-                    result = trans[-key] = self.intern(frozenset(out))
+                    result = trans[-key] = self.intern(out)
         trans[byte] = result
         return result
 
@@ -332,3 +382,4 @@ class ByteAutomaton:
 
 
 _MISSING: object = object()
+_BOTTOM_STACK: Stack = (BOTTOM,)

@@ -12,7 +12,7 @@ from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 
 __all__ = ["WalkResult", "walk", "walk_all", "walk_runs", "walk_sorted"]
 
-_MISSING: ByteState | None = ByteState(frozenset())  # a sentinel no cache holds
+_MISSING: ByteState | None = ByteState(())  # a sentinel no cache holds
 
 # (accepted sorted-position ranges as parallel lo/hi lists, uncertain subtree node indices)
 WalkResult = tuple[list[int], list[int], list[int]]
