@@ -153,12 +153,28 @@ def _check_sparse_ranges(index: VocabularyIndex, spans: list[tuple[int, int]]) -
     got = np.zeros(index.nwords, dtype=np.uint32)
     got[word_index] = word_bits
     assert np.array_equal(got, expected)
+    # a narrow split of these ranges, on a base split of other tokens: its bits alone
+    # (`to_words`), and ORed in by a mask through the `few` words gathered at its end
+    base = index.narrow_context([0], [min(3, n)], ())
+    context = index.narrow_context(lo, hi, (), base)
+    few = sum(hi) - sum(lo) <= 64  # counted with overlaps
+    few_words = few and len(np.flatnonzero(expected)) * 8 <= index.nwords
+    assert bool(context.few) == (few_words and len(chosen) > 0)
+    with_base = expected | base.to_words(index.nwords)
+    assert np.array_equal(context.to_words(index.nwords), with_base)
+    words = np.zeros(index.nwords, dtype=np.uint32)
+    gathered: dict[int, int] = {}
+    context.add_to(words, gathered)
+    assert index.few_bits(lo, hi, gathered) == few
+    words[list(gathered)] |= np.array(list(gathered.values()), dtype=np.uint32)
+    assert np.array_equal(words, with_base)
 
 
 @pytest.mark.parametrize(
     "spans",
     [
         [(5, 1), (9, 2), (40, 3), (41, 3)],  # a few tokens, overlapping ranges
+        [(7, 40), (20, 40)],  # 80 with overlaps, 53 tokens
         [(k * 97, 1) for k in range(60)],  # 60 ranges of one token
         [(100, 30), (2_000, 30), (3_000, 5)],  # just over 64 tokens, few ranges
         [(k * 211, 9) for k in range(20)],  # over 64 tokens, more than 16 ranges

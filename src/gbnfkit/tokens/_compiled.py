@@ -1077,6 +1077,8 @@ class CompiledGrammar:
         if state.complete:
             words |= index.eos
         seen: set[tuple[int, ...]] = set()
+        # the splits' bits kept as a few Python ints, ORed in at the end in one numpy call
+        few: dict[int, int] = {}
         extra_lo: list[int] = []
         extra_hi: list[int] = []
         groups: dict[Stack, list[Stack]] = {}
@@ -1090,7 +1092,7 @@ class CompiledGrammar:
             key, entry = self._entry_for(group)
             if key not in seen:
                 seen.add(key)
-                entry.add_to(words)
+                entry.add_to(words, few)
             if entry.tails is not None:
                 # the frames below the context's: one state, shared by every tail
                 below = automaton.state_of([group[0][: -entry.depth]])
@@ -1110,9 +1112,12 @@ class CompiledGrammar:
             if entry.uncertain:
                 full = automaton.intern(frozenset(group))
                 self._check_nodes(full, entry.uncertain, extra_lo, extra_hi)
-        if extra_lo:
+        if extra_lo and not index.few_bits(extra_lo, extra_hi, few):
             word_index, word_bits = index.sparse_ranges(extra_lo, extra_hi)
             words[word_index] |= word_bits
+        if few:
+            # distinct word indices: one fancy-indexed OR is exact
+            words[list(few)] |= np.array(list(few.values()), dtype=np.uint32)
         return words
 
     # -- serialisation ---------------------------------------------------------

@@ -86,6 +86,13 @@ class VocabularyIndex:
         self.always = self.pack_ids(np.array(empty, dtype=np.int64))
         self.eos = self.pack_ids(np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64))
         self.n_sorted = len(self.trie.sorted_bytes)
+        # the empty arrays of every split kept as `few` words (read-only, shared)
+        self._no_index: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
+        self._no_bits: Words = np.zeros(0, dtype=np.uint32)
+        self._no_index.flags.writeable = False
+        self._no_bits.flags.writeable = False
+        # `trie.sorted_ids` read one int at a time (no copy: half the time of `.item`)
+        self._sorted_view: memoryview = self.trie.sorted_ids.data
         self.max_shared = max_shared_contexts
         self.shared: OrderedDict[tuple[object, ...], _Context] = OrderedDict()
         self.signatures: dict[tuple[int, ...], int] = {}
@@ -218,42 +225,47 @@ class VocabularyIndex:
     ) -> _Context:
         """A narrow split: the tokens at sorted positions ``lo[k] .. hi[k]`` accepted
         (plus ``base``'s), the trie nodes ``uncertain`` left to the frames below."""
+        few: dict[int, int] = {}
+        if self.few_bits(lo, hi, few) and len(few) * 8 <= self.nwords:
+            flat: list[int] = []
+            for w in sorted(few):
+                flat.append(w)
+                flat.append(few[w])
+            return _Context(
+                None, self._no_index, self._no_bits, uncertain, base=base, few=tuple(flat)
+            )
         word_index, word_bits = self.sparse_ranges(lo, hi)
         return _Context.of_sparse(word_index, word_bits, self.nwords, uncertain, base)
+
+    def few_bits(self, lo: list[int], hi: list[int], into: dict[int, int]) -> bool:
+        """OR the packed bits of the tokens at sorted positions ``lo[k] .. hi[k]`` into
+        ``into`` (word index -> bits) when they are at most 64 tokens,
+        in Python ints without numpy; else leave ``into`` as it is and return False.
+        Ranges may overlap."""
+        if sum(hi) - sum(lo) > 64:
+            return False
+        view = self._sorted_view
+        for a, b in zip(lo, hi, strict=True):
+            for p in range(a, b):
+                t: int = view[p]
+                w = t >> 5
+                into[w] = into.get(w, 0) | (1 << (t & 31))
+        return True
 
     def sparse_ranges(self, lo: list[int], hi: list[int]) -> tuple[npt.NDArray[np.intp], Words]:
         """The packed bits of the tokens at sorted positions ``lo[k] .. hi[k]``, sparse:
         the indices of the non-zero words (ascending, distinct) and those words.
 
         A narrow split accepts few tokens (a median of 8 on MaskBench), so its bits are
-        built without a whole-vocabulary array (up to 64 tokens without numpy but for
-        the two arrays returned); ranges may overlap.
+        built without a whole-vocabulary array (up to 64 tokens without
+        numpy but for the two arrays returned); ranges may overlap.
         """
+        few: dict[int, int] = {}
+        if self.few_bits(lo, hi, few):
+            at = sorted(few)
+            return np.array(at, dtype=np.intp), np.array([few[w] for w in at], dtype=np.uint32)
         count = sum(hi) - sum(lo)
         sorted_ids = self.trie.sorted_ids
-        if count <= 64:
-            # a few tokens: Python ints, sorted, one word per run of equal word indices
-            item = sorted_ids.item
-            ids: list[int] = []
-            for a, b in zip(lo, hi, strict=True):
-                if b - a > 2:
-                    ids += sorted_ids[a:b].tolist()
-                else:
-                    for p in range(a, b):
-                        ids.append(int(item(p)))
-            ids.sort()
-            at: list[int] = []
-            ors: list[int] = []
-            last = -1
-            for t in ids:
-                w = t >> 5
-                if w == last:
-                    ors[-1] |= 1 << (t & 31)
-                else:
-                    at.append(w)
-                    ors.append(1 << (t & 31))
-                    last = w
-            return np.array(at, dtype=np.intp), np.array(ors, dtype=np.uint32)
         if count * 8 > self.n_sorted:
             # a large part of the vocabulary: mark the ranges, one pass over it
             marks = np.zeros(self.n_sorted + 1, dtype=np.int32)
@@ -289,7 +301,9 @@ class _Context:
     and only the tokens the frames below add as its own.  ``follow``: the bytes a
     tail may start with, when the split left out the tails starting with another
     byte (``-1``: none left out); it serves only contexts whose frames below can
-    start with no other byte (``docs/masks.md``, "Tails").
+    start with no other byte (``docs/masks.md``, "Tails").  ``few``: a narrow split's
+    accepted bits when at most 64 tokens, as Python ints (word index, bits, ...; the
+    arrays are then empty), for a mask to gather into one numpy OR at its end.
     """
 
     dense: Words | None
@@ -301,6 +315,7 @@ class _Context:
     depth: int = 0
     base: _Context | None = None
     follow: int = -1
+    few: tuple[int, ...] = ()
 
     @staticmethod
     def of(
@@ -341,12 +356,21 @@ class _Context:
             return _Context.of(words, uncertain)
         return _Context(None, index, bits, uncertain, base=base)
 
-    def add_to(self, words: Words) -> None:
-        """OR the accepted bits into ``words``."""
+    def add_to(self, words: Words, few: dict[int, int] | None = None) -> None:
+        """OR the accepted bits into ``words``; bits kept as ``few`` words go to ``few``
+        (word index -> bits) when given, for the caller to OR into ``words`` at once."""
         if self.base is not None:
-            self.base.add_to(words)
+            self.base.add_to(words, few)
         if self.dense is not None:
             words |= self.dense
+        elif self.few:
+            pairs = self.few
+            if few is None:
+                words[list(pairs[0::2])] |= np.array(pairs[1::2], dtype=np.uint32)
+            else:
+                for i in range(0, len(pairs), 2):
+                    w = pairs[i]
+                    few[w] = few.get(w, 0) | pairs[i + 1]
         elif len(self.word_index):
             words[self.word_index] |= self.word_bits
 
