@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -288,7 +287,6 @@ class VocabularyIndex:
         return index[first].astype(np.intp), packed
 
 
-@dataclass(frozen=True)
 class _Context:
     """One context's split: accepted bits (dense words, or sparse word indices + bits).
 
@@ -304,18 +302,38 @@ class _Context:
     start with no other byte (``docs/masks.md``, "Tails").  ``few``: a narrow split's
     accepted bits when at most 64 tokens, as Python ints (word index, bits, ...; the
     arrays are then empty), for a mask to gather into one numpy OR at its end.
+    Read-only once made.  A plain class, not a dataclass: under mypyc a dataclass's
+    ``__init__`` is the interpreted one ``dataclasses`` generates.
     """
 
-    dense: Words | None
-    word_index: npt.NDArray[np.intp]
-    word_bits: Words
-    uncertain: tuple[int, ...]
-    uncertain_tokens: tuple[int, ...] = ()
-    tails: Tails | None = None
-    depth: int = 0
-    base: _Context | None = None
-    follow: int = -1
-    few: tuple[int, ...] = ()
+    __slots__ = (
+        "dense", "word_index", "word_bits", "uncertain", "uncertain_tokens", "tails",
+        "depth", "base", "follow", "few",
+    )
+
+    def __init__(
+        self,
+        dense: Words | None,
+        word_index: npt.NDArray[np.intp],
+        word_bits: Words,
+        uncertain: tuple[int, ...],
+        uncertain_tokens: tuple[int, ...] = (),
+        tails: Tails | None = None,
+        depth: int = 0,
+        base: _Context | None = None,
+        follow: int = -1,
+        few: tuple[int, ...] = (),
+    ) -> None:
+        self.dense = dense
+        self.word_index = word_index
+        self.word_bits = word_bits
+        self.uncertain = uncertain
+        self.uncertain_tokens = uncertain_tokens
+        self.tails = tails
+        self.depth = depth
+        self.base = base
+        self.follow = follow
+        self.few = few
 
     @staticmethod
     def of(
