@@ -428,13 +428,19 @@ class CompiledGrammar:
         ``Tuning.follow_calls`` calls."""
         if self._index.store is not None:
             return -1
-        out = 0
+        deepest: set[int] = set()  # the positions of the stacks' deepest frames
         for stack in _stacks_of(key):
             if len(stack) < 2 or stack[0] != BOTTOM:
                 return -1
-            rule = self._rule_at(stack[1])
+            deepest.add(stack[1])
+        rules: set[int] = set()
+        for p in deepest:
+            rule = self._rule_at(p)
             if rule < 0:
                 return -1
+            rules.add(rule)
+        out = 0
+        for rule in rules:
             with self._lock:
                 got = self._follows.get(rule)
             if got is None:
@@ -483,7 +489,7 @@ class CompiledGrammar:
         bytes of what follows the call and, if that can finish, what can be read once
         the calling rule returns (nothing after the root).  Found over the rules
         reached that way from ``rule`` (each gets its own set, kept: all its callers
-        are reached too), one ``first_bits`` per call, then each rule's set passed
+        are reached too), one ``first_of`` per call, then each rule's set passed
         down to the rules it returns to only when it grew (a work list, callers
         found last first); -1 when that would read more than ``follow_calls``
         calls."""
@@ -505,7 +511,7 @@ class CompiledGrammar:
                     with self._lock:
                         self._follows[rule] = -1
                     return -1
-                bits, ends = automaton.first_bits((BOTTOM, c + 1))
+                bits, ends = automaton.first_of(c + 1)
                 bits_r |= bits
                 if not ends:
                     continue
