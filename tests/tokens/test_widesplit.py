@@ -4,6 +4,7 @@ trie walk (accepted, uncertain, handover pairs) and the grouping of tails."""
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 
 import numpy as np
 import pytest
@@ -11,9 +12,9 @@ from test_masks import fast_mask, reference_mask, synthetic_vocabulary
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
-from gbnfkit.tokens._byteprogram import lower_program
+from gbnfkit.tokens._byteprogram import CALL, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
-from gbnfkit.tokens._compiled import _group_key, _stacks_of
+from gbnfkit.tokens._compiled import _group_key, _rule_starts, _stacks_of
 from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._tails import SuffixRanks, group_ranked, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -262,3 +263,50 @@ def test_wide_splits_leave_out_tails_the_frames_below_never_read() -> None:
     # ...so the second grammar, whose words are followed by ")", split them again
     second = [e for i, e in entries[1].items() if i not in entries[0] and e.follow != -1]
     assert second and all(e.follow & paren and not e.follow & close for e in second)
+
+
+def test_rule_starts_place_every_position_in_its_rule() -> None:
+    """The byte program lays its rules out one after the other, so a position's rule
+    is the last rule starting at or before it; a program laid out otherwise gets
+    every alternative's start with its rule."""
+    program = lower_program(Grammar.builtin("c").program)
+    starts, owners = _rule_starts(program.rules)
+    assert owners == []
+    alts = sorted((a, r) for r, rs in enumerate(program.rules) for a in rs)
+    firsts = [a for a, _ in alts]
+    for p in range(len(program.kind)):
+        assert bisect_right(starts, p) - 1 == alts[bisect_right(firsts, p) - 1][1]
+    starts, owners = _rule_starts(((0, 9), (4,), (12,)))
+    assert starts == [0, 4, 9, 12] and owners == [0, 1, 0, 2]
+
+
+@pytest.mark.parametrize("name", GRAMMARS)
+def test_follow_sets_match_a_plain_fixed_point(name: str) -> None:
+    """Every rule's follow set (its callers' sets passed down by a work list) equals
+    the plain fixed point over all rules: at each call of a rule the first bytes after
+    the call, and the calling rule's set when what follows the call can finish."""
+    grammar = Grammar.builtin(name)
+    tuning = Tuning(follow_calls=1 << 20)
+    compiled = gbnfkit.CompiledGrammar(grammar, synthetic_vocabulary(), tuning=tuning)
+    automaton = ByteAutomaton(lower_program(grammar.program))
+    program = automaton.program
+    alts = sorted((a, r) for r, rs in enumerate(program.rules) for a in rs)
+    firsts = [a for a, _ in alts]
+    follow = [0] * len(program.rules)
+    edges = []
+    for p, kind in enumerate(program.kind):
+        if kind == CALL:
+            bits, ends = automaton.first_bits((BOTTOM, p + 1))
+            follow[program.arg[p]] |= bits
+            if ends:
+                edges.append((program.arg[p], alts[bisect_right(firsts, p) - 1][1]))
+    changed = True
+    while changed:
+        changed = False
+        for r, caller in edges:
+            if follow[caller] & ~follow[r]:
+                follow[r] |= follow[caller]
+                changed = True
+    for rule in range(len(program.rules)):
+        assert compiled._follow_rule(rule) == follow[rule]
+    assert all(follow[r] == bits for r, bits in compiled._follows.items())

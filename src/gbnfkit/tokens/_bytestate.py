@@ -194,18 +194,28 @@ class ByteAutomaton:
                 return bits, True
             got = firsts.get(p)
             if got is None:
-                entry = self._local.get(p)
-                if entry is None:
-                    entry = self._local_closure(p)
-                first = 0
-                for suffix in entry[0]:
-                    first |= self._arg[suffix[-1]]
-                got = firsts[p] = (first, entry[1])
+                got = self._first_of(p)
             bits |= got[0]
             if not got[1]:
                 break
             stack = stack[:-1]
         return bits, False
+
+    def first_of(self, p: int) -> tuple[int, bool]:
+        """``first_bits((BOTTOM, p))`` for a position ``p``: the bytes its closure
+        accepts next and whether it can finish."""
+        got = self._firsts.get(p)
+        return self._first_of(p) if got is None else got
+
+    def _first_of(self, p: int) -> tuple[int, bool]:
+        entry = self._local.get(p)
+        if entry is None:
+            entry = self._local_closure(p)
+        first = 0
+        for suffix in entry[0]:
+            first |= self._arg[suffix[-1]]
+        got = self._firsts[p] = (first, entry[1])
+        return got
 
     def _local_closure(self, p: int) -> tuple[tuple[Stack, ...], bool]:
         """Closure of position ``p`` alone: frames it leaves on top, and whether it can finish."""

@@ -15,6 +15,7 @@ import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -113,6 +114,21 @@ def _stacks_of(key: tuple[int, ...]) -> list[Stack]:
     return out
 
 
+def _rule_starts(rules: tuple[tuple[int, ...], ...]) -> tuple[list[int], list[int]]:
+    """Sorted positions where rules start and the rule of each (``[]``: the rule of the
+    ``i``-th start is ``i``), such that a position belongs to the rule of the last start
+    at or before it.  The byte program lays its rules out one after the other, each
+    rule's alternatives in order (``lower_program``): when every alternative starts
+    after the one before, a rule runs from its first alternative to the next rule's;
+    otherwise every alternative's start, sorted, with its rule."""
+    every = list(chain.from_iterable(rules))
+    starts = [alts[0] for alts in rules if alts]
+    if len(starts) == len(rules) and every == sorted(every):
+        return starts, []
+    pairs = sorted((a, r) for r, alts in enumerate(rules) for a in alts)
+    return [a for a, _ in pairs], [r for _, r in pairs]
+
+
 def _tokens_under(trie: TokenTrie, first_bytes: int) -> int:
     """How many tokens start with one of the bytes of ``first_bytes`` (a 256-bit set)."""
     count = 0
@@ -201,7 +217,7 @@ class CompiledGrammar:
             OrderedDict()
         )
         # per rule: the bytes that can come first once it returns (see _follow_of);
-        # where each alternative starts (sorted) and its rule, each rule's calls
+        # where each rule starts (see _call_sites), each rule's calls
         self._follows: dict[int, int] = {}
         self._starts: list[int] = []
         self._start_rules: list[int] = []
@@ -412,13 +428,19 @@ class CompiledGrammar:
         ``Tuning.follow_calls`` calls."""
         if self._index.store is not None:
             return -1
-        out = 0
+        deepest: set[int] = set()  # the positions of the stacks' deepest frames
         for stack in _stacks_of(key):
             if len(stack) < 2 or stack[0] != BOTTOM:
                 return -1
-            rule = self._rule_at(stack[1])
+            deepest.add(stack[1])
+        rules: set[int] = set()
+        for p in deepest:
+            rule = self._rule_at(p)
             if rule < 0:
                 return -1
+            rules.add(rule)
+        out = 0
+        for rule in rules:
             with self._lock:
                 got = self._follows.get(rule)
             if got is None:
@@ -429,62 +451,97 @@ class CompiledGrammar:
         return out
 
     def _rule_at(self, position: int) -> int:
-        """The rule whose alternatives hold ``position`` (the last alternative starting
-        at or before it: alternatives are laid out one after the other); built with the
-        first call, as the calls of each rule."""
-        starts = self._starts
-        if not starts:
-            program = self._automaton.program
-            pairs = sorted((a, r) for r, alts in enumerate(program.rules) for a in alts)
-            kind = program.kind
-            arg = program.arg
-            calls: dict[int, list[int]] = {}
-            for p in [p for p, k in enumerate(kind) if k == CALL]:
-                calls.setdefault(arg[p], []).append(p)
-            with self._lock:
-                self._calls = calls
-                self._start_rules = [r for _, r in pairs]
-                self._starts = starts = [a for a, _ in pairs]
+        """The rule whose alternatives hold ``position`` (the last rule, or alternative,
+        starting at or before it: rules are laid out one after the other)."""
+        starts = self._call_sites()
         at = bisect_right(starts, position) - 1
-        return self._start_rules[at] if at >= 0 else -1
+        if at < 0:
+            return -1
+        owners = self._start_rules
+        return owners[at] if owners else at
+
+    def _call_sites(self) -> list[int]:
+        """Where each rule starts (:func:`_rule_starts`; the rules of those starts
+        in ``_start_rules``), built with the first call with the calls of each rule."""
+        if self._starts:
+            return self._starts
+        program = self._automaton.program
+        starts, owners = _rule_starts(program.rules)
+        kind = program.kind
+        arg = program.arg
+        calls: dict[int, list[int]] = {}
+        p = -1
+        for _ in range(kind.count(CALL)):
+            p = kind.index(CALL, p + 1)
+            got = calls.get(arg[p])
+            if got is None:
+                calls[arg[p]] = [p]
+            else:
+                got.append(p)
+        with self._lock:
+            self._calls = calls
+            self._start_rules = owners
+            self._starts = starts
+        return starts
 
     def _follow_rule(self, rule: int) -> int:
         """What can be read first once ``rule`` returns: at each call of it, the first
         bytes of what follows the call and, if that can finish, what can be read once
         the calling rule returns (nothing after the root).  Found over the rules
         reached that way from ``rule`` (each gets its own set, kept: all its callers
-        are reached too), one ``first_bits`` per call, then a fixed point; -1 when
-        that would read more than ``follow_calls`` calls."""
+        are reached too), one ``first_of`` per call, then each rule's set passed
+        down to the rules it returns to only when it grew (a work list, callers
+        found last first); -1 when that would read more than ``follow_calls``
+        calls."""
         automaton = self._automaton
-        self._rule_at(0)  # the calls of each rule
+        starts = self._call_sites()
+        owners = self._start_rules
         calls = self._calls
         budget = self._tuning.follow_calls
         own: dict[int, int] = {rule: 0}
-        edges: list[tuple[int, int]] = []  # (rule, caller): the caller's set flows in
+        order = [rule]  # the rules reached, in the order found
+        below: dict[int, list[int]] = {}  # caller -> the rules whose set takes in its
         todo = [rule]
         while todo:
             r = todo.pop()
+            bits_r = 0
             for c in calls.get(r, []):
                 budget -= 1
                 if budget < 0:
                     with self._lock:
                         self._follows[rule] = -1
                     return -1
-                bits, ends = automaton.first_bits((BOTTOM, c + 1))
-                own[r] |= bits
-                if ends:
-                    caller = self._rule_at(c)
-                    edges.append((r, caller))
+                bits, ends = automaton.first_of(c + 1)
+                bits_r |= bits
+                if not ends:
+                    continue
+                at = bisect_right(starts, c) - 1  # the calling rule (as _rule_at)
+                caller = owners[at] if owners else at
+                if caller != r:
+                    got = below.get(caller)
+                    if got is None:
+                        below[caller] = [r]
+                    else:
+                        got.append(r)
                     if caller not in own:
                         own[caller] = 0
                         todo.append(caller)
-        changed = True
-        while changed:
-            changed = False
-            for r, caller in edges:
-                if own[caller] & ~own[r]:
-                    own[r] |= own[caller]
-                    changed = True
+                        order.append(caller)
+            own[r] = bits_r
+        # each rule on the work list passes its set to the rules below it; a rule
+        # whose set grows goes back on the list (popped first: callers found last,
+        # i.e. nearest the root, pass theirs down first)
+        work = order
+        while work:
+            x = work.pop()
+            got = below.get(x)
+            if got is None:
+                continue
+            bits_x = own[x]
+            for r in got:
+                if bits_x & ~own[r]:
+                    own[r] |= bits_x
+                    work.append(r)
         with self._lock:
             self._follows.update(own)
         return own[rule]

@@ -307,14 +307,24 @@ def follow_only(trie: TokenTrie, split: WideSplit, follow: int) -> WideSplit:
     positions = split.handover_positions
     if not len(positions):
         return split
-    at = trie.offsets[positions] + split.handover_offsets
-    keep = _members([follow])[0][trie.buffer[at]]
+    # np.take and np.compress rather than indexing: 7.6 -> 6.6 ms for 30 MaskBench
+    # schemas' 157 calls (1.5 million pairs) on Qwen
+    at = np.take(trie.offsets, positions)
+    at += split.handover_offsets
+    table = np.unpackbits(
+        np.frombuffer(follow.to_bytes(32, "little"), dtype=np.uint8), bitorder="little"
+    ).view(np.bool_)
+    keep = np.take(table, np.take(trie.buffer, at))
     if keep.all():
         return split
-    kept = positions[keep]
+    kept = np.compress(keep, positions)
     # every pair's token is uncertain and pairs are sorted by position, so the tokens
     # left are the distinct kept positions (np.unique or np.isin would import numpy.ma,
     # 2-6 ms, at the first wide split of a process)
-    first = np.ones(len(kept), dtype=bool)
-    first[1:] = kept[1:] != kept[:-1]
-    return WideSplit(split.accepted, kept[first], kept, split.handover_offsets[keep])
+    first = np.empty(len(kept), dtype=np.bool_)
+    first[:1] = True
+    np.not_equal(kept[1:], kept[:-1], out=first[1:])
+    return WideSplit(
+        split.accepted, np.compress(first, kept), kept,
+        np.compress(keep, split.handover_offsets),
+    )
