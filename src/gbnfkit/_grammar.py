@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 
 from gbnfkit._arguments import expect
-from gbnfkit._errors import GrammarError, InputRejected, SchemaError
+from gbnfkit._errors import InputRejected
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.engine._engine import Engine
 from gbnfkit.engine._match import MatchResult, MatchStatus
@@ -78,19 +78,7 @@ class Grammar:
         converted = convert_schema(schema, **options)
         expect(limits, (Limits, type(None)), "limits")
         lim = limits if limits is not None else DEFAULT_LIMITS
-        try:
-            return cls(converted.ir(lim), limits=lim)
-        except GrammarError as exc:
-            # the converter's rules are sound GBNF; what the grammar checks still refuse
-            # is a schema whose references loop before any text, e.g. `d: {"anyOf":
-            # [{"$ref": "#/$defs/d"}]}` (left recursion through the rules of `$ref`s)
-            names = ", ".join(repr(n) for n in exc.rules) or "its rules"
-            raise SchemaError(
-                f"the schema's references loop without reading any text (through the rules "
-                f"{names} of the converted grammar: {exc.message.split(';')[0]}); give each "
-                f"recursive `$ref` something to read before it recurses",
-                keyword="$ref",
-            ) from exc
+        return cls(converted.ir(lim), limits=lim)
 
     @classmethod
     def from_regex(cls, pattern: str, *, limits: Limits | None = None) -> Grammar:
