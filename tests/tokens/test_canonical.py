@@ -13,7 +13,7 @@ import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._byteprogram import END, TEST
 from gbnfkit.tokens._bytestate import BOTTOM, ByteState
-from gbnfkit.tokens._compiled import CONTEXT_DEPTH, CompiledGrammar, _group_key, _stacks_of
+from gbnfkit.tokens._compiled import CONTEXT_DEPTH, CompiledGrammar, _group_key, _groups, _stacks_of
 from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
@@ -42,11 +42,7 @@ def _keys_along(compiled: CompiledGrammar, text: bytes) -> list[tuple[int, ...]]
         assert state is not None
         state = automaton.step(state, byte)
         assert state is not None
-        groups: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-        for stack in state.stacks:
-            if stack:
-                groups.setdefault(stack[:-1], []).append(stack)
-        for group in groups.values():
+        for group in _groups(state.stacks):
             depth = CONTEXT_DEPTH if len(group[0]) > CONTEXT_DEPTH else 0
             keys.append(_group_key(group, depth))
     return keys
@@ -129,11 +125,7 @@ def test_wide_walk_restricted_to_first_bytes_agrees_with_stepping() -> None:
         assert state is not None
         roots.append(state)
         # its contexts one frame deep: the bottom marker is met after the top frame
-        groups: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-        for stack in state.stacks:
-            if stack:
-                groups.setdefault(stack[:-1], []).append(stack)
-        for group in groups.values():
+        for group in _groups(state.stacks):
             roots.append(automaton.intern(frozenset(_stacks_of(_group_key(group, 1)))))
     # a context whose frames may finish before any byte: every token is decided
     roots += [automaton.intern({*root.stacks, (BOTTOM,)}) for root in roots[1::2]]

@@ -331,7 +331,7 @@ def test_contexts_handing_over_after_their_first_byte_are_split_deeper(tmp_path:
     "<space>..." it does not accept uncertain: with more of those than
     ``many_uncertain_tokens`` it is split one frame deeper at once (docs/masks.md,
     "Deepening"), and the mask stays exact, also saved and loaded again."""
-    from gbnfkit.tokens._compiled import CONTEXT_DEPTH, _key_depth
+    from gbnfkit.tokens._compiled import CONTEXT_DEPTH, _groups, _key_depth
 
     grammar = Grammar.builtin("c")
     vocabulary = synthetic_vocabulary(seed=31)
@@ -345,11 +345,8 @@ def test_contexts_handing_over_after_their_first_byte_are_split_deeper(tmp_path:
         matcher = compiled.matcher()
         matcher.accept_text(text)
         assert np.array_equal(expected, fast_mask(matcher, vocabulary.size))
-        groups: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-        for stack in matcher._state.stacks:
-            if stack:
-                groups.setdefault(stack[:-1], []).append(stack)
-        depths.append(sorted(_key_depth(compiled._entry_for(g)[0]) for g in groups.values()))
+        groups = _groups(matcher._state.stacks)
+        depths.append(sorted(_key_depth(compiled._entry_for(g)[0]) for g in groups))
         path = tmp_path / f"c{limit}.npz"
         compiled.save(path)
         loaded = gbnfkit.CompiledGrammar.load(path, grammar, vocabulary)

@@ -17,7 +17,7 @@ from test_widesplit import _by_stepping
 import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteState
-from gbnfkit.tokens._compiled import _group_key, _stacks_of
+from gbnfkit.tokens._compiled import _group_key, _groups, _stacks_of
 from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._slices import SLICE_CLASSES, Slice, Utf8Dfa, covered_bytes
 from gbnfkit.tokens._tails import group_ranked, group_tails
@@ -139,11 +139,7 @@ def _roots(compiled: gbnfkit.CompiledGrammar, document: str) -> list[ByteState]:
     keys: set[tuple[int, ...]] = set()
     for byte in document.encode():
         assert state is not None
-        groups: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-        for stack in state.stacks:
-            if stack:
-                groups.setdefault(stack[:-1], []).append(stack)
-        for group in groups.values():
+        for group in _groups(state.stacks):
             keys.update(_group_key(group, depth) for depth in (1, 2, 3, 4))
         state = automaton.step(state, byte)
     roots = [automaton.intern(frozenset(_stacks_of(key))) for key in sorted(keys)]

@@ -14,7 +14,7 @@ import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._byteprogram import CALL, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
-from gbnfkit.tokens._compiled import _group_key, _rule_starts, _stacks_of
+from gbnfkit.tokens._compiled import _group_key, _groups, _rule_starts, _stacks_of
 from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._tails import SuffixRanks, group_ranked, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -36,11 +36,7 @@ def _context_roots(name: str) -> tuple[gbnfkit.CompiledGrammar, list[ByteState]]
     rng = random.Random(3)
     keys: set[tuple[int, ...]] = set()
     for _ in range(30):
-        stacks = [s for s in matcher._state.stacks if s]
-        groups: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-        for stack in stacks:
-            groups.setdefault(stack[:-1], []).append(stack)
-        for group in groups.values():
+        for group in _groups(matcher._state.stacks):
             keys.update(_group_key(group, depth) for depth in (1, 2, 3, 4))
         allowed = [int(t) for t in matcher.allowed_token_ids() if vocabulary.token_bytes(int(t))]
         if not allowed:

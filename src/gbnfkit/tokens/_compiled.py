@@ -86,6 +86,16 @@ _Found = list[int] | Words
 _LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
 
 
+def _groups(stacks: Iterable[Stack]) -> list[list[Stack]]:
+    """The non-empty ``stacks`` grouped by all but their top frame (a state's groups,
+    ``docs/masks.md``, "Definitions"), in the order first met."""
+    groups: dict[Stack, list[Stack]] = {}
+    for stack in stacks:
+        if stack:
+            groups.setdefault(stack[:-1], []).append(stack)
+    return list(groups.values())
+
+
 def _group_key(group: list[Stack], depth: int) -> tuple[int, ...]:
     """The context key of stacks that share all but their top frame: each stack's top
     ``depth`` frames over the bottom marker (``depth`` 0: the whole stacks), sorted and
@@ -1138,11 +1148,7 @@ class CompiledGrammar:
         few: dict[int, int] = {}
         extra_lo: list[int] = []
         extra_hi: list[int] = []
-        groups: dict[Stack, list[Stack]] = {}
-        for stack in state.stacks:
-            if stack:
-                groups.setdefault(stack[:-1], []).append(stack)
-        todo = list(groups.values())
+        todo = _groups(state.stacks)
         if len(todo) > self._tuning.union_groups:
             todo = self._union_walk(todo, words, extra_lo, extra_hi)
         for group in todo:
