@@ -3,16 +3,18 @@
 Feeds the instances of MaskBench dev schemas ``--offset .. --offset + --limit`` token
 by token through one ``GrammarCompiler`` (each schema compiled fresh, a mask before each
 token up to the first one rejected: first requests, as ``bench/masks.py --modes first``),
-and records every wide split walked from a state without the
-bottom marker (``CompiledGrammar._sliced_walk``: a slice's rest walk, or a walk of the full
-trie), its CPU time, and the class the state loops on: ``S*`` is the state most of the
+and records every wide split walked from a state without the bottom marker
+(``CompiledGrammar._sliced_walk``: a slice's rest walk, or a walk of the full trie), its
+CPU time, and the class the state loops on: ``S*`` is the state most of the
 state's ASCII bytes lead to (taken again from ``S*``, at most twice, while no ASCII byte
 leads ``S*`` back to itself: ``L1``, ``L2``), the class the ASCII bytes that lead ``S*``
 back to itself, with ``+U`` when every character of two bytes or more does too (``none``:
-no such state within three bytes, as in a counted string). Prints the walks' time by
-class, split into walks a slice served and walks of the full trie, beside the total mask
-time (``docs/masks.md``, "Slices"; bench/README.md, "Issue 11, 2026-11-26 morning:
-classes"). Pure Python: the recording replaces a method of a class mypyc compiles.
+no such state within three bytes, as in a counted string; then the widest set of ASCII
+bytes that lead the first ``S*`` to one state is named, a counted repetition's class).
+Prints the walks' time by class, split into walks a slice served and walks of the full
+trie, beside the total mask time (``docs/masks.md``, "Slices"; bench/README.md, "Issue
+11, 2026-11-26 morning: classes"). Pure Python: the recording replaces a method of a
+class mypyc compiles.
 
     PYTHONPATH=src python bench/wide_classes.py --vocab qwen --limit 30 [--offset 30]
 """
@@ -84,7 +86,15 @@ def loop_class(automaton: ByteAutomaton, root: ByteState, multibyte: Utf8Dfa) ->
             wide = loops_on(automaton, star, multibyte, 64)
             return _ranges(loop) + ("+U" if wide else "") + (f" L{level}" if level else "")
         star = _most_ascii(automaton, star)
-    return "none"
+    # no loop: name the widest set of ASCII bytes that lead the first S* to one state
+    # (a counted repetition's class: each character leads to the next count's state)
+    star = _most_ascii(automaton, root)
+    widest = 0
+    for c in automaton.classes(star) if star is not None else ():
+        part = c & _ASCII
+        if part.bit_count() > widest.bit_count():
+            widest = part
+    return "none, steps on " + _ranges(widest)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.vocab}, MaskBench schemas {args.offset}..{args.offset + args.limit}: {masks} masks,"
         f" {total:.0f} ms CPU; wide walks from states without the bottom marker {walks:.0f} ms"
     )
-    other = [row for kind, row in table.items() if kind != "none"]
+    other = [row for kind, row in table.items() if not kind.startswith("none")]
     full_walks = sum(row[2] for row in other)
     full_ms = sum(row[3] for row in other)
     print(
