@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO / ".." / "shared"
@@ -325,3 +326,22 @@ def maskbench_cases(limit: int | None) -> Iterator[tuple[str, dict[str, object],
                 for i, t in enumerate(rec["tests"])
             ]
             yield str(rec["id"]), rec["schema"], docs
+
+
+def compiled_maskbench(
+    compiler: Any, limit: int, offset: int = 0
+) -> Iterator[tuple[Any, list[Document]]]:
+    """Each MaskBench dev schema ``offset .. offset + limit`` that converts (property order
+    any), compiled fresh through ``compiler`` (a ``GrammarCompiler``: its cache cleared
+    first, so every schema is a first request), with its instances."""
+    import gbnfkit
+
+    for count, (_, schema, docs) in enumerate(maskbench_cases(offset + limit)):
+        if count < offset:
+            continue
+        try:
+            grammar = gbnfkit.Grammar.from_json_schema(schema, property_order="any")
+        except gbnfkit.SchemaError:
+            continue
+        compiler.clear_cache()
+        yield compiler.compile(grammar), docs

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ["GBNFKIT_PURE"] = "1"
 
 import gbnfkit  # noqa: E402
-from _workloads import load_deepseek, load_qwen, maskbench_cases  # noqa: E402
+from _workloads import compiled_maskbench, load_deepseek, load_qwen  # noqa: E402
 from gbnfkit.tokens import _compiled  # noqa: E402
 from gbnfkit.tokens._bytestate import ByteAutomaton  # noqa: E402
 from gbnfkit.tokens._tuning import DEFAULT_TUNING  # noqa: E402
@@ -69,13 +69,7 @@ def record(vocab_name: str, limit: int) -> tuple[Any, Walks]:
 
     _compiled.walk_all = recording  # type: ignore[assignment]
     try:
-        for _, schema, docs in maskbench_cases(limit):
-            try:
-                grammar = gbnfkit.Grammar.from_json_schema(schema, property_order="any")
-            except gbnfkit.SchemaError:
-                continue
-            compiler.clear_cache()
-            compiled = compiler.compile(grammar)
+        for compiled, docs in compiled_maskbench(compiler, limit):
             for doc in docs:
                 if not doc.valid:
                     continue

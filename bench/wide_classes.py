@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ["GBNFKIT_PURE"] = "1"
 
 import gbnfkit  # noqa: E402
-from _workloads import VOCABS, maskbench_cases  # noqa: E402
+from _workloads import VOCABS, compiled_maskbench  # noqa: E402
 from gbnfkit.tokens import _compiled  # noqa: E402
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState  # noqa: E402
 from gbnfkit.tokens._slices import Utf8Dfa, loops_on  # noqa: E402
@@ -139,15 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     masks = 0
     spent = 0
     try:
-        for count, (_, schema, docs) in enumerate(maskbench_cases(args.offset + args.limit)):
-            if count < args.offset:
-                continue
-            try:
-                grammar = gbnfkit.Grammar.from_json_schema(schema, property_order="any")
-            except gbnfkit.SchemaError:
-                continue
-            compiler.clear_cache()
-            compiled = compiler.compile(grammar)
+        for compiled, docs in compiled_maskbench(compiler, args.limit, args.offset):
             for doc in docs:
                 matcher = compiled.matcher()
                 for token in bench.encode(doc.text):
