@@ -9,6 +9,8 @@ bytes."""
 
 from __future__ import annotations
 
+from threading import RLock
+
 import numpy as np
 from test_masks import synthetic_vocabulary
 from test_slices import EXTRA, _follow, _roots
@@ -17,7 +19,7 @@ from test_widesplit import _by_stepping
 import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteState
-from gbnfkit.tokens._slices import covered_bytes, opens_on
+from gbnfkit.tokens._slices import Covers, covered_bytes, opens_on
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -65,6 +67,8 @@ def _grammars() -> list[tuple[Grammar, str]]:
         (0, LONGEST + 3),
         (0, 3 * LONGEST),
         (2, 3 * LONGEST),
+        (5, 3 * LONGEST),
+        (5, LONGEST + 1),
         (LONGEST, 3 * LONGEST),
     ):
         text = (TEXT * 8)[:hi]
@@ -94,9 +98,11 @@ def _states(compiled: gbnfkit.CompiledGrammar, prefix: bytes, text: str) -> list
 def test_open_only_with_more_characters_left_than_the_longest_token() -> None:
     vocabulary = _vocabulary()
     total = 3 * LONGEST
-    for gbnf in (
-        f'root ::= "\\"" {BODY}{{0,{total}}} "\\""',
-        f'root ::= "\\"" char{{0,{total}}} "\\""\n{CHAR}',
+    for least, gbnf in (
+        (0, f'root ::= "\\"" {BODY}{{0,{total}}} "\\""'),
+        (0, f'root ::= "\\"" char{{0,{total}}} "\\""\n{CHAR}'),
+        # five fixed characters first: a chain of states, each leading to the next
+        (5, f'root ::= "\\"" {BODY}{{5,{total}}} "\\""'),
     ):
         compiled = gbnfkit.CompiledGrammar(Grammar.from_gbnf(gbnf), vocabulary)
         automaton = compiled.automaton
@@ -107,9 +113,10 @@ def test_open_only_with_more_characters_left_than_the_longest_token() -> None:
         for gone, state in enumerate(_states(compiled, b'"', "a" * total)):
             left = total - gone
             merged: dict[ByteState, ByteState] = {}
-            covered = covered_bytes(
-                automaton, state, piece.dfa, {}, limit, {}, compiled._same_form, merged
+            covers = Covers(
+                automaton, piece.dfa, {}, limit, RLock(), {}, compiled._same_form, merged, 8
             )
+            covered = covers(state)
             if left <= LONGEST:
                 # "a" * LONGEST is inside, and more characters than are left
                 assert not covered, left
@@ -119,13 +126,25 @@ def test_open_only_with_more_characters_left_than_the_longest_token() -> None:
                 # of the count within the longest token's reach (d <= LONGEST)
                 assert covered == piece.dfa.first & automaton.allowed_bits(state), left
                 assert merged
+            if gone + 1 < least:
+                # down the chain of fixed characters only
+                plain = covered_bytes(
+                    automaton, state, piece.dfa, {}, limit, {}, compiled._same_form, {}
+                )
+                assert not plain
+            if gone + 3 <= least:
+                # the state after the next character is two or more down the chain
+                short = Covers(
+                    automaton, piece.dfa, {}, limit, RLock(), {}, compiled._same_form, {}, 1
+                )
+                assert not short(state)
             # what is merged has the same form; what is covered is accepted
             for a, b in merged.items():
                 assert compiled._same_form(a, b)
             for pos, data in enumerate(trie.sorted_bytes):
                 if (covered >> data[0]) & 1 and piece.inside[pos]:
                     assert automaton.feed(state, data) is not None, (left, data)
-            # a state after which a character leads to another form is not open
+            # a state after which a character leads to another form is not open alone
             after = automaton.step(state, ord("a"))
             assert after is not None
             if not compiled._same_form(state, after):

@@ -793,6 +793,7 @@ class CompiledGrammar:
                 opens,
                 self._same_form,
                 merged,
+                tuning.open_chain,
             )
             covered = covers(root) & first_bytes
             budget = tuning.slice_nodes

@@ -188,6 +188,7 @@ def opens_on(
     limit: int,
     same: Same,
     merged: dict[ByteState, ByteState] | None = None,
+    deeper: Callable[[ByteState], bool] | None = None,
 ) -> bool:
     """Whether ``state`` is *open* on the class of ``dfa``: from ``state``, the UTF-8
     bytes of any character of the class are accepted one by one and lead to
@@ -195,8 +196,11 @@ def opens_on(
     every token of the vocabulary).  A state that loops is open; so is a counted
     repetition ``x{0,n}`` with more characters left than the longest token has bytes
     (``docs/masks.md``, "Slices"): every token inside the class is accepted from it.
-    The states found the same as ``state`` are noted in ``merged`` (``-> state``)."""
-    return _completes(automaton, _BOUNDARY, state, state, dfa, limit, same, merged)
+    The states found the same as ``state`` are noted in ``merged`` (``-> state``).
+    Given ``deeper``, the characters may also lead to one other state, open itself
+    (``deeper`` says whether it is): a chain of states, as the fixed copies of
+    ``x{m,n}`` before the optional ones."""
+    return _completes(automaton, _BOUNDARY, state, state, dfa, limit, same, merged, deeper)
 
 
 def _completes(
@@ -208,11 +212,13 @@ def _completes(
     limit: int,
     same: Same | None = None,
     merged: dict[ByteState, ByteState] | None = None,
+    deeper: Callable[[ByteState], bool] | None = None,
 ) -> bool:
     """Whether, from the automaton state ``start`` in the DFA state ``q``, every byte
     string that takes the DFA from ``q`` to its next character boundary is accepted
     byte by byte and ends in ``home`` (or, given ``same``, in a state ``same`` as
-    ``home``: noted in ``merged``, as ``state -> home``).
+    ``home``: noted in ``merged``, as ``state -> home``; or, given ``deeper``, in one
+    other state, for which ``deeper`` must hold).
 
     Explores the pairs (DFA state, automaton state) reachable from ``(q, start)``, one
     automaton step per byte class of the automaton state met in each DFA transition;
@@ -222,6 +228,7 @@ def _completes(
     seen = {(q, start)}
     todo = [(q, start)]
     moves = dfa.moves
+    other: ByteState | None = None  # the one other state characters end in
     while todo:
         q, here = todo.pop()
         allowed = automaton.allowed_bits(here)
@@ -237,10 +244,13 @@ def _completes(
                 assert after is not None  # the byte is allowed
                 if target == _BOUNDARY:
                     if after is not home:
-                        if same is None or not same(after, home):
+                        if same is not None and same(after, home):
+                            if merged is not None:
+                                merged[after] = home
+                        elif deeper is not None and (other is None or after is other):
+                            other = after
+                        else:
                             return False
-                        if merged is not None:
-                            merged[after] = home
                     continue
                 pair = (target, after)
                 if pair not in seen:
@@ -248,7 +258,7 @@ def _completes(
                         return False
                     seen.add(pair)
                     todo.append(pair)
-    return True
+    return other is None or (deeper is not None and deeper(other))
 
 
 def _most_single(automaton: ByteAutomaton, root: ByteState, dfa: Utf8Dfa) -> ByteState | None:
@@ -274,6 +284,7 @@ def covered_bytes(
     opens: dict[ByteState, bool] | None = None,
     same: Same | None = None,
     merged: dict[ByteState, ByteState] | None = None,
+    deeper: Callable[[ByteState], bool] | None = None,
 ) -> int:
     """The first bytes ``b`` under which every token inside the class of ``dfa`` is
     accepted from ``root``.
@@ -285,7 +296,8 @@ def covered_bytes(
     as it); the first byte of a longer character when every way of completing that
     character from the state after ``b`` is accepted and ends there too.  Every inside
     token under a covered byte is then a path through states that are all alive.  The
-    states found the same as another are noted in ``merged`` (see :func:`opens_on`).
+    states found the same as another are noted in ``merged``, and ``deeper`` lets
+    characters lead to another open state (see :func:`opens_on`).
     """
     best = _most_single(automaton, root, dfa)
     if best is None:
@@ -296,7 +308,7 @@ def covered_bytes(
     if not looping and same is not None and opens is not None:
         looping = opens.get(best)
         if looping is None:
-            looping = opens[best] = opens_on(automaton, best, dfa, limit, same, merged)
+            looping = opens[best] = opens_on(automaton, best, dfa, limit, same, merged, deeper)
     if not looping:
         return 0
     classes = automaton.classes(root)
@@ -320,7 +332,7 @@ def covered_bytes(
                     if ok and after is not best and merged is not None:
                         merged[after] = best
                 else:
-                    ok = _completes(automaton, q, after, best, dfa, limit, same, merged)
+                    ok = _completes(automaton, q, after, best, dfa, limit, same, merged, deeper)
                 verdicts[q] = ok
             if ok:
                 covered |= low
@@ -344,6 +356,7 @@ class Covers:
         opens: dict[ByteState, bool] | None = None,
         same: Same | None = None,
         merged: dict[ByteState, ByteState] | None = None,
+        chain: int = 0,
     ) -> None:
         self.automaton = automaton
         self.dfa = dfa
@@ -353,6 +366,7 @@ class Covers:
         self.opens = opens
         self.same = same
         self.merged = merged
+        self.chain = chain  # how far down a chain of states open_at looks
         self.found: dict[ByteState, int] = {}
         self.stepped = 0  # first bytes a sliced walk walked node by node (read by tests)
 
@@ -369,6 +383,7 @@ class Covers:
                     self.opens,
                     self.same,
                     self.merged,
+                    self._deeper(self.chain),
                 )
             self.found[state] = got
         return got
@@ -389,9 +404,11 @@ class Covers:
                 got = self.loops[state] = loops_on(self.automaton, state, self.dfa, self.limit)
         return got
 
-    def open_at(self, state: ByteState) -> bool:
+    def open_at(self, state: ByteState, chain: int = -1) -> bool:
         """Whether ``state`` loops on the class or, given ``same``, is open on it
-        (:func:`opens_on`, kept in ``opens``)."""
+        (:func:`opens_on`, kept in ``opens``), looking at most ``chain`` states down a
+        chain (default ``self.chain``; a state found not open with a shorter chain
+        stays so: only a slice missed)."""
         if self.loops_at(state):
             return True
         opens = self.opens
@@ -399,11 +416,18 @@ class Covers:
             return False
         got = opens.get(state)
         if got is None:
+            deeper = self._deeper(self.chain if chain < 0 else chain)
             with self.lock:
                 got = opens[state] = opens_on(
-                    self.automaton, state, self.dfa, self.limit, self.same, self.merged
+                    self.automaton, state, self.dfa, self.limit, self.same, self.merged, deeper
                 )
         return got
+
+    def _deeper(self, chain: int) -> Callable[[ByteState], bool] | None:
+        """Whether the next state down a chain is open (``None`` at its end)."""
+        if chain <= 0 or self.same is None:
+            return None
+        return lambda state: self.open_at(state, chain - 1)
 
 
 @dataclass
