@@ -15,6 +15,7 @@ import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -212,11 +213,10 @@ class CompiledGrammar:
         # per slice (by its index): whether a state loops on the slice's class
         self._loops: dict[int, dict[ByteState, bool]] = {}
         # the same for "open on the class" (a counted repetition); per state, the
-        # signature and canonical form of its whole stacks (see _same_form)
+        # signature of its whole stacks (see _same_form)
         self._opens: dict[int, dict[ByteState, bool]] = {}
         self._merged: dict[int, dict[ByteState, ByteState]] = {}  # see Covers
         self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
-        self._state_forms: dict[ByteState, tuple[object, ...] | None] = {}
         # wide splits that reused parts of others (read by tests: compiled modules call
         # vector_walk directly, so its calls cannot be recorded from outside)
         self.parts_reused = 0
@@ -791,7 +791,7 @@ class CompiledGrammar:
                 tuning.slice_pairs,
                 self._lock,
                 opens,
-                self._same_form,
+                partial(self._same_form, forms={}),  # forms kept for this split
                 merged,
                 tuning.open_chain,
             )
@@ -807,19 +807,24 @@ class CompiledGrammar:
                 return split
         return vector_walk(trie, automaton, root, limit, first_bytes, self._tuning.level_gap)
 
-    def _same_form(self, a: ByteState, b: ByteState) -> bool:
+    def _same_form(
+        self,
+        a: ByteState,
+        b: ByteState,
+        forms: dict[ByteState, tuple[object, ...] | None] | None = None,
+    ) -> bool:
         """Whether the states ``a`` and ``b`` have equal canonical forms (of their whole
         stacks, sorted: :func:`_group_key` at depth 0), so that they accept, reject and
         leave uncertain the same tokens (``docs/masks.md``, "Slices", open states).
         Signatures first (equal forms have equal signatures; most pairs asked differ
-        there); both kept per state, bounded like the contexts."""
+        there), kept per state and bounded like the contexts; the forms (up to some
+        thousand ints each) are kept in ``forms`` when given (one wide split's)."""
         program = self._automaton.program
         sigs = self._state_sigs
-        forms = self._state_forms
+        if forms is None:
+            forms = {}
         if len(sigs) > self._max_contexts:
             sigs.clear()
-        if len(forms) > self._max_contexts:
-            forms.clear()
         got: list[tuple[int, ...]] = []
         for state in (a, b):
             sig = sigs.get(state)
