@@ -514,8 +514,8 @@ def sliced_walk(
     :func:`covered_bytes`) are the first bytes whose inside tokens are all accepted:
     under them, and under the bytes that start no character of the class, only
     ``piece.rest`` is walked.  Under the other first bytes whose state is one byte
-    from a state that loops on the class (``covers.loops_next``), the inside tokens
-    are walked node by node
+    from a state that loops on the class or is open on it (``covers.loops_next``),
+    the inside tokens are walked node by node
     (:func:`_inside_walk`, at most ``budget`` trie children examined in all) and
     the rest tokens in ``piece.rest``; the remaining bytes are walked in the full
     trie.  ``None`` when no byte is covered and some first byte would be walked in
@@ -525,7 +525,7 @@ def sliced_walk(
     # no token starting with a byte that starts no character of the class is inside:
     # the rest trie holds the whole subtree of such a byte
     others = wanted & piece.dfa.first & ~covered
-    # the first bytes whose state is one byte from a state that loops on the class
+    # the first bytes whose state is one byte from a state open on the class
     near = 0
     for c in automaton.classes(root) if others and budget > 0 else ():
         if c & others:
