@@ -15,6 +15,7 @@ import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -211,6 +212,11 @@ class CompiledGrammar:
         self._suffixes: OrderedDict[ByteState, list[tuple[int, WideSplit]]] = OrderedDict()
         # per slice (by its index): whether a state loops on the slice's class
         self._loops: dict[int, dict[ByteState, bool]] = {}
+        # the same for "open on the class" (a counted repetition); per state, the
+        # signature of its whole stacks (see _same_form)
+        self._opens: dict[int, dict[ByteState, bool]] = {}
+        self._merged: dict[int, dict[ByteState, ByteState]] = {}  # see Covers
+        self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
         # wide splits that reused parts of others (read by tests: compiled modules call
         # vector_walk directly, so its calls cannot be recorded from outside)
         self.parts_reused = 0
@@ -773,9 +779,22 @@ class CompiledGrammar:
         for i, piece in enumerate(self._index.slices):
             with self._lock:
                 loops = self._loops.setdefault(i, {})
-                if len(loops) > self._max_contexts:
-                    loops.clear()
-            covers = Covers(automaton, piece.dfa, loops, tuning.slice_pairs, self._lock)
+                opens = self._opens.setdefault(i, {})
+                merged = self._merged.setdefault(i, {})
+                for kept in (loops, opens, merged):
+                    if len(kept) > self._max_contexts:
+                        kept.clear()
+            covers = Covers(
+                automaton,
+                piece.dfa,
+                loops,
+                tuning.slice_pairs,
+                self._lock,
+                opens,
+                partial(self._same_form, forms={}),  # forms kept for this split
+                merged,
+                tuning.open_chain,
+            )
             covered = covers(root) & first_bytes
             budget = tuning.slice_nodes
             split = sliced_walk(
@@ -787,6 +806,44 @@ class CompiledGrammar:
                 self.sliced_walks += 1
                 return split
         return vector_walk(trie, automaton, root, limit, first_bytes, self._tuning.level_gap)
+
+    def _same_form(
+        self,
+        a: ByteState,
+        b: ByteState,
+        forms: dict[ByteState, tuple[object, ...] | None] | None = None,
+    ) -> bool:
+        """Whether the states ``a`` and ``b`` have equal canonical forms (of their whole
+        stacks, sorted: :func:`_group_key` at depth 0), so that they accept, reject and
+        leave uncertain the same tokens (``docs/masks.md``, "Slices", open states).
+        Signatures first (equal forms have equal signatures; most pairs asked differ
+        there), kept per state and bounded like the contexts; the forms (up to some
+        thousand ints each) are kept in ``forms`` when given (one wide split's)."""
+        program = self._automaton.program
+        sigs = self._state_sigs
+        if forms is None:
+            forms = {}
+        if len(sigs) > self._max_contexts:
+            sigs.clear()
+        got: list[tuple[int, ...]] = []
+        for state in (a, b):
+            sig = sigs.get(state)
+            if sig is None:
+                key = _group_key(list(state.stacks), 0)
+                sig = sigs[state] = _key_signature(key, program.kind, program.arg, program.rules)
+            got.append(sig)
+        if got[0] != got[1]:
+            return False
+        limit = self._tuning.max_wide_canonical
+        both: list[tuple[object, ...] | None] = []
+        for state in (a, b):
+            if state in forms:
+                both.append(forms[state])
+            else:
+                key = _group_key(list(state.stacks), 0)
+                form = forms[state] = self._canonical(key, limit)
+                both.append(form)
+        return both[0] is not None and both[0] == both[1]
 
     def _keep_walk(self, split: WideSplit, after: dict[ByteState, int]) -> None:
         """Remember ``split`` under each state after a first byte, with the bytes that

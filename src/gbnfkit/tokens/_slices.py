@@ -16,10 +16,19 @@ rest trie is walked under those bytes (:func:`sliced_walk`).  Below the first by
 same holds at any trie node between two characters whose state loops on ``K``: under a
 first byte not covered, the inside tokens are walked node by node down to such nodes
 (:func:`_inside_walk`).
+
+A counted repetition (``K{0,n}``, a ``maxLength`` string) has a new state after each
+character, so none loops; but while more characters are left than the longest token
+has bytes, each character leads to a state with the same canonical form (the same
+verdict on every token): such a state is *open on K* (:func:`opens_on`), which serves
+wherever looping does, and the walks of the rest go on from ``S*`` in place of the
+states found the same as it (``Covers.merged``), instead of stepping a new state per
+trie level.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,10 +49,14 @@ __all__ = [
     "Utf8Dfa",
     "covered_bytes",
     "loops_on",
+    "opens_on",
     "sliced_walk",
 ]
 
 Positions = npt.NDArray[np.int64]
+# whether two states accept, reject and leave uncertain the same tokens of the
+# vocabulary (equal canonical forms; ``docs/masks.md``, "Slices", open states)
+Same = Callable[[ByteState, ByteState], bool]
 
 # The classes slices are precomputed for (code point ranges, inclusive), part of every
 # vocabulary index: the raw characters of a JSON string as the schema converter (any
@@ -168,6 +181,28 @@ def loops_on(automaton: ByteAutomaton, state: ByteState, dfa: Utf8Dfa, limit: in
     return _completes(automaton, _BOUNDARY, state, state, dfa, limit)
 
 
+def opens_on(
+    automaton: ByteAutomaton,
+    state: ByteState,
+    dfa: Utf8Dfa,
+    limit: int,
+    same: Same,
+    merged: dict[ByteState, ByteState] | None = None,
+    deeper: Callable[[ByteState], bool] | None = None,
+) -> bool:
+    """Whether ``state`` is *open* on the class of ``dfa``: from ``state``, the UTF-8
+    bytes of any character of the class are accepted one by one and lead to
+    ``state`` or to a state ``same`` as it (equal canonical forms: the same verdict on
+    every token of the vocabulary).  A state that loops is open; so is a counted
+    repetition ``x{0,n}`` with more characters left than the longest token has bytes
+    (``docs/masks.md``, "Slices"): every token inside the class is accepted from it.
+    The states found the same as ``state`` are noted in ``merged`` (``-> state``).
+    Given ``deeper``, the characters may also lead to one other state, open itself
+    (``deeper`` says whether it is): a chain of states, as the fixed copies of
+    ``x{m,n}`` before the optional ones."""
+    return _completes(automaton, _BOUNDARY, state, state, dfa, limit, same, merged, deeper)
+
+
 def _completes(
     automaton: ByteAutomaton,
     q: int,
@@ -175,10 +210,15 @@ def _completes(
     home: ByteState,
     dfa: Utf8Dfa,
     limit: int,
+    same: Same | None = None,
+    merged: dict[ByteState, ByteState] | None = None,
+    deeper: Callable[[ByteState], bool] | None = None,
 ) -> bool:
     """Whether, from the automaton state ``start`` in the DFA state ``q``, every byte
     string that takes the DFA from ``q`` to its next character boundary is accepted
-    byte by byte and ends in ``home``.
+    byte by byte and ends in ``home`` (or, given ``same``, in a state ``same`` as
+    ``home``: noted in ``merged``, as ``state -> home``; or, given ``deeper``, in one
+    other state, for which ``deeper`` must hold).
 
     Explores the pairs (DFA state, automaton state) reachable from ``(q, start)``, one
     automaton step per byte class of the automaton state met in each DFA transition;
@@ -188,6 +228,7 @@ def _completes(
     seen = {(q, start)}
     todo = [(q, start)]
     moves = dfa.moves
+    other: ByteState | None = None  # the one other state characters end in
     while todo:
         q, here = todo.pop()
         allowed = automaton.allowed_bits(here)
@@ -203,7 +244,13 @@ def _completes(
                 assert after is not None  # the byte is allowed
                 if target == _BOUNDARY:
                     if after is not home:
-                        return False
+                        if same is not None and same(after, home):
+                            if merged is not None:
+                                merged[after] = home
+                        elif deeper is not None and (other is None or after is other):
+                            other = after
+                        else:
+                            return False
                     continue
                 pair = (target, after)
                 if pair not in seen:
@@ -211,7 +258,7 @@ def _completes(
                         return False
                     seen.add(pair)
                     todo.append(pair)
-    return True
+    return other is None or (deeper is not None and deeper(other))
 
 
 def _most_single(automaton: ByteAutomaton, root: ByteState, dfa: Utf8Dfa) -> ByteState | None:
@@ -234,16 +281,23 @@ def covered_bytes(
     dfa: Utf8Dfa,
     loops: dict[ByteState, bool],
     limit: int,
+    opens: dict[ByteState, bool] | None = None,
+    same: Same | None = None,
+    merged: dict[ByteState, ByteState] | None = None,
+    deeper: Callable[[ByteState], bool] | None = None,
 ) -> int:
     """The first bytes ``b`` under which every token inside the class of ``dfa`` is
     accepted from ``root``.
 
     ``S*`` is the state most of ``root``'s single-byte characters of the class lead
-    to; it must loop on the class (:func:`loops_on`, cached in ``loops``).  A byte
-    ``b`` that is a whole character is covered when it leads to ``S*``; the first byte
-    of a longer character when every way of completing that character from the
-    state after ``b`` is accepted and ends in ``S*``.  Every inside token under a
-    covered byte is then a path through states that are all alive.
+    to; it must loop on the class (:func:`loops_on`, cached in ``loops``) or, given
+    ``same``, be open on it (:func:`opens_on`, cached in ``opens``).  A byte ``b``
+    that is a whole character is covered when it leads to ``S*`` (or a state ``same``
+    as it); the first byte of a longer character when every way of completing that
+    character from the state after ``b`` is accepted and ends there too.  Every inside
+    token under a covered byte is then a path through states that are all alive.  The
+    states found the same as another are noted in ``merged``, and ``deeper`` lets
+    characters lead to another open state (see :func:`opens_on`).
     """
     best = _most_single(automaton, root, dfa)
     if best is None:
@@ -251,6 +305,10 @@ def covered_bytes(
     looping = loops.get(best)
     if looping is None:
         looping = loops[best] = loops_on(automaton, best, dfa, limit)
+    if not looping and same is not None and opens is not None:
+        looping = opens.get(best)
+        if looping is None:
+            looping = opens[best] = opens_on(automaton, best, dfa, limit, same, merged, deeper)
     if not looping:
         return 0
     classes = automaton.classes(root)
@@ -270,9 +328,11 @@ def covered_bytes(
             ok = verdicts.get(q)
             if ok is None:
                 if q == _BOUNDARY:
-                    ok = after is best
+                    ok = after is best or (same is not None and same(after, best))
+                    if ok and after is not best and merged is not None:
+                        merged[after] = best
                 else:
-                    ok = _completes(automaton, q, after, best, dfa, limit)
+                    ok = _completes(automaton, q, after, best, dfa, limit, same, merged, deeper)
                 verdicts[q] = ok
             if ok:
                 covered |= low
@@ -281,8 +341,10 @@ def covered_bytes(
 
 class Covers:
     """:func:`covered_bytes` of the states one wide split meets, each computed once
-    (whether a state loops is kept in ``loops``, shared between splits; both are
-    computed under ``lock``, since they step the automaton)."""
+    (whether a state loops is kept in ``loops``, shared between splits, and given
+    ``same`` whether it is open in ``opens`` and the states found the same as another
+    in ``merged``, which the walks below use; all are computed under ``lock``, since
+    they step the automaton)."""
 
     def __init__(
         self,
@@ -291,12 +353,20 @@ class Covers:
         loops: dict[ByteState, bool],
         limit: int,
         lock: AbstractContextManager[Any],
+        opens: dict[ByteState, bool] | None = None,
+        same: Same | None = None,
+        merged: dict[ByteState, ByteState] | None = None,
+        chain: int = 0,
     ) -> None:
         self.automaton = automaton
         self.dfa = dfa
         self.loops = loops
         self.limit = limit
         self.lock = lock
+        self.opens = opens
+        self.same = same
+        self.merged = merged
+        self.chain = chain  # how far down a chain of states open_at looks
         self.found: dict[ByteState, int] = {}
         self.stepped = 0  # first bytes a sliced walk walked node by node (read by tests)
 
@@ -304,17 +374,27 @@ class Covers:
         got = self.found.get(state)
         if got is None:
             with self.lock:
-                got = covered_bytes(self.automaton, state, self.dfa, self.loops, self.limit)
+                got = covered_bytes(
+                    self.automaton,
+                    state,
+                    self.dfa,
+                    self.loops,
+                    self.limit,
+                    self.opens,
+                    self.same,
+                    self.merged,
+                    self._deeper(self.chain),
+                )
             self.found[state] = got
         return got
 
     def loops_next(self, state: ByteState) -> bool:
         """Whether the state most of ``state``'s single-byte characters of the class
-        lead to loops on the class (a node in that state is worth walking node by
+        lead to is open on the class (a node in that state is worth walking node by
         node: most of its children are covered)."""
         with self.lock:
             best = _most_single(self.automaton, state, self.dfa)
-        return best is not None and self.loops_at(best)
+        return best is not None and self.open_at(best)
 
     def loops_at(self, state: ByteState) -> bool:
         """:func:`loops_on` of ``state`` (kept in ``loops``)."""
@@ -323,6 +403,31 @@ class Covers:
             with self.lock:
                 got = self.loops[state] = loops_on(self.automaton, state, self.dfa, self.limit)
         return got
+
+    def open_at(self, state: ByteState, chain: int = -1) -> bool:
+        """Whether ``state`` loops on the class or, given ``same``, is open on it
+        (:func:`opens_on`, kept in ``opens``), looking at most ``chain`` states down a
+        chain (default ``self.chain``; a state found not open with a shorter chain
+        stays so: only a slice missed)."""
+        if self.loops_at(state):
+            return True
+        opens = self.opens
+        if opens is None or self.same is None:
+            return False
+        got = opens.get(state)
+        if got is None:
+            deeper = self._deeper(self.chain if chain < 0 else chain)
+            with self.lock:
+                got = opens[state] = opens_on(
+                    self.automaton, state, self.dfa, self.limit, self.same, self.merged, deeper
+                )
+        return got
+
+    def _deeper(self, chain: int) -> Callable[[ByteState], bool] | None:
+        """Whether the next state down a chain is open (``None`` at its end)."""
+        if chain <= 0 or self.same is None:
+            return None
+        return lambda state: self.open_at(state, chain - 1)
 
 
 @dataclass
@@ -349,10 +454,10 @@ def _inside_walk(
 ) -> int:
     """The verdicts on the inside tokens starting with ``first`` (a byte ``root``
     accepts that starts a character of the class), walking the trie node by node: a
-    node between two characters whose state loops on the class (``covers.loops_at``)
-    has every inside token under it accepted, unwalked (each is a path of the DFA from
-    a character boundary, so the state stays alive: the invariant of
-    :func:`covered_bytes` with ``S*`` that state); children whose byte leaves the
+    node between two characters whose state loops on the class or is open on it
+    (``covers.open_at``) has every inside token under it accepted, unwalked (each is a
+    path of the DFA from a character boundary, so the state stays alive: the invariant
+    of :func:`covered_bytes` with ``S*`` that state); children whose byte leaves the
     class hold rest tokens only, and are not walked.  Returns the budget left (trie
     children examined), or -1 as soon as it is spent (``out`` is then partly filled)."""
     rows = dfa.rows
@@ -386,7 +491,7 @@ def _inside_walk(
                 if hold:
                     out.unsure.append((tok_lo[child], tok_hi[child], hold))
                 continue
-            if q_child == _BOUNDARY and covers.loops_at(nxt):
+            if q_child == _BOUNDARY and covers.open_at(nxt):
                 out.covered.append((tok_lo[child], tok_hi[child]))
                 continue
             todo.append((child, nxt, q_child, hold + (below,) if nxt.bottom else hold))
@@ -409,8 +514,8 @@ def sliced_walk(
     :func:`covered_bytes`) are the first bytes whose inside tokens are all accepted:
     under them, and under the bytes that start no character of the class, only
     ``piece.rest`` is walked.  Under the other first bytes whose state is one byte
-    from a state that loops on the class (``covers.loops_next``), the inside tokens
-    are walked node by node
+    from a state that loops on the class or is open on it (``covers.loops_next``),
+    the inside tokens are walked node by node
     (:func:`_inside_walk`, at most ``budget`` trie children examined in all) and
     the rest tokens in ``piece.rest``; the remaining bytes are walked in the full
     trie.  ``None`` when no byte is covered and some first byte would be walked in
@@ -420,7 +525,7 @@ def sliced_walk(
     # no token starting with a byte that starts no character of the class is inside:
     # the rest trie holds the whole subtree of such a byte
     others = wanted & piece.dfa.first & ~covered
-    # the first bytes whose state is one byte from a state that loops on the class
+    # the first bytes whose state is one byte from a state open on the class
     near = 0
     for c in automaton.classes(root) if others and budget > 0 else ():
         if c & others:
@@ -451,8 +556,14 @@ def sliced_walk(
     others &= ~stepped
     if not covered and (others or not stepped):
         return None  # nothing covered, or the budget ran out: walked whole
-    walked = vector_walk(rest, automaton, root, max_tail_tokens, wanted & ~others)
-    full = vector_walk(trie, automaton, root, max_tail_tokens, others) if others else None
+    # (the states found the same as another are walked as that one: ``covers.merged``)
+    merged = covers.merged or None
+    walked = vector_walk(rest, automaton, root, max_tail_tokens, wanted & ~others, merge=merged)
+    full = (
+        vector_walk(trie, automaton, root, max_tail_tokens, others, merge=merged)
+        if others
+        else None
+    )
     accepted = np.zeros(len(trie.sorted_bytes), dtype=bool)
     flags = piece.inside
     spans = [trie.first_byte_span(first, last) for first, last in byte_runs(covered)]

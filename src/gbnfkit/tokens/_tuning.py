@@ -78,6 +78,10 @@ class Tuning:
         follow_calls: the calls of rules a compiled grammar may read to find what
             can follow a wide context (its tails starting with anything else are
             left out, ``docs/masks.md``, "Tails"); past that none are left out.
+        open_chain: a state whose characters of a slice's class all lead to one
+            other state is open on the class when that one is, checked at most this
+            many states down such a chain (the fixed copies of a counted ``x{m,n}``
+            before its optional ones; ``docs/masks.md``, "Slices", open states).
     """
 
     many_first_bytes: int = 48
@@ -104,6 +108,8 @@ class Tuning:
     slice_subtree: int = 32
     level_gap: int = 1_024
     follow_calls: int = 256
+    # added by issue 11's "counted" pass
+    open_chain: int = 8
 
 
 DEFAULT_TUNING = Tuning()

@@ -67,8 +67,14 @@ class _Table:
     children use few of them (``docs/masks.md``, "Computing a split").
     """
 
-    def __init__(self, automaton: ByteAutomaton, root: ByteState) -> None:
+    def __init__(
+        self,
+        automaton: ByteAutomaton,
+        root: ByteState,
+        merge: dict[ByteState, ByteState] | None = None,
+    ) -> None:
         self.automaton = automaton
+        self.merge = merge
         self.states: list[tuple[ByteState, bool] | None] = [None, None, (root, root.bottom)]
         self.numbers: dict[tuple[ByteState, bool], int] = {(root, root.bottom): _ROOT}
         self.rows = np.full((16, 256), -1, dtype=np.int32)
@@ -81,6 +87,7 @@ class _Table:
         """Fill the entries ``keys`` (walk state ``k >> 8``, byte ``k & 255``), with
         the other bytes of their classes (the numpy work once for all their rows)."""
         automaton = self.automaton
+        merge = self.merge
         states = self.states
         known = self.numbers
         stepped = self.stepped
@@ -109,6 +116,8 @@ class _Table:
                 done |= c
                 after = automaton.step(state, (c & -c).bit_length() - 1)
                 assert after is not None  # some stack accepts every byte of a class
+                if merge is not None:
+                    after = merge.get(after, after)
                 key = (after, seen or after.bottom)
                 got = known.get(key)
                 if got is None:
@@ -188,6 +197,7 @@ def vector_walk(
     max_tail_tokens: int,
     first_bytes: int = -1,
     level_gap: int = DEFAULT_TUNING.level_gap,
+    merge: dict[ByteState, ByteState] | None = None,
 ) -> WideSplit:
     """The tokens ``root`` accepts, the uncertain ones, and their handover pairs.
 
@@ -204,8 +214,13 @@ def vector_walk(
     costs as much as a few thousand nodes): a node between them lies under a first
     byte not walked, so its parent's walk state is ``_DEAD`` (never set) and so is its
     own, which changes no verdict.
+
+    ``merge`` maps states met to states with the same canonical form (the same
+    verdict on every token of at most the longest token's length, so on every rest of
+    a token below a node): the walk goes on from the latter, whose table rows it has
+    already (a counted repetition's states; ``docs/masks.md``, "Slices", open states).
     """
-    table = _Table(automaton, root)
+    table = _Table(automaton, root, merge)
     total = len(trie.level_byte)
     sid = np.zeros(total + 1, dtype=np.int32)  # per node number (0 = root): its walk state
     sid[0] = _ROOT

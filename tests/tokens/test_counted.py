@@ -1,0 +1,214 @@
+"""Counted repetitions of a slice's class (``x{m,n}``, the schema converter's
+``maxLength``): a state with more characters left than the longest token has bytes is
+*open* on the class (every character leads to a state with its canonical form), so a
+wide split accepts its inside tokens at once and walks the rest trie with the states
+found the same merged (``docs/masks.md``, "Slices", open states).  Every split and mask
+is compared with stepping each token or with the reference, at every remaining count
+from above the longest token's length down to zero, in characters of one to four
+bytes."""
+
+from __future__ import annotations
+
+from threading import RLock
+
+import numpy as np
+from test_masks import synthetic_vocabulary
+from test_slices import EXTRA, _follow, _roots
+from test_widesplit import _by_stepping
+
+import gbnfkit
+from gbnfkit._grammar import Grammar
+from gbnfkit.tokens._bytestate import ByteState
+from gbnfkit.tokens._slices import Covers, covered_bytes, opens_on
+from gbnfkit.tokens._tuning import Tuning
+from gbnfkit.tokens._vecwalk import vector_walk
+from gbnfkit.tokens._vocabulary import Vocabulary
+
+LONGEST = 16  # bytes of the longest token of the vocabulary below
+TEXT = "ab中é😀#x yz~é中"
+
+
+def _vocabulary() -> Vocabulary:
+    """The synthetic vocabulary, with runs of one to four byte characters up to
+    :data:`LONGEST` bytes (inside tokens of as many characters as bytes, and of a
+    quarter as many), and such runs closed by a quote (rest tokens deep in the trie)."""
+    base = synthetic_vocabulary(EXTRA, seed=11)
+    extra: list[bytes] = []
+    for ch in ("a", "é", "中", "😀"):
+        unit = ch.encode()
+        for k in range(1, LONGEST // len(unit) + 1):
+            extra.append(unit * k)
+            if (k + 1) * len(unit) <= LONGEST:
+                extra.append(unit * k + b'"')
+    extra.append(("ab中é" * 4).encode()[:LONGEST])
+    tokens = list(base.tokens) + [t for t in extra if t not in base.tokens]
+    assert max(len(t) for t in tokens if t) == LONGEST
+    return Vocabulary(
+        tokens,
+        eos_token_ids=base.eos_token_ids,
+        special_token_ids=base.special_token_ids,
+        size=len(tokens) + 5,
+    )
+
+
+BODY = r'[^"\\\x00-\x1F]'
+CHAR = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" ["\\\\/bfnrt]'
+
+
+def _grammars() -> list[tuple[Grammar, str]]:
+    """Counted strings with ``n`` below, at and above the longest token's length, with
+    and without a minimum, of a class and of the converter's escaped characters, and
+    the converter's own ``maxLength``; each with a document of ``n`` characters."""
+    out: list[tuple[Grammar, str]] = []
+    for lo, hi in (
+        (0, LONGEST - 1),
+        (0, LONGEST),
+        (0, LONGEST + 1),
+        (0, LONGEST + 3),
+        (0, 3 * LONGEST),
+        (2, 3 * LONGEST),
+        (5, 3 * LONGEST),
+        (5, LONGEST + 1),
+        (LONGEST, 3 * LONGEST),
+    ):
+        text = (TEXT * 8)[:hi]
+        out.append((Grammar.from_gbnf(f'root ::= "\\"" {BODY}{{{lo},{hi}}} "\\""'), f'"{text}"'))
+    text = (TEXT * 8)[: 3 * LONGEST]
+    counted = f'root ::= "\\"" char{{0,{3 * LONGEST}}} "\\""\n{CHAR}'
+    out.append((Grammar.from_gbnf(counted), f'"{text}"'))
+    # nothing after the count: the parse may end after every character
+    out.append((Grammar.from_gbnf(f"root ::= {BODY}{{0,{3 * LONGEST}}}"), text))
+    schema = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 3 * LONGEST}}}
+    out.append((Grammar.from_json_schema(schema), f'{{"s": "{text}"}}'))
+    return out
+
+
+def _states(compiled: gbnfkit.CompiledGrammar, prefix: bytes, text: str) -> list[ByteState]:
+    """The parser's states after ``prefix`` and each further character of ``text``."""
+    automaton = compiled.automaton
+    state = automaton.feed(automaton.initial, prefix)
+    out = []
+    for ch in text:
+        assert state is not None
+        out.append(state)
+        state = automaton.feed(state, ch.encode())
+    return out
+
+
+def test_open_only_with_more_characters_left_than_the_longest_token() -> None:
+    vocabulary = _vocabulary()
+    total = 3 * LONGEST
+    for least, gbnf in (
+        (0, f'root ::= "\\"" {BODY}{{0,{total}}} "\\""'),
+        (0, f'root ::= "\\"" char{{0,{total}}} "\\""\n{CHAR}'),
+        # five fixed characters first: a chain of states, each leading to the next
+        (5, f'root ::= "\\"" {BODY}{{5,{total}}} "\\""'),
+    ):
+        compiled = gbnfkit.CompiledGrammar(Grammar.from_gbnf(gbnf), vocabulary)
+        automaton = compiled.automaton
+        (piece,) = compiled.index.slices
+        trie = compiled.index.trie
+        assert trie.max_depth == LONGEST
+        limit = Tuning().slice_pairs
+        for gone, state in enumerate(_states(compiled, b'"', "a" * total)):
+            left = total - gone
+            merged: dict[ByteState, ByteState] = {}
+            covers = Covers(
+                automaton, piece.dfa, {}, limit, RLock(), {}, compiled._same_form, merged, 8
+            )
+            covered = covers(state)
+            if left <= LONGEST:
+                # "a" * LONGEST is inside, and more characters than are left
+                assert not covered, left
+                assert not merged
+            if left >= LONGEST + 4:
+                # the forms of the states after one and two more characters see no end
+                # of the count within the longest token's reach (d <= LONGEST)
+                assert covered == piece.dfa.first & automaton.allowed_bits(state), left
+                assert merged
+            if gone + 1 < least:
+                # down the chain of fixed characters only
+                plain = covered_bytes(
+                    automaton, state, piece.dfa, {}, limit, {}, compiled._same_form, {}
+                )
+                assert not plain
+            if gone + 3 <= least:
+                # the state after the next character is two or more down the chain
+                short = Covers(
+                    automaton, piece.dfa, {}, limit, RLock(), {}, compiled._same_form, {}, 1
+                )
+                assert not short(state)
+            # what is merged has the same form; what is covered is accepted
+            for a, b in merged.items():
+                assert compiled._same_form(a, b)
+            for pos, data in enumerate(trie.sorted_bytes):
+                if (covered >> data[0]) & 1 and piece.inside[pos]:
+                    assert automaton.feed(state, data) is not None, (left, data)
+            # a state after which a character leads to another form is not open alone
+            after = automaton.step(state, ord("a"))
+            assert after is not None
+            if not compiled._same_form(state, after):
+                assert not opens_on(automaton, state, piece.dfa, limit, compiled._same_form)
+
+
+def test_counted_sliced_walks_equal_stepping_each_token() -> None:
+    vocabulary = _vocabulary()
+    sliced = merged = 0
+    for grammar, document in _grammars():
+        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
+        trie = compiled.index.trie
+        automaton = compiled.automaton
+        for root in _roots(compiled, document):
+            accepted, uncertain, pairs = _by_stepping(trie, automaton, root)
+            for first_bytes in (-1, 0x7FFF_FFFF << 96, 1 << 0x22 | 0xFF << 0xC0):
+                split = compiled._sliced_walk(root, first_bytes)
+                starts = [(first_bytes >> data[0]) & 1 for data in trie.sorted_bytes]
+                assert split.accepted.tolist() == [p for p in accepted if starts[p]]
+                assert split.uncertain.tolist() == [p for p in uncertain if starts[p]]
+                got = list(
+                    zip(
+                        split.handover_positions.tolist(),
+                        split.handover_offsets.tolist(),
+                        strict=True,
+                    )
+                )
+                assert got == [(p, k) for p, k in pairs if starts[p]]
+        sliced += compiled.sliced_walks
+        merged += sum(len(m) for m in compiled._merged.values())
+    assert sliced > 20, "counted strings were not split through the slice"
+    assert merged, "no state was merged with another of the same form"
+
+
+def test_counted_masks_match_the_reference() -> None:
+    vocabulary = _vocabulary()
+    for tuning in (Tuning(wide=0, many_first_bytes=0), Tuning()):
+        sliced = 0
+        for grammar, document in _grammars():
+            compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, tuning=tuning)
+            _follow(compiled, grammar, vocabulary, document)
+            sliced += compiled.sliced_walks
+        assert sliced or tuning.wide
+
+
+def test_merged_walk_equals_the_plain_walk() -> None:
+    """A wide walk of a counted string's context with its open states merged gives
+    the verdicts and handover pairs of the walk without (the merge only saves steps)."""
+    vocabulary = _vocabulary()
+    grammar = Grammar.from_gbnf(f'root ::= "\\"" {BODY}{{0,{3 * LONGEST}}} "\\""')
+    compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
+    trie = compiled.index.trie
+    automaton = compiled.automaton
+    (piece,) = compiled.index.slices
+    compared = handed = 0
+    for root in _roots(compiled, '"' + (TEXT * 8)[: 3 * LONGEST] + '"'):
+        merged: dict[ByteState, ByteState] = {}
+        covered_bytes(automaton, root, piece.dfa, {}, 64, {}, compiled._same_form, merged)
+        if not merged:
+            continue
+        plain = vector_walk(trie, automaton, root, 10**6)
+        fast = vector_walk(trie, automaton, root, 10**6, merge=merged)
+        for field in ("accepted", "uncertain", "handover_positions", "handover_offsets"):
+            assert np.array_equal(getattr(plain, field), getattr(fast, field)), field
+        compared += 1
+        handed += len(plain.handover_positions) > 0
+    assert compared > 10 and handed > 10
