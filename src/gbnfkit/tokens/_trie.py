@@ -13,9 +13,41 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["TokenTrie"]
+from gbnfkit.tokens._tuning import DEFAULT_TUNING
+
+__all__ = ["ThinTail", "TokenTrie"]
 
 _LCP_WIDTH = 32  # common prefixes are compared in numpy up to this many bytes
+
+
+class ThinTail:
+    """The trie's deep thin levels (:meth:`TokenTrie.thin_tail`) as Python lists, for a
+    walk that goes through them node by node rather than one numpy pass per level.
+
+    Attributes:
+        depth: the first depth of the tail (at least 2; ``max_depth + 1``: no tail).
+        first: the tail's nodes are the numbers ``first + 1 ..`` (level order).
+        base: the number of the first node of depth ``depth - 1``: the tail's
+            parents are numbers ``base ..``.
+        parents, bytes: per tail node in level order, its parent's number minus
+            ``base``, and its byte.
+    """
+
+    __slots__ = ("base", "bytes", "depth", "first", "parents")
+
+    def __init__(
+        self,
+        depth: int,
+        first: int,
+        base: int,
+        parents: list[int],
+        bytes_: list[int],
+    ) -> None:
+        self.depth = depth
+        self.first = first
+        self.base = base
+        self.parents = parents
+        self.bytes = bytes_
 
 
 class TokenTrie:
@@ -48,6 +80,9 @@ class TokenTrie:
             ``level_parent``; built on first use): the subtrees of the first bytes
             ``b0 .. b1`` hold, at depth ``d``, the indices ``level_bounds[d][b0] ..
             level_bounds[d][b1 + 1]``, since a level is in byte order.
+        thin_tail(limit): the levels from the first depth from which every level holds
+            at most ``limit`` nodes (built on first use per limit; the default
+            ``Tuning.thin_levels``'s with the trie).
     """
 
     def __init__(self, tokens: Sequence[tuple[int, bytes]]) -> None:
@@ -139,6 +174,9 @@ class TokenTrie:
         self._level_bounds: list[list[int]] | None = None
         self._padded: npt.NDArray[np.uint8] | None = None
         self._prefix_nodes: npt.NDArray[np.int32] | None = None
+        self._thin: dict[int, ThinTail] = {}
+        # the default tail, built now rather than at a first request's first wide split
+        self.thin_tail(DEFAULT_TUNING.thin_levels)
 
     @property
     def padded_buffer(self) -> npt.NDArray[np.uint8]:
@@ -165,6 +203,34 @@ class TokenTrie:
             ]
             self._level_bounds = bounds
         return bounds
+
+    def thin_tail(self, limit: int) -> ThinTail:
+        """The levels of depth ``>= D``, where ``D >= 2`` is the least depth from which
+        every level holds at most ``limit`` nodes, as Python lists (built on first use
+        per ``limit``; the default ``Tuning.thin_levels``'s with the trie).  Depth 1 is
+        never in the tail: a walk restricted to some first bytes skips the others there.
+        """
+        tail = self._thin.get(limit)
+        if tail is None:
+            starts = self.level_start
+            top = self.max_depth
+            depth = top + 1
+            # level d holds the numbers starts[d] + 1 .. starts[d + 1]
+            while depth > 2 and starts[depth] - starts[depth - 1] <= limit:
+                depth -= 1
+            first = starts[depth] if depth <= top else len(self.byte)
+            base = starts[depth - 1] + 1 if depth <= top else first
+            total = len(self.byte)
+            parents: list[int] = (self.level_parent[first:total] - base).tolist()
+            tail = ThinTail(
+                depth,
+                first,
+                base,
+                parents,
+                self.level_byte[first:total].tolist(),
+            )
+            self._thin[limit] = tail
+        return tail
 
     def first_byte_span(self, first: int, last: int) -> tuple[int, int]:
         """The sorted positions ``lo .. hi`` of the tokens whose first byte is in

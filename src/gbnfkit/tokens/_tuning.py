@@ -78,6 +78,10 @@ class Tuning:
         follow_calls: the calls of rules a compiled grammar may read to find what
             can follow a wide context (its tails starting with anything else are
             left out, ``docs/masks.md``, "Tails"); past that none are left out.
+        thin_levels: a wide split's numpy pass stops at the first depth from which
+            every trie level holds at most this many nodes, and walks those levels
+            node by node in one Python loop (``TokenTrie.thin_tail``; ``docs/masks.md``,
+            "Computing a split"): a numpy call costs what tens of nodes do there.
     """
 
     many_first_bytes: int = 48
@@ -104,6 +108,8 @@ class Tuning:
     slice_subtree: int = 32
     level_gap: int = 1_024
     follow_calls: int = 256
+    # issue 11 (deep): the trie's deep thin levels walked in Python
+    thin_levels: int = 64
 
 
 DEFAULT_TUNING = Tuning()

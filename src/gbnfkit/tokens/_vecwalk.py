@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
-from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._trie import ThinTail, TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING
 
 __all__ = ["WideSplit", "byte_runs", "follow_only", "sorted_pairs", "vector_walk"]
@@ -188,6 +188,7 @@ def vector_walk(
     max_tail_tokens: int,
     first_bytes: int = -1,
     level_gap: int = DEFAULT_TUNING.level_gap,
+    thin_levels: int = DEFAULT_TUNING.thin_levels,
 ) -> WideSplit:
     """The tokens ``root`` accepts, the uncertain ones, and their handover pairs.
 
@@ -204,6 +205,10 @@ def vector_walk(
     costs as much as a few thousand nodes): a node between them lies under a first
     byte not walked, so its parent's walk state is ``_DEAD`` (never set) and so is its
     own, which changes no verdict.
+
+    The trie's deep levels from the first depth from which every level holds at most
+    ``thin_levels`` nodes (:meth:`TokenTrie.thin_tail`) are walked node by node in one
+    loop (:func:`_walk_tail`) instead of a few numpy calls per level.
     """
     table = _Table(automaton, root)
     total = len(trie.level_byte)
@@ -221,7 +226,8 @@ def vector_walk(
     else:
         wanted = automaton.allowed_bits(root) & first_bytes
         runs = _runs(trie, wanted)
-    for d in range(1, trie.max_depth + 1):
+    tail = trie.thin_tail(thin_levels)
+    for d in range(1, tail.depth):
         level = bounds[d]
         ranges: list[int] = []  # flat: lo, hi, lo, hi...
         for first, last in runs:
@@ -234,7 +240,7 @@ def vector_walk(
                 ranges.append(lo)
                 ranges.append(hi)
         if not ranges:
-            break
+            break  # no node at this depth under the bytes walked, none deeper
         for i in range(0, len(ranges), 2):
             lo, hi = ranges[i], ranges[i + 1]
             keys = sid[parents[lo:hi]]
@@ -249,6 +255,9 @@ def vector_walk(
                 table.fill((np.flatnonzero(np.bincount(missing - low)) + low).tolist())
                 nxt = table.flat.take(keys)
             sid[lo + 1 : hi + 1] = nxt
+    else:
+        if tail.depth <= trie.max_depth:
+            _walk_tail(tail, table, sid)
     if root.bottom:
         ends = sid[trie.token_flat_end]
         accepted = np.flatnonzero(ends > _UNSURE)
@@ -280,6 +289,46 @@ def vector_walk(
     tokens = np.repeat(uncertain, lengths)
     hit = holds[sid[trie.prefix_nodes[np.repeat(begins, lengths) + offsets]]]
     return WideSplit(accepted, uncertain, tokens[hit], offsets[hit])
+
+
+def _walk_tail(tail: ThinTail, table: _Table, sid: npt.NDArray[np.int32]) -> None:
+    """Set ``sid`` of the nodes of ``tail`` (the trie's deep thin levels) from their
+    parents', in level order in one Python loop: a node's walk state is the table's
+    entry for (its parent's walk state, its byte), as in the numpy pass per level.
+    The table's rows are read as Python lists, each when first met (the ``_DEAD`` and
+    ``_UNSURE`` rows map every byte to themselves: a node under a rejected one is
+    rejected the same way); an entry not filled yet is filled then.  A node under a
+    first byte the walk skipped has a ``_DEAD`` parent (``sid`` starts at 0), as in
+    the numpy pass."""
+    # the walk states of the level above the tail, then of the tail's nodes as found
+    states: list[int] = sid[tail.base : tail.first + 1].tolist()
+    parents = tail.parents
+    bytes_ = tail.bytes
+    unread = [-1] * 256  # the row of every walk state whose row is not read yet
+    rows = [[_DEAD] * 256, [_UNSURE] * 256] + [unread] * (len(table.states) - 2)
+    for i in range(len(parents)):
+        state = states[parents[i]]
+        got = rows[state][bytes_[i]]
+        if got < 0:
+            got = _tail_entry(table, rows, unread, state, bytes_[i])
+        states.append(got)
+    sid[tail.first + 1 :] = states[tail.first + 1 - tail.base :]
+
+
+def _tail_entry(
+    table: _Table, rows: list[list[int]], unread: list[int], state: int, byte: int
+) -> int:
+    """The entry (``state``, ``byte``) for :func:`_walk_tail`: its row read from the
+    table if not read yet, the entry filled if not filled yet (then the row is read
+    again, and ``rows`` grows with the walk states the fill met)."""
+    if rows[state] is unread:
+        rows[state] = table.rows[state].tolist()
+        if rows[state][byte] >= 0:
+            return rows[state][byte]
+    table.fill([state << 8 | byte])
+    rows += [unread] * (len(table.states) - len(rows))
+    rows[state] = table.rows[state].tolist()
+    return rows[state][byte]
 
 
 def sorted_pairs(positions: Positions, offsets: Positions) -> tuple[Positions, Positions]:
