@@ -136,9 +136,18 @@ def test_vector_walk_equals_stepping_each_token(name: str) -> None:
 
 
 def test_thin_tail_holds_the_levels_from_where_all_are_thin() -> None:
+    """``TokenTrie.thin_tail``: the nodes from the first depth from which every level
+    holds at most ``limit`` nodes, in preorder, with where each one's parent is in the
+    walk's list and where its subtree ends."""
     trie = VocabularyIndex(_thin_vocabulary()).trie
     starts = trie.level_start
     sizes = [0] + [starts[d + 1] - starts[d] for d in range(1, trie.max_depth + 1)]
+    # the level-order number of each preorder node, and back
+    number = {node: 0 for node in range(len(trie))}
+    for d in range(1, trie.max_depth + 1):
+        level = [node for node in range(len(trie)) if trie.depth[node] == d]
+        for k, node in enumerate(level):
+            number[node] = starts[d] + 1 + k
     for limit in (0, 4, 16, 64, 10**9):
         tail = trie.thin_tail(limit)
         assert tail is trie.thin_tail(limit)
@@ -146,12 +155,19 @@ def test_thin_tail_holds_the_levels_from_where_all_are_thin() -> None:
         assert all(size <= limit for size in sizes[tail.depth :])
         assert tail.depth == 2 or tail.depth > trie.max_depth or sizes[tail.depth - 1] > limit
         if tail.depth > trie.max_depth:
-            assert not tail.parents and not tail.bytes
+            assert not len(tail.numbers) and not tail.parents and not tail.ends
             continue
         assert tail.first == starts[tail.depth] and tail.base == starts[tail.depth - 1] + 1
-        parents = [p + tail.base for p in tail.parents]
-        assert parents == trie.level_parent[tail.first :].tolist()
-        assert tail.bytes == trie.level_byte[tail.first :].tolist()
+        nodes = [node for node in range(len(trie)) if trie.depth[node] >= tail.depth]
+        assert tail.numbers.tolist() == [number[node] for node in nodes]  # preorder
+        assert tail.bytes == [trie.byte[node] for node in nodes]
+        order = {node: k for k, node in enumerate(nodes)}
+        above = tail.first + 1 - tail.base
+        for k, node in enumerate(nodes):
+            parent = max(p for p in range(node) if trie.depth[p] == trie.depth[node] - 1)
+            expected = order[parent] + above if parent in order else number[parent] - tail.base
+            assert tail.parents[k] == expected
+            assert tail.ends[k] == k + sum(1 for n in nodes[k:] if n < trie.end[node])
 
 
 def _thin_vocabulary() -> gbnfkit.Vocabulary:

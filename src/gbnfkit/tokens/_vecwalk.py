@@ -293,26 +293,52 @@ def vector_walk(
 
 def _walk_tail(tail: ThinTail, table: _Table, sid: npt.NDArray[np.int32]) -> None:
     """Set ``sid`` of the nodes of ``tail`` (the trie's deep thin levels) from their
-    parents', in level order in one Python loop: a node's walk state is the table's
-    entry for (its parent's walk state, its byte), as in the numpy pass per level.
-    The table's rows are read as Python lists, each when first met (the ``_DEAD`` and
-    ``_UNSURE`` rows map every byte to themselves: a node under a rejected one is
-    rejected the same way); an entry not filled yet is filled then.  A node under a
-    first byte the walk skipped has a ``_DEAD`` parent (``sid`` starts at 0), as in
-    the numpy pass."""
-    # the walk states of the level above the tail, then of the tail's nodes as found
+    parents', in preorder in one Python loop: a live node's walk state is the table's
+    entry for (its parent's walk state, its byte), as in the numpy pass per level.  The
+    table's rows are read as Python lists, each when first met, and an entry not filled
+    yet is filled then.  A node whose state is ``_DEAD`` or ``_UNSURE`` gives it to its
+    whole subtree at once (the numpy pass gives it to each node, since those rows map
+    every byte to themselves); a node under a first byte the walk skipped has a
+    ``_DEAD`` parent (``sid`` starts at 0), as in the numpy pass."""
+    # the walk states of the level above the tail, then of the tail's nodes in preorder
     states: list[int] = sid[tail.base : tail.first + 1].tolist()
+    above = len(states)
     parents = tail.parents
     bytes_ = tail.bytes
+    ends = tail.ends
+    count = len(parents)
+    states += [_DEAD] * count
     unread = [-1] * 256  # the row of every walk state whose row is not read yet
-    rows = [[_DEAD] * 256, [_UNSURE] * 256] + [unread] * (len(table.states) - 2)
-    for i in range(len(parents)):
+    rows = [unread] * len(table.states)
+    # the tail's nodes given a state other than _DEAD are within first .. last (the
+    # others keep sid's initial _DEAD)
+    first = count
+    last = -1
+    i = 0
+    while i < count:
         state = states[parents[i]]
-        got = rows[state][bytes_[i]]
-        if got < 0:
-            got = _tail_entry(table, rows, unread, state, bytes_[i])
-        states.append(got)
-    sid[tail.first + 1 :] = states[tail.first + 1 - tail.base :]
+        if state > _UNSURE:
+            parent = state
+            state = rows[parent][bytes_[i]]
+            if state < 0:
+                state = _tail_entry(table, rows, unread, parent, bytes_[i])
+            if state > _UNSURE:
+                states[above + i] = state
+                if first > i:
+                    first = i
+                last = i
+                i += 1
+                continue
+        # rejected: so is the whole subtree (left _DEAD, or set _UNSURE)
+        end = ends[i]
+        if state == _UNSURE:
+            states[above + i : above + end] = [_UNSURE] * (end - i)
+            if first > i:
+                first = i
+            last = end - 1
+        i = end
+    if first <= last:
+        sid[tail.numbers[first : last + 1]] = states[above + first : above + last + 1]
 
 
 def _tail_entry(
