@@ -136,6 +136,25 @@ class _Table:
             )[which]
 
 
+    def entry(self, number: int, byte: int) -> int:
+        """The walk state after ``byte`` from walk state ``number`` (not ``_DEAD`` nor
+        ``_UNSURE``), numbering a new one, without the numpy rows: what :meth:`fill`
+        would put there (a byte of a class leads where the class's first byte does)."""
+        entry = self.states[number]
+        assert entry is not None
+        state, seen = entry
+        if not self.automaton.allowed_bits(state) >> byte & 1:
+            return _UNSURE if seen else _DEAD
+        after = self.automaton.step(state, byte)
+        assert after is not None
+        key = (after, seen or after.bottom)
+        got = self.numbers.get(key)
+        if got is None:
+            got = self.numbers[key] = len(self.states)
+            self.states.append(key)
+        return got
+
+
 def _members(sets: list[int]) -> npt.NDArray[np.bool_]:
     """One row of 256 booleans per 256-bit set."""
     bits = np.frombuffer(b"".join(c.to_bytes(32, "little") for c in sets), dtype=np.uint8)
@@ -344,17 +363,19 @@ def _walk_tail(tail: ThinTail, table: _Table, sid: npt.NDArray[np.int32]) -> Non
 def _tail_entry(
     table: _Table, rows: list[list[int]], unread: list[int], state: int, byte: int
 ) -> int:
-    """The entry (``state``, ``byte``) for :func:`_walk_tail`: its row read from the
-    table if not read yet, the entry filled if not filled yet (then the row is read
-    again, and ``rows`` grows with the walk states the fill met)."""
-    if rows[state] is unread:
-        rows[state] = table.rows[state].tolist()
-        if rows[state][byte] >= 0:
-            return rows[state][byte]
-    table.fill([state << 8 | byte])
-    rows += [unread] * (len(table.states) - len(rows))
-    rows[state] = table.rows[state].tolist()
-    return rows[state][byte]
+    """The entry (``state``, ``byte``) for :func:`_walk_tail`: read from the table's row
+    (the row read when first needed), else found by :meth:`_Table.entry` and kept in
+    the row read (the numpy rows are not read after the tail, so not written)."""
+    row = rows[state]
+    if row is unread:
+        read: list[int] = table.rows[state].tolist()
+        row = rows[state] = read
+        if row[byte] >= 0:
+            return row[byte]
+    got = row[byte] = table.entry(state, byte)
+    # the walk states met first now have no row in the numpy table
+    rows += [[-1] * 256 for _ in range(len(table.states) - len(rows))]
+    return got
 
 
 def sorted_pairs(positions: Positions, offsets: Positions) -> tuple[Positions, Positions]:
