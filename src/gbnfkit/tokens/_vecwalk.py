@@ -123,18 +123,22 @@ class _Table:
             grown[: len(self.rows)] = self.rows
             self.rows = grown
             self.flat = grown.reshape(-1)
+        if not fresh and not chosen:
+            return
+        # one unpacking for both: the fresh rows' allowed bytes, then the classes
+        sets = _members(fresh_bits + chosen)
+        count = len(fresh)
         if fresh:
             # the bytes no stack accepts are rejected, the others not filled yet
-            allowed = _members(fresh_bits)
             rejected = np.array(fresh_rejected, dtype=np.int32)[:, None]
-            self.rows[fresh] = np.where(allowed, np.int32(-1), rejected)
+            self.rows[fresh] = np.where(sets[:count], np.int32(-1), rejected)
         if chosen:
             # each byte of a class (classes of one state are disjoint) gets its target
-            which, byte = np.nonzero(_members(chosen))
-            self.flat[np.array(rows_of, dtype=np.int64)[which] * 256 + byte] = np.array(
-                targets, dtype=np.int32
-            )[which]
-
+            which, byte = np.nonzero(sets[count:])
+            at = np.array(rows_of, dtype=np.int64)[which]
+            at <<= 8
+            at |= byte
+            self.flat[at] = np.array(targets, dtype=np.int32)[which]
 
     def entry(self, number: int, byte: int) -> int:
         """The walk state after ``byte`` from walk state ``number`` (not ``_DEAD`` nor
@@ -158,7 +162,8 @@ class _Table:
 def _members(sets: list[int]) -> npt.NDArray[np.bool_]:
     """One row of 256 booleans per 256-bit set."""
     bits = np.frombuffer(b"".join(c.to_bytes(32, "little") for c in sets), dtype=np.uint8)
-    return np.unpackbits(bits.reshape(len(sets), 32), axis=1, bitorder="little").astype(bool)
+    unpacked = np.unpackbits(bits.reshape(len(sets), 32), axis=1, bitorder="little")
+    return unpacked.view(np.bool_)  # zeros and ones: no copy
 
 
 def _runs(trie: TokenTrie, bits: int) -> list[tuple[int, int]]:
@@ -260,6 +265,8 @@ def vector_walk(
                 ranges.append(hi)
         if not ranges:
             break  # no node at this depth under the bytes walked, none deeper
+        later: list[tuple[int, int, npt.NDArray[np.int32]]] = []  # meeting unfilled entries
+        missing: list[npt.NDArray[np.int32]] = []
         for i in range(0, len(ranges), 2):
             lo, hi = ranges[i], ranges[i + 1]
             keys = sid[parents[lo:hi]]
@@ -267,13 +274,18 @@ def vector_walk(
             keys |= level_bytes[lo:hi]
             nxt = table.flat.take(keys)
             if nxt.min() < 0:
-                # the distinct keys, ascending (np.unique would import numpy.ma, 6 ms,
-                # at the first wide split of a process)
-                missing = keys[nxt < 0]
-                low = int(missing.min())
-                table.fill((np.flatnonzero(np.bincount(missing - low)) + low).tolist())
-                nxt = table.flat.take(keys)
-            sid[lo + 1 : hi + 1] = nxt
+                later.append((lo, hi, keys))
+                missing.append(keys[nxt < 0])
+            else:
+                sid[lo + 1 : hi + 1] = nxt
+        if later:
+            # one fill for the level; the distinct keys, ascending (np.unique would
+            # import numpy.ma, 6 ms, at the first wide split of a process)
+            unfilled = np.concatenate(missing) if len(missing) > 1 else missing[0]
+            low = int(unfilled.min())
+            table.fill((np.flatnonzero(np.bincount(unfilled - low)) + low).tolist())
+            for lo, hi, keys in later:
+                sid[lo + 1 : hi + 1] = table.flat.take(keys)
     else:
         if tail.depth <= trie.max_depth:
             _walk_tail(tail, table, sid)
