@@ -298,14 +298,23 @@ def vector_walk(
         # uncertain; a gap walked between two runs may hold bytes ``root`` accepts but
         # ``first_bytes`` leaves out)
         spans = [trie.first_byte_span(a, b) for a, b in byte_runs(wanted)]
-        positions = (
-            np.concatenate([np.arange(a, b) for a, b in spans])
-            if spans
-            else np.zeros(0, dtype=np.int64)
-        )
-        ends = sid[trie.token_flat_end[positions]]
-        accepted = positions[ends > _UNSURE]
-        uncertain = positions[ends == _UNSURE]
+        spans = [(a, b) for a, b in spans if a < b]
+        if spans:
+            # one slice from the first span to the last (ascending), the tokens
+            # between two spans rejected: no array of positions to gather through
+            low = spans[0][0]
+            ends = sid[trie.token_flat_end[low : spans[-1][1]]]
+            if len(spans) > 1:
+                between = np.ones(len(ends), dtype=np.bool_)
+                for a, b in spans:
+                    between[a - low : b - low] = False
+                ends[between] = _DEAD
+            accepted = np.flatnonzero(ends > _UNSURE)
+            accepted += low
+            uncertain = np.flatnonzero(ends == _UNSURE)
+            uncertain += low
+        else:
+            accepted = uncertain = np.zeros(0, dtype=np.int64)
     empty = accepted[:0]
     if not len(uncertain) or len(uncertain) > max_tail_tokens:
         return WideSplit(accepted, uncertain, empty, empty)
