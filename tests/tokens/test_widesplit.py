@@ -24,11 +24,13 @@ from gbnfkit.tokens._vecwalk import vector_walk
 GRAMMARS = ["json", "arithmetic", "c"]
 
 
-def _context_roots(name: str) -> tuple[gbnfkit.CompiledGrammar, list[ByteState]]:
+def _context_roots(
+    name: str, vocabulary: gbnfkit.Vocabulary | None = None
+) -> tuple[gbnfkit.CompiledGrammar, list[ByteState]]:
     """A compiled builtin grammar after a random walk (every split wide), and the
     states of the contexts of the states it met, 1 to 4 frames deep (the roots
     vector_walk sees), and some of them with the bottom marker added."""
-    vocabulary = synthetic_vocabulary()
+    vocabulary = vocabulary or synthetic_vocabulary()
     tuning = Tuning(wide=0, many_first_bytes=0)
     compiled = gbnfkit.CompiledGrammar(Grammar.builtin(name), vocabulary, tuning=tuning)
     automaton = compiled.automaton
@@ -111,6 +113,11 @@ def test_vector_walk_equals_stepping_each_token(name: str) -> None:
             assert other.accepted.tolist() == accepted
             assert other.uncertain.tolist() == uncertain
             assert other.handover_offsets.tolist() == split.handover_offsets.tolist()
+        for thin in (0, 10**9):  # no level walked node by node, or all below the first
+            other = vector_walk(trie, automaton, root, 10**6, thin_levels=thin)
+            assert other.accepted.tolist() == accepted
+            assert other.uncertain.tolist() == uncertain
+            assert other.handover_offsets.tolist() == split.handover_offsets.tolist()
         positions, offsets = split.handover_positions, split.handover_offsets
         got = list(zip(positions.tolist(), offsets.tolist(), strict=True))
         assert got == pairs
@@ -126,6 +133,112 @@ def test_vector_walk_equals_stepping_each_token(name: str) -> None:
         assert walked.tails == stepped.tails
         assert walked.positions == stepped.positions
         assert walked.starts == stepped.starts
+
+
+def test_thin_tail_holds_the_levels_from_where_all_are_thin() -> None:
+    """``TokenTrie.thin_tail``: the nodes from the first depth from which every level
+    holds at most ``limit`` nodes, in preorder, with where each one's parent is in the
+    walk's list and where its subtree ends."""
+    trie = VocabularyIndex(_thin_vocabulary()).trie
+    starts = trie.level_start
+    sizes = [0] + [starts[d + 1] - starts[d] for d in range(1, trie.max_depth + 1)]
+    # the level-order number of each preorder node, and back
+    number = {node: 0 for node in range(len(trie))}
+    for d in range(1, trie.max_depth + 1):
+        level = [node for node in range(len(trie)) if trie.depth[node] == d]
+        for k, node in enumerate(level):
+            number[node] = starts[d] + 1 + k
+    for limit in (0, 4, 16, 64, 10**9):
+        tail = trie.thin_tail(limit)
+        assert tail is trie.thin_tail(limit)
+        assert 2 <= tail.depth <= trie.max_depth + 1
+        assert all(size <= limit for size in sizes[tail.depth :])
+        assert tail.depth == 2 or tail.depth > trie.max_depth or sizes[tail.depth - 1] > limit
+        if tail.depth > trie.max_depth:
+            assert not len(tail.numbers) and not tail.parents and not tail.ends
+            continue
+        assert tail.first == starts[tail.depth] and tail.base == starts[tail.depth - 1] + 1
+        nodes = [node for node in range(len(trie)) if trie.depth[node] >= tail.depth]
+        assert tail.numbers.tolist() == [number[node] for node in nodes]  # preorder
+        assert tail.bytes == [trie.byte[node] for node in nodes]
+        order = {node: k for k, node in enumerate(nodes)}
+        above = tail.first + 1 - tail.base
+        for k, node in enumerate(nodes):
+            parent = max(p for p in range(node) if trie.depth[p] == trie.depth[node] - 1)
+            expected = order[parent] + above if parent in order else number[parent] - tail.base
+            assert tail.parents[k] == expected
+            assert tail.ends[k] == k + sum(1 for n in nodes[k:] if n < trie.end[node])
+
+
+def _thin_vocabulary() -> gbnfkit.Vocabulary:
+    """The synthetic vocabulary and long tokens, so that its trie's deep levels are
+    thin: tokens alive to their end in a string or a number, dead or handing over
+    early (a string closed, then more), and some sharing long prefixes."""
+    words = [
+        "a" * 40, "a" * 24 + "b" * 9, "a" * 24 + '"' + "x" * 8, "a" * 30 + "é" * 5,
+        "\\n" * 12, '"' + "k" * 20 + '": ' + "1" * 10, "1234567890" * 4,
+        "12345.678e+" + "9" * 20, " " * 36, "\n" + " " * 30 + "}", "}" * 30,
+        "]" * 12 + "," * 12, '", "' + "v" * 25, "true, false, null, " * 2, "é" * 14,
+        'abc"' + "z" * 25, 'abc", ' + '"q' * 12, "[" * 32, "{" + '"' * 25,
+    ]
+    base = synthetic_vocabulary()
+    tokens = list(base.tokens)
+    eos, special = max(base.eos_token_ids), max(base.special_token_ids)
+    tokens[eos : eos + 1] = [w.encode() for w in words] + [None]
+    return gbnfkit.Vocabulary(
+        tokens, eos_token_ids=[eos + len(words)], special_token_ids=[special]
+    )
+
+
+def test_vector_walk_through_thin_deep_levels() -> None:
+    """The trie's deep thin levels walked node by node (``Tuning.thin_levels``,
+    docs/masks.md, "Computing a split") give the verdicts and handover pairs of
+    stepping each token, with the tail starting at several depths and with first
+    bytes left out; the roots decide long tokens in the tail (accepted, rejected,
+    uncertain) and before it (a node under a rejected one inherits ``_DEAD`` or
+    ``_UNSURE``)."""
+    compiled, roots = _context_roots("json", _thin_vocabulary())
+    trie = compiled.index.trie
+    automaton = compiled.automaton
+    limits = (0, 4, 16, 10**9)
+    depths = [trie.thin_tail(limit).depth for limit in limits]
+    assert depths[0] == trie.max_depth + 1 and depths[-1] == 2
+    assert 2 < depths[2] < 20 < depths[1] < depths[0]
+    rng = random.Random(7)
+    seen: set[str] = set()
+    for root in roots:
+        accepted, uncertain, pairs = _by_stepping(trie, automaton, root)
+        wanted = -1 if root.bottom else rng.getrandbits(256)
+        firsts = {p for p, data in enumerate(trie.sorted_bytes) if wanted >> data[0] & 1}
+        for limit, depth in zip(limits, depths, strict=True):
+            split = vector_walk(trie, automaton, root, 10**6, thin_levels=limit)
+            assert split.accepted.tolist() == accepted
+            assert split.uncertain.tolist() == uncertain
+            got = zip(split.handover_positions, split.handover_offsets, strict=True)
+            assert [(int(p), int(k)) for p, k in got] == pairs
+            some = vector_walk(trie, automaton, root, 10**6, wanted, thin_levels=limit)
+            assert some.accepted.tolist() == [p for p in accepted if p in firsts]
+            assert some.uncertain.tolist() == [p for p in uncertain if p in firsts]
+            got = zip(some.handover_positions, some.handover_offsets, strict=True)
+            assert [(int(p), int(k)) for p, k in got] == [(p, k) for p, k in pairs if p in firsts]
+            # where the long tokens were decided, for the tail of limit 16
+            if limit != 16:
+                continue
+            for p in range(len(trie.sorted_bytes)):
+                data = trie.sorted_bytes[p]
+                if len(data) < depth:
+                    continue
+                state: ByteState | None = root
+                k = 0
+                while state is not None and k < len(data):
+                    state = automaton.step(state, data[k])
+                    k += 1
+                where = "before" if k < depth else "in"
+                verdict = (
+                    "accepted" if p in accepted else "uncertain" if p in uncertain else "dead"
+                )
+                seen.add(f"{verdict} {where}")
+    assert seen >= {"accepted in", "uncertain in", "uncertain before", "dead in", "dead before"}
 
 
 def _grouped_like_bytes(words: list[bytes], rng: random.Random, share: float) -> None:

@@ -694,7 +694,8 @@ class CompiledGrammar:
         if root.bottom:
             tuning = self._tuning
             split = vector_walk(
-                trie, self._automaton, root, tuning.max_tail_tokens, -1, tuning.level_gap
+                trie, self._automaton, root, tuning.max_tail_tokens, -1, tuning.level_gap,
+                tuning.thin_levels,
             )
         else:
             split = self._walk_by_first_byte(root)
@@ -805,7 +806,8 @@ class CompiledGrammar:
             if split is not None:
                 self.sliced_walks += 1
                 return split
-        return vector_walk(trie, automaton, root, limit, first_bytes, self._tuning.level_gap)
+        gap, thin = tuning.level_gap, tuning.thin_levels
+        return vector_walk(trie, automaton, root, limit, first_bytes, gap, thin)
 
     def _same_form(
         self,

@@ -13,9 +13,50 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["TokenTrie"]
+from gbnfkit.tokens._tuning import DEFAULT_TUNING
+
+__all__ = ["ThinTail", "TokenTrie"]
 
 _LCP_WIDTH = 32  # common prefixes are compared in numpy up to this many bytes
+
+
+class ThinTail:
+    """The trie's deep thin levels (:meth:`TokenTrie.thin_tail`) in preorder, as Python
+    lists, for a walk that goes through them node by node (skipping a rejected node's
+    subtree at once) rather than with numpy calls per level.
+
+    Attributes:
+        depth: the first depth of the tail (at least 2; ``max_depth + 1``: no tail).
+        first, base: the tail's nodes are the numbers ``first + 1 ..`` (level order);
+            those of depth ``depth - 1``, ``base .. first``.
+        numbers: the tail's node numbers in preorder (``int64`` array).
+        parents: per tail node in preorder, where its parent is in a list of the
+            nodes of depth ``depth - 1`` (by number) followed by the tail's nodes (in
+            preorder): its number minus ``base``, or ``first + 1 - base`` plus its
+            index in the tail.
+        bytes: per tail node in preorder, its byte.
+        ends: per tail node in preorder, the index after its subtree.
+    """
+
+    __slots__ = ("base", "bytes", "depth", "ends", "first", "numbers", "parents")
+
+    def __init__(
+        self,
+        depth: int,
+        first: int,
+        base: int,
+        numbers: npt.NDArray[np.int64],
+        parents: list[int],
+        bytes_: list[int],
+        ends: list[int],
+    ) -> None:
+        self.depth = depth
+        self.first = first
+        self.base = base
+        self.numbers = numbers
+        self.parents = parents
+        self.bytes = bytes_
+        self.ends = ends
 
 
 class TokenTrie:
@@ -48,6 +89,9 @@ class TokenTrie:
             ``level_parent``; built on first use): the subtrees of the first bytes
             ``b0 .. b1`` hold, at depth ``d``, the indices ``level_bounds[d][b0] ..
             level_bounds[d][b1 + 1]``, since a level is in byte order.
+        thin_tail(limit): the levels from the first depth from which every level holds
+            at most ``limit`` nodes (built on first use per limit; the default
+            ``Tuning.thin_levels``'s with the trie).
     """
 
     def __init__(self, tokens: Sequence[tuple[int, bytes]]) -> None:
@@ -139,6 +183,9 @@ class TokenTrie:
         self._level_bounds: list[list[int]] | None = None
         self._padded: npt.NDArray[np.uint8] | None = None
         self._prefix_nodes: npt.NDArray[np.int32] | None = None
+        self._thin: dict[int, ThinTail] = {}
+        # the default tail, built now rather than at a first request's first wide split
+        self.thin_tail(DEFAULT_TUNING.thin_levels)
 
     @property
     def padded_buffer(self) -> npt.NDArray[np.uint8]:
@@ -165,6 +212,54 @@ class TokenTrie:
             ]
             self._level_bounds = bounds
         return bounds
+
+    def thin_tail(self, limit: int) -> ThinTail:
+        """The nodes of depth ``>= D``, where ``D >= 2`` is the least depth from which
+        every level holds at most ``limit`` nodes, in preorder (built on first use per
+        ``limit``; the default ``Tuning.thin_levels``'s with the trie).  Depth 1 is
+        never in the tail: a walk restricted to some first bytes skips the others there.
+        """
+        tail = self._thin.get(limit)
+        if tail is not None:
+            return tail
+        starts = self.level_start
+        top = self.max_depth
+        total = len(self.byte)
+        depth = top + 1
+        # level d holds the numbers starts[d] + 1 .. starts[d + 1]
+        while depth > 2 and starts[depth] - starts[depth - 1] <= limit:
+            depth -= 1
+        if depth > top:
+            none = np.zeros(0, dtype=np.int64)
+            tail = ThinTail(depth, total, total, none, [], [], [])
+        else:
+            first = starts[depth]
+            base = starts[depth - 1] + 1
+            sizes = [starts[d + 1] - starts[d] for d in range(depth, top + 1)]
+            depths = np.repeat(np.arange(depth, top + 1, dtype=np.int64), sizes)
+            lo = self.level_tok_lo[first:]
+            # preorder: by the first token under a node, an ancestor before its nodes
+            order = np.lexsort((depths, lo))
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order), dtype=np.int64)
+            # where each parent is in the walk's list: above the tail, or in it
+            parent = self.level_parent[first:].astype(np.int64)
+            inside = parent > first
+            in_tail = first + 1 - base + rank[np.where(inside, parent - first - 1, 0)]
+            where = np.where(inside, in_tail, parent - base)
+            # a node's subtree: the nodes after it whose first token is before its end
+            ends = np.searchsorted(lo[order], self.level_tok_hi[first:][order], side="left")
+            tail = ThinTail(
+                depth,
+                first,
+                base,
+                order + first + 1,
+                where[order].tolist(),
+                self.level_byte[first:][order].tolist(),
+                ends.tolist(),
+            )
+        self._thin[limit] = tail
+        return tail
 
     def first_byte_span(self, first: int, last: int) -> tuple[int, int]:
         """The sorted positions ``lo .. hi`` of the tokens whose first byte is in

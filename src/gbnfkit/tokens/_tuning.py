@@ -82,6 +82,10 @@ class Tuning:
             other state is open on the class when that one is, checked at most this
             many states down such a chain (the fixed copies of a counted ``x{m,n}``
             before its optional ones; ``docs/masks.md``, "Slices", open states).
+        thin_levels: a wide split's numpy pass stops at the first depth from which
+            every trie level holds at most this many nodes, and walks those levels
+            node by node in one Python loop (``TokenTrie.thin_tail``; ``docs/masks.md``,
+            "Computing a split"): a numpy call costs what tens of nodes do there.
     """
 
     many_first_bytes: int = 48
@@ -108,8 +112,8 @@ class Tuning:
     slice_subtree: int = 32
     level_gap: int = 1_024
     follow_calls: int = 256
-    # added by issue 11's "counted" pass
     open_chain: int = 8
+    thin_levels: int = 64
 
 
 DEFAULT_TUNING = Tuning()

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
-from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._trie import ThinTail, TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING
 
 __all__ = ["WideSplit", "byte_runs", "follow_only", "sorted_pairs", "vector_walk"]
@@ -132,23 +132,49 @@ class _Table:
             grown[: len(self.rows)] = self.rows
             self.rows = grown
             self.flat = grown.reshape(-1)
+        if not fresh and not chosen:
+            return
+        # one unpacking for both: the fresh rows' allowed bytes, then the classes
+        sets = _members(fresh_bits + chosen)
+        count = len(fresh)
         if fresh:
             # the bytes no stack accepts are rejected, the others not filled yet
-            allowed = _members(fresh_bits)
             rejected = np.array(fresh_rejected, dtype=np.int32)[:, None]
-            self.rows[fresh] = np.where(allowed, np.int32(-1), rejected)
+            self.rows[fresh] = np.where(sets[:count], np.int32(-1), rejected)
         if chosen:
             # each byte of a class (classes of one state are disjoint) gets its target
-            which, byte = np.nonzero(_members(chosen))
-            self.flat[np.array(rows_of, dtype=np.int64)[which] * 256 + byte] = np.array(
-                targets, dtype=np.int32
-            )[which]
+            which, byte = np.nonzero(sets[count:])
+            at = np.array(rows_of, dtype=np.int64)[which]
+            at <<= 8
+            at |= byte
+            self.flat[at] = np.array(targets, dtype=np.int32)[which]
+
+    def entry(self, number: int, byte: int) -> int:
+        """The walk state after ``byte`` from walk state ``number`` (not ``_DEAD`` nor
+        ``_UNSURE``), numbering a new one, without the numpy rows: what :meth:`fill`
+        would put there (a byte of a class leads where the class's first byte does)."""
+        entry = self.states[number]
+        assert entry is not None
+        state, seen = entry
+        if not self.automaton.allowed_bits(state) >> byte & 1:
+            return _UNSURE if seen else _DEAD
+        after = self.automaton.step(state, byte)
+        assert after is not None
+        if self.merge is not None:
+            after = self.merge.get(after, after)
+        key = (after, seen or after.bottom)
+        got = self.numbers.get(key)
+        if got is None:
+            got = self.numbers[key] = len(self.states)
+            self.states.append(key)
+        return got
 
 
 def _members(sets: list[int]) -> npt.NDArray[np.bool_]:
     """One row of 256 booleans per 256-bit set."""
     bits = np.frombuffer(b"".join(c.to_bytes(32, "little") for c in sets), dtype=np.uint8)
-    return np.unpackbits(bits.reshape(len(sets), 32), axis=1, bitorder="little").astype(bool)
+    unpacked = np.unpackbits(bits.reshape(len(sets), 32), axis=1, bitorder="little")
+    return unpacked.view(np.bool_)  # zeros and ones: no copy
 
 
 def _runs(trie: TokenTrie, bits: int) -> list[tuple[int, int]]:
@@ -197,6 +223,7 @@ def vector_walk(
     max_tail_tokens: int,
     first_bytes: int = -1,
     level_gap: int = DEFAULT_TUNING.level_gap,
+    thin_levels: int = DEFAULT_TUNING.thin_levels,
     merge: dict[ByteState, ByteState] | None = None,
 ) -> WideSplit:
     """The tokens ``root`` accepts, the uncertain ones, and their handover pairs.
@@ -219,6 +246,10 @@ def vector_walk(
     verdict on every token of at most the longest token's length, so on every rest of
     a token below a node): the walk goes on from the latter, whose table rows it has
     already (a counted repetition's states; ``docs/masks.md``, "Slices", open states).
+
+    The trie's deep levels from the first depth from which every level holds at most
+    ``thin_levels`` nodes (:meth:`TokenTrie.thin_tail`) are walked node by node in one
+    loop (:func:`_walk_tail`) instead of a few numpy calls per level.
     """
     table = _Table(automaton, root, merge)
     total = len(trie.level_byte)
@@ -236,7 +267,8 @@ def vector_walk(
     else:
         wanted = automaton.allowed_bits(root) & first_bytes
         runs = _runs(trie, wanted)
-    for d in range(1, trie.max_depth + 1):
+    tail = trie.thin_tail(thin_levels)
+    for d in range(1, tail.depth):
         level = bounds[d]
         ranges: list[int] = []  # flat: lo, hi, lo, hi...
         for first, last in runs:
@@ -249,7 +281,9 @@ def vector_walk(
                 ranges.append(lo)
                 ranges.append(hi)
         if not ranges:
-            break
+            break  # no node at this depth under the bytes walked, none deeper
+        later: list[tuple[int, int, npt.NDArray[np.int32]]] = []  # meeting unfilled entries
+        missing: list[npt.NDArray[np.int32]] = []
         for i in range(0, len(ranges), 2):
             lo, hi = ranges[i], ranges[i + 1]
             keys = sid[parents[lo:hi]]
@@ -257,13 +291,21 @@ def vector_walk(
             keys |= level_bytes[lo:hi]
             nxt = table.flat.take(keys)
             if nxt.min() < 0:
-                # the distinct keys, ascending (np.unique would import numpy.ma, 6 ms,
-                # at the first wide split of a process)
-                missing = keys[nxt < 0]
-                low = int(missing.min())
-                table.fill((np.flatnonzero(np.bincount(missing - low)) + low).tolist())
-                nxt = table.flat.take(keys)
-            sid[lo + 1 : hi + 1] = nxt
+                later.append((lo, hi, keys))
+                missing.append(keys[nxt < 0])
+            else:
+                sid[lo + 1 : hi + 1] = nxt
+        if later:
+            # one fill for the level; the distinct keys, ascending (np.unique would
+            # import numpy.ma, 6 ms, at the first wide split of a process)
+            unfilled = np.concatenate(missing) if len(missing) > 1 else missing[0]
+            low = int(unfilled.min())
+            table.fill((np.flatnonzero(np.bincount(unfilled - low)) + low).tolist())
+            for lo, hi, keys in later:
+                sid[lo + 1 : hi + 1] = table.flat.take(keys)
+    else:
+        if tail.depth <= trie.max_depth:
+            _walk_tail(tail, table, sid)
     if root.bottom:
         ends = sid[trie.token_flat_end]
         accepted = np.flatnonzero(ends > _UNSURE)
@@ -273,14 +315,23 @@ def vector_walk(
         # uncertain; a gap walked between two runs may hold bytes ``root`` accepts but
         # ``first_bytes`` leaves out)
         spans = [trie.first_byte_span(a, b) for a, b in byte_runs(wanted)]
-        positions = (
-            np.concatenate([np.arange(a, b) for a, b in spans])
-            if spans
-            else np.zeros(0, dtype=np.int64)
-        )
-        ends = sid[trie.token_flat_end[positions]]
-        accepted = positions[ends > _UNSURE]
-        uncertain = positions[ends == _UNSURE]
+        spans = [(a, b) for a, b in spans if a < b]
+        if spans:
+            # one slice from the first span to the last (ascending), the tokens
+            # between two spans rejected: no array of positions to gather through
+            low = spans[0][0]
+            ends = sid[trie.token_flat_end[low : spans[-1][1]]]
+            if len(spans) > 1:
+                between = np.ones(len(ends), dtype=np.bool_)
+                for a, b in spans:
+                    between[a - low : b - low] = False
+                ends[between] = _DEAD
+            accepted = np.flatnonzero(ends > _UNSURE)
+            accepted += low
+            uncertain = np.flatnonzero(ends == _UNSURE)
+            uncertain += low
+        else:
+            accepted = uncertain = np.zeros(0, dtype=np.int64)
     empty = accepted[:0]
     if not len(uncertain) or len(uncertain) > max_tail_tokens:
         return WideSplit(accepted, uncertain, empty, empty)
@@ -295,6 +346,74 @@ def vector_walk(
     tokens = np.repeat(uncertain, lengths)
     hit = holds[sid[trie.prefix_nodes[np.repeat(begins, lengths) + offsets]]]
     return WideSplit(accepted, uncertain, tokens[hit], offsets[hit])
+
+
+def _walk_tail(tail: ThinTail, table: _Table, sid: npt.NDArray[np.int32]) -> None:
+    """Set ``sid`` of the nodes of ``tail`` (the trie's deep thin levels) from their
+    parents', in preorder in one Python loop: a live node's walk state is the table's
+    entry for (its parent's walk state, its byte), as in the numpy pass per level.  The
+    table's rows are read as Python lists, each when first met, and an entry not filled
+    yet is filled then.  A node whose state is ``_DEAD`` or ``_UNSURE`` gives it to its
+    whole subtree at once (the numpy pass gives it to each node, since those rows map
+    every byte to themselves); a node under a first byte the walk skipped has a
+    ``_DEAD`` parent (``sid`` starts at 0), as in the numpy pass."""
+    # the walk states of the level above the tail, then of the tail's nodes in preorder
+    states: list[int] = sid[tail.base : tail.first + 1].tolist()
+    above = len(states)
+    parents = tail.parents
+    bytes_ = tail.bytes
+    ends = tail.ends
+    count = len(parents)
+    states += [_DEAD] * count
+    unread = [-1] * 256  # the row of every walk state whose row is not read yet
+    rows = [unread] * len(table.states)
+    # the tail's nodes given a state other than _DEAD are within first .. last (the
+    # others keep sid's initial _DEAD)
+    first = count
+    last = -1
+    i = 0
+    while i < count:
+        state = states[parents[i]]
+        if state > _UNSURE:
+            parent = state
+            state = rows[parent][bytes_[i]]
+            if state < 0:
+                state = _tail_entry(table, rows, unread, parent, bytes_[i])
+            if state > _UNSURE:
+                states[above + i] = state
+                if first > i:
+                    first = i
+                last = i
+                i += 1
+                continue
+        # rejected: so is the whole subtree (left _DEAD, or set _UNSURE)
+        end = ends[i]
+        if state == _UNSURE:
+            states[above + i : above + end] = [_UNSURE] * (end - i)
+            if first > i:
+                first = i
+            last = end - 1
+        i = end
+    if first <= last:
+        sid[tail.numbers[first : last + 1]] = states[above + first : above + last + 1]
+
+
+def _tail_entry(
+    table: _Table, rows: list[list[int]], unread: list[int], state: int, byte: int
+) -> int:
+    """The entry (``state``, ``byte``) for :func:`_walk_tail`: read from the table's row
+    (the row read when first needed), else found by :meth:`_Table.entry` and kept in
+    the row read (the numpy rows are not read after the tail, so not written)."""
+    row = rows[state]
+    if row is unread:
+        read: list[int] = table.rows[state].tolist()
+        row = rows[state] = read
+        if row[byte] >= 0:
+            return row[byte]
+    got = row[byte] = table.entry(state, byte)
+    # the walk states met first now have no row in the numpy table
+    rows += [[-1] * 256 for _ in range(len(table.states) - len(rows))]
+    return got
 
 
 def sorted_pairs(positions: Positions, offsets: Positions) -> tuple[Positions, Positions]:
