@@ -11,7 +11,7 @@ import numpy as np
 from test_masks import _walk_compiled, synthetic_vocabulary
 
 from gbnfkit._grammar import Grammar
-from gbnfkit.tokens._compiled import CompiledGrammar, _stacks_of
+from gbnfkit.tokens._compiled import CompiledGrammar, _group_key, _stacks_of
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._walk import walk_all
 
@@ -108,3 +108,43 @@ def test_saved_splits_by_top_frame_reload_exact(tmp_path: Path) -> None:
         assert np.array_equal(again.to_words(nwords), entry.to_words(nwords))
         assert again.uncertain == entry.uncertain
     _walk_compiled(loaded, grammar, random.Random(7), steps=30)
+
+
+def test_top_frames_split_from_their_first_context_after_the_first_mask() -> None:
+    """The grammar's first mask (computed when it is compiled) walks its contexts whole;
+    after it, a context of more than one frame is split from its top frame's split the
+    first time that top frame is met (``docs/masks.md``, "Splits by top frame"), and the
+    masks stay exact."""
+    vocabulary = synthetic_vocabulary(" \t\n" * 6 + "abc", seed=6)
+    # its first state's contexts have three frames: a split by top frame would apply
+    nested = Grammar.from_gbnf(
+        'root ::= a "x"\na ::= b "a" | b "b"\nb ::= "c" ws | "a" ws\nws ::= [ \\t\\n]{0,6}'
+    )
+    first = CompiledGrammar(nested, vocabulary)
+    assert any(len(_stacks_of(key)[0]) > 2 for key in first._contexts)
+    assert not first._tops  # the first mask: whole walks only
+    _walk_compiled(first, nested, random.Random(8), steps=12)
+    grammar = Grammar.from_gbnf(GRAMMARS[0])
+    compiled = CompiledGrammar(grammar, vocabulary)
+    automaton = compiled.automaton
+    state = automaton.step(automaton.initial, ord("{"))
+    assert state is not None
+    fresh = [key for key in _context_keys(compiled, state) if key not in compiled._contexts]
+    compiled.mask(state)
+    tops = [
+        _group_key(_stacks_of(key), 1)
+        for key in fresh
+        if len(_stacks_of(key)[0]) > 2 and _group_key(_stacks_of(key), 1) != key
+    ]
+    assert tops and all(top in compiled._tops for top in tops), (tops, list(compiled._tops))
+    _walk_compiled(compiled, grammar, random.Random(8), steps=30)
+
+
+def _context_keys(compiled: CompiledGrammar, state: object) -> list[tuple[int, ...]]:
+    from gbnfkit.tokens._compiled import CONTEXT_DEPTH, _groups
+
+    stacks = state.stacks  # type: ignore[attr-defined]
+    return [
+        _group_key(group, CONTEXT_DEPTH) if len(group[0]) > CONTEXT_DEPTH else _group_key(group, 0)
+        for group in _groups(stacks)
+    ]

@@ -206,7 +206,6 @@ class CompiledGrammar:
         self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
         # context of one frame -> its split and where the frame can finish (_top_split)
         self._tops: dict[Stack, _TopSplit | None] = {}
-        self._top_seen: set[Stack] = set()  # top frames met once (split whole then)
         # state after a first byte -> (the first bytes that lead to it in a wide split's
         # walk, that split), the latest last (see _walk_by_first_byte)
         self._suffixes: OrderedDict[ByteState, list[tuple[int, WideSplit]]] = OrderedDict()
@@ -241,8 +240,12 @@ class CompiledGrammar:
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
-        # the first mask is part of compiling: a matcher's first step is then a cache hit
+        # the first mask is part of compiling: a matcher's first step is then a cache hit.
+        # Its contexts are walked whole: every top frame is new there, and a split by
+        # top frame would cost two walks for one (see _by_top_frame)
+        self._compiling = True
         self.mask(self._automaton.initial)
+        self._compiling = False
 
     # -- public --------------------------------------------------------------
     @property
@@ -582,7 +585,10 @@ class CompiledGrammar:
         handover node), only under the children whose byte that state accepts.  What
         the frames below leave uncertain stays uncertain.  The top frame's split is
         shared by every context with that top frame: the whitespace of a JSON grammar
-        (one top frame per remaining count) is called from dozens of places.
+        (one top frame per remaining count) is called from dozens of places, and a
+        key's literal recurs in every state where that key may still come.  Made at
+        the first context with that top frame, except in the grammar's first mask
+        (computed when it is compiled), whose contexts are walked whole.
         """
         tuning = self._tuning
         stacks = _stacks_of(key)
@@ -595,13 +601,8 @@ class CompiledGrammar:
         with self._lock:
             known = top_key in self._tops
             top = self._tops.get(top_key)
-            if not known and top_key not in self._top_seen:
-                # the first context with this top frame is walked whole: most top
-                # frames (a key's next letter) belong to one context only
-                if len(self._top_seen) >= self._max_contexts:
-                    self._top_seen.clear()
-                self._top_seen.add(top_key)
-                return None
+        if not known and self._compiling:
+            return None
         if top is None and known:
             return None
         if top is not None and not top.handover:
