@@ -390,12 +390,13 @@ class ByteAutomaton:
         return state.bits
 
     def live_bits(self, state: ByteState) -> int:
-        """The bytes after which ``state`` certainly has a next state (cached): those
-        of a stack's top test whose next frames' closure is not empty, read from the
-        positions' local closures without stepping.  A subset of
-        :meth:`allowed_bits` (equal to it unless a rule can derive nothing, e.g. a
-        rule that only calls itself): a walk accepts a token ending in such a byte
-        without making the state after it (``docs/masks.md``, "Trie leaves")."""
+        """Bytes after which ``state`` certainly has a next state (cached): those of a
+        stack's top test whose next frames' closure is not empty, read from the local
+        closures already computed (a position whose local closure is not known yet
+        leaves its bytes out rather than compute it).  A subset of
+        :meth:`allowed_bits`: a walk accepts a token ending in such a byte without
+        making the state after it, and steps by the others (``docs/masks.md``,
+        "Trie leaves")."""
         live = state.live
         if live >= 0:
             return live
@@ -412,26 +413,27 @@ class ByteAutomaton:
             bits = arg[p]
             if not bits & ~live:
                 continue
-            # the closure of the stack after the byte: s[:-1] + (p + 1,)
+            # the closure of the stack after the byte: s[:-1] + (p + 1,), its frames
+            # popped one by one while they can finish
             q = p + 1
-            rest = s[:-1]
+            below = len(s) - 1
             while True:
                 if kind[q] == TEST:
                     live |= bits
                     break
                 entry = local.get(q)
                 if entry is None:
-                    entry = self._local_closure(q)
+                    break  # not known without closing it: left to a step
                 if entry[0]:
                     live |= bits
                     break
                 if not entry[1]:
                     break  # nothing reached from here: this stack dies
-                if not rest or rest[-1] < 0:
+                if not below or s[below - 1] < 0:
                     live |= bits  # the complete parse or the bottom marker
                     break
-                q = rest[-1]
-                rest = rest[:-1]
+                below -= 1
+                q = s[below]
         state.live = live
         return live
 
