@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
+from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
 from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._trie import TokenTrie
@@ -280,3 +281,48 @@ def test_walk_through_a_slice_is_taken() -> None:
                 assert state.trans[byte] is state
                 again = fresh.step(twin, byte)
                 assert again is not None and set(again.stacks) == set(state.stacks)
+
+
+def test_walk_makes_no_state_after_a_leaf() -> None:
+    """A token no other token extends is accepted from its parent's live bytes: the
+    walk makes no state after its last byte (docs/masks.md, "Trie leaves")."""
+    vocabulary = Vocabulary([b"a", b"ab", b"ac", b"ad"])
+    compiled = gbnfkit.CompiledGrammar(Grammar.from_gbnf('root ::= "a" [bc] "x"'), vocabulary)
+    trie = compiled.index.trie
+    automaton = ByteAutomaton(compiled.automaton.program, compiled.automaton.limits)
+    walked = walk_all(trie, automaton, automaton.initial)
+    assert walked is not None
+    fresh = ByteAutomaton(automaton.program, automaton.limits)
+    assert _positions(trie, walked) == _reference(trie, fresh, fresh.initial)
+    after_a = automaton.initial.trans[ord("a")]
+    assert after_a is not None
+    assert not {ord("b"), ord("c")} & set(after_a.trans)  # accepted, never stepped
+    assert automaton.live_bits(after_a) & ~automaton.allowed_bits(after_a) == 0
+
+
+def test_a_leaf_byte_leading_nowhere_is_rejected() -> None:
+    """A byte some top test accepts but after which the closure is empty (a rule that
+    only calls itself; the grammar checks refuse such rules, a byte program need not)
+    is not live: a leaf token ending in it is rejected, as stepping it says."""
+    program = ByteProgram(
+        kind=(TEST, CALL, END, TEST, END, CALL, END),
+        arg=(1 << ord("a"), 1, 0, 1 << ord("b"), 0, 1, 0),
+        rules=((0, 3), (5,)),
+        root=0,
+    )
+    automaton = ByteAutomaton(program)
+    root = automaton.initial
+    assert automaton.allowed_bits(root) == (1 << ord("a")) | (1 << ord("b"))
+    for byte in b"ab":
+        automaton.step(root, byte)  # the local closures after each byte are known now
+    root.live = -1
+    assert automaton.live_bits(root) == 1 << ord("b")
+    automaton = ByteAutomaton(program)
+    root = automaton.initial
+    trie = TokenTrie([(0, b"a"), (1, b"b"), (2, b"ba")])
+    walked = walk_all(trie, automaton, root)
+    assert walked is not None
+    fresh = ByteAutomaton(program)
+    expected = _reference(trie, fresh, fresh.initial)
+    assert _positions(trie, walked) == expected
+    assert expected == ({trie.sorted_bytes.index(b"b")}, set())

@@ -45,6 +45,8 @@ class ByteState:
             ``k`` of ``tops`` (see :meth:`ByteAutomaton.step`).
         bits: the 256-bit set of bytes some stack accepts next (``-1`` until computed,
             see :meth:`ByteAutomaton.allowed_bits`).
+        live: the bytes of ``bits`` whose step is known to lead to a state (``-1``
+            until computed, see :meth:`ByteAutomaton.live_bits`).
         tops: the distinct byte sets of the stacks' top tests, ``None`` until the
             allowed bytes are first asked for.
         classes: the byte classes, ``None`` until computed (see
@@ -57,6 +59,7 @@ class ByteState:
         "bottom",
         "trans",
         "bits",
+        "live",
         "classes",
         "tops",
         "_hash",
@@ -69,6 +72,7 @@ class ByteState:
         self.bottom = _BOTTOM_STACK in stacks
         self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
+        self.live = -1
         self.classes: tuple[int, ...] | None = None
         self.tops: tuple[int, ...] | None = None
         self._hash = hash(frozenset(stacks)) if h is None else h
@@ -384,6 +388,54 @@ class ByteAutomaton:
         if state.bits < 0:
             self._tops(state)
         return state.bits
+
+    def live_bits(self, state: ByteState) -> int:
+        """Bytes after which ``state`` certainly has a next state (cached): those of a
+        stack's top test whose next frames' closure is not empty, read from the local
+        closures already computed (a position whose local closure is not known yet
+        leaves its bytes out rather than compute it).  A subset of
+        :meth:`allowed_bits`: a walk accepts a token ending in such a byte without
+        making the state after it, and steps by the others (``docs/masks.md``,
+        "Trie leaves")."""
+        live = state.live
+        if live >= 0:
+            return live
+        kind = self._kind
+        arg = self._arg
+        local = self._local
+        live = 0
+        for s in state.stacks:
+            if not s:
+                continue
+            p = s[-1]
+            if p < 0 or kind[p] != TEST:
+                continue
+            bits = arg[p]
+            if not bits & ~live:
+                continue
+            # the closure of the stack after the byte: s[:-1] + (p + 1,), its frames
+            # popped one by one while they can finish
+            q = p + 1
+            below = len(s) - 1
+            while True:
+                if kind[q] == TEST:
+                    live |= bits
+                    break
+                entry = local.get(q)
+                if entry is None:
+                    break  # not known without closing it: left to a step
+                if entry[0]:
+                    live |= bits
+                    break
+                if not entry[1]:
+                    break  # nothing reached from here: this stack dies
+                if not below or s[below - 1] < 0:
+                    live |= bits  # the complete parse or the bottom marker
+                    break
+                below -= 1
+                q = s[below]
+        state.live = live
+        return live
 
     def allowed_bytes(self, state: ByteState) -> list[int]:
         """Bytes that some stack of ``state`` accepts next."""

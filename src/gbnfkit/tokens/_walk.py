@@ -89,6 +89,7 @@ def walk_runs(
     children = trie.children
     step = automaton.step
     allowed_bits = automaton.allowed_bits
+    live_bits = automaton.live_bits
     missing = _MISSING
     jump_bytes = tuning.jump_bytes
     jump_subtree = tuning.jump_subtree
@@ -132,7 +133,27 @@ def walk_runs(
                     bits = parent.bits
                     if bits < 0:
                         bits = allowed_bits(parent)
-                    s = step(parent, b) if (bits >> b) & 1 else None
+                    if not (bits >> b) & 1:
+                        s = None
+                    elif end[i] == i + 1 and not report:
+                        # a leaf: its token is accepted iff the byte leads to some
+                        # state, which need not be made (docs/masks.md, "Trie leaves")
+                        live = parent.live
+                        if live < 0:
+                            live = live_bits(parent)
+                        if (live >> b) & 1:
+                            lo = here_lo[i]
+                            if lo == last_hi:
+                                acc_hi[-1] = last_hi = here_hi[i]
+                            else:
+                                acc_lo.append(lo)
+                                acc_hi.append(here_hi[i])
+                                last_hi = here_hi[i]
+                            i += 1
+                            continue
+                        s = step(parent, b)
+                    else:
+                        s = step(parent, b)
                 if s is None:
                     if flags[d - 1]:
                         uncertain.append(i)
