@@ -82,6 +82,12 @@ class Tuning:
             other state is open on the class when that one is, checked at most this
             many states down such a chain (the fixed copies of a counted ``x{m,n}``
             before its optional ones; ``docs/masks.md``, "Slices", open states).
+        count_chain: a wide split of a state that is a counted repetition of a slice's
+            class with at most this many characters left (``x{0,k}``, ``k`` below the
+            longest token's length) decides the inside tokens by how many characters
+            they start, after following the chain of its ``k`` states; longer chains
+            are walked as before (following one costs about a trie level's stepping
+            per state; ``docs/masks.md``, "Slices", few characters left).
     """
 
     many_first_bytes: int = 48
@@ -110,6 +116,8 @@ class Tuning:
     follow_calls: int = 256
     # added by issue 11's "counted" pass
     open_chain: int = 8
+    # added by issue 11's "counted2" pass
+    count_chain: int = 48
 
 
 DEFAULT_TUNING = Tuning()
