@@ -23,7 +23,9 @@ has bytes, each character leads to a state with the same canonical form (the sam
 verdict on every token): such a state is *open on K* (:func:`opens_on`), which serves
 wherever looping does, and the walks of the rest go on from ``S*`` in place of the
 states found the same as it (``Covers.merged``), instead of stepping a new state per
-trie level.
+trie level.  With fewer characters left the chain of its states is followed to its end
+(:func:`counted_left`), and the inside tokens are decided by how many characters they
+start (``Slice.chars``).
 """
 
 from __future__ import annotations
