@@ -162,7 +162,7 @@ class Slice:
     suffixes: SuffixRanks
     rest_positions: list[int]
     chars: npt.NDArray[np.int32]
-    starts_at: npt.NDArray[np.int64]
+    starts_at: npt.NDArray[np.int32]
     starts: npt.NDArray[np.int32]
 
     @staticmethod
@@ -191,7 +191,7 @@ class Slice:
 
 def _character_starts(
     data: list[bytes],
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
     """Per token (of ``data``, valid UTF-8 up to a cut last character for the inside
     ones): how many characters it starts, and the offsets where its second, third...
     characters start (``starts[starts_at[p] : starts_at[p + 1]]``, ascending): the
@@ -202,8 +202,8 @@ def _character_starts(
     offsets = np.arange(len(flat), dtype=np.int64) - np.repeat(ends - lengths, lengths)
     lead = ((flat & 0xC0) != 0x80) & (offsets > 0)
     owner = np.repeat(np.arange(len(data), dtype=np.int64), lengths)
-    per = np.bincount(owner[lead], minlength=len(data)).astype(np.int64)
-    starts_at = np.zeros(len(data) + 1, dtype=np.int64)
+    per = np.bincount(owner[lead], minlength=len(data))
+    starts_at = np.zeros(len(data) + 1, dtype=np.int32)
     np.cumsum(per, out=starts_at[1:])
     chars = (per + (lengths > 0)).astype(np.int32)
     starts = offsets[lead].astype(np.int32)
