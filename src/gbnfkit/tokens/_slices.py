@@ -544,9 +544,10 @@ class Covers:
         """Whether ``state`` is a counted repetition with at most ``reach`` (given to
         the constructor) characters left (:func:`counted_left`, kept in ``counts``),
         followed only when stepping it by one single-byte character of the class
-        again and again leads, within ``reach`` steps, to a state that accepts none
-        (a chain costs about a trie level's stepping per state; the forms
-        :func:`opens_on` compares cost more than following a short one)."""
+        again and again leads, within ``reach`` steps and through states that accept
+        every byte that starts a character, to a state that accepts none (a chain
+        costs about a trie level's stepping per state; the forms :func:`opens_on`
+        compares cost more than following a short one)."""
         if self.counts is None or self.reach <= 0:
             return False
         reach = self.reach
@@ -554,13 +555,17 @@ class Covers:
         if got is None:
             automaton = self.automaton
             single = self.dfa.single
+            first = self.dfa.first
             here: ByteState | None = state
             with self.lock:
                 for _ in range(reach + 1):
                     assert here is not None
-                    bits = automaton.allowed_bits(here) & single
-                    if not bits:
-                        break
+                    allowed = automaton.allowed_bits(here) & first
+                    if not allowed:
+                        break  # S_0
+                    if allowed != first:
+                        return False  # a chain's state accepts every character
+                    bits = allowed & single
                     after = automaton.step(here, (bits & -bits).bit_length() - 1)
                     if after is here:
                         return False  # loops
