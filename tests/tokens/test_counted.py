@@ -12,6 +12,7 @@ from __future__ import annotations
 from threading import RLock
 
 import numpy as np
+import pytest
 from test_masks import synthetic_vocabulary
 from test_slices import EXTRA, _follow, _roots
 from test_widesplit import _by_stepping
@@ -19,7 +20,7 @@ from test_widesplit import _by_stepping
 import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteState
-from gbnfkit.tokens._slices import Covers, covered_bytes, opens_on
+from gbnfkit.tokens._slices import Covers, counted_left, covered_bytes, opens_on
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -70,6 +71,10 @@ def _grammars() -> list[tuple[Grammar, str]]:
         (5, 3 * LONGEST),
         (5, LONGEST + 1),
         (LONGEST, 3 * LONGEST),
+        # few characters left from the start (counted: docs/masks.md, "Slices")
+        (0, 3),
+        (0, LONGEST // 2),
+        (3, 7),
     ):
         text = (TEXT * 8)[:hi]
         out.append((Grammar.from_gbnf(f'root ::= "\\"" {BODY}{{{lo},{hi}}} "\\""'), f'"{text}"'))
@@ -80,6 +85,16 @@ def _grammars() -> list[tuple[Grammar, str]]:
     out.append((Grammar.from_gbnf(f"root ::= {BODY}{{0,{3 * LONGEST}}}"), text))
     schema = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 3 * LONGEST}}}
     out.append((Grammar.from_json_schema(schema), f'{{"s": "{text}"}}'))
+    # the converter's short strings: the context ends (the marker) after every character
+    for lo, hi in ((0, 5), (2, LONGEST - 3)):
+        text = TEXT[:hi]
+        short = {"type": "string", "minLength": lo, "maxLength": hi}
+        schema = {"type": "object", "properties": {"s": short, "t": short}}
+        out.append((Grammar.from_json_schema(schema), f'{{"s": "{text}", "t": "{text[:2]}"}}'))
+    # after the count the class goes on: no chain ends (nothing counted)
+    out.append((Grammar.from_gbnf(f'root ::= "\\"" {BODY}{{0,5}} [a-z]* "\\""'), '"ab中éxyz"'))
+    # ... on a character of two bytes only: the chain's end accepts a byte that starts one
+    out.append((Grammar.from_gbnf(f'root ::= "\\"" {BODY}{{0,5}} "é"* "\\""'), '"ab中éxéé"'))
     return out
 
 
@@ -151,11 +166,16 @@ def test_open_only_with_more_characters_left_than_the_longest_token() -> None:
                 assert not opens_on(automaton, state, piece.dfa, limit, compiled._same_form)
 
 
-def test_counted_sliced_walks_equal_stepping_each_token() -> None:
+@pytest.mark.parametrize("count_chain", [0, 3 * LONGEST])
+def test_counted_sliced_walks_equal_stepping_each_token(count_chain: int) -> None:
+    """With ``count_chain`` 0 the open states serve (nothing is counted); with the
+    chains followed up to ``3 * LONGEST`` states every count of these grammars is
+    counted instead (``test_few_left``...)."""
     vocabulary = _vocabulary()
-    sliced = merged = 0
+    tuning = Tuning(count_chain=count_chain)
+    sliced = merged = counted = held = 0
     for grammar, document in _grammars():
-        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
+        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, tuning=tuning)
         trie = compiled.index.trie
         automaton = compiled.automaton
         for root in _roots(compiled, document):
@@ -175,8 +195,17 @@ def test_counted_sliced_walks_equal_stepping_each_token() -> None:
                 assert got == [(p, k) for p, k in pairs if starts[p]]
         sliced += compiled.sliced_walks
         merged += sum(len(m) for m in compiled._merged.values())
+        for kept in compiled._counts.values():
+            counted += sum(k > 0 for k, _ in kept.values())
+            held += sum(k > 0 and any(holds) for k, holds in kept.values())
     assert sliced > 20, "counted strings were not split through the slice"
-    assert merged, "no state was merged with another of the same form"
+    if count_chain:
+        assert counted > 20, "no counted repetition was counted"
+        # the converter's contexts end after each character: handed over there
+        assert held > 5, "no counted chain held the bottom marker"
+    else:
+        assert merged, "no state was merged with another of the same form"
+        assert not counted
 
 
 def test_counted_masks_match_the_reference() -> None:
@@ -212,3 +241,35 @@ def test_merged_walk_equals_the_plain_walk() -> None:
         compared += 1
         handed += len(plain.handover_positions) > 0
     assert compared > 10 and handed > 10
+
+
+def test_counted_left_follows_the_chain_to_its_end() -> None:
+    """``counted_left`` gives the characters left and where the marker is held down a
+    counted repetition's chain, and nothing where the chain does not end (a class
+    going on after the count, a loop) or is longer than ``reach``."""
+    vocabulary = _vocabulary()
+    for gbnf, prefix, total, held in (
+        (f'root ::= "\\"" {BODY}{{0,10}} "\\""', b'"', 10, False),
+        (f"root ::= {BODY}{{0,10}}", b"", 10, False),  # ending is not the marker
+        (f'root ::= "\\"" {BODY}{{3,10}} "\\""', b'"', 10, False),
+    ):
+        compiled = gbnfkit.CompiledGrammar(Grammar.from_gbnf(gbnf), vocabulary)
+        (piece,) = compiled.index.slices
+        automaton = compiled.automaton
+        for gone, state in enumerate(_states(compiled, prefix, ("aé中😀" * 3)[:total])):
+            counts: dict[ByteState, tuple[int, tuple[bool, ...]]] = {}
+            left = total - gone
+            got = counted_left(automaton, state, piece.dfa, 64, LONGEST, counts)
+            assert got == (left, (state.bottom,) + (held,) * left), (gbnf, gone)
+            short = counted_left(automaton, state, piece.dfa, 64, left - 1, {})
+            assert short == (left, ()), (gbnf, gone)  # more than ``reach`` left
+    for gbnf in (
+        f'root ::= "\\"" {BODY}{{0,5}} [a-z]* "\\""',
+        f'root ::= "\\"" {BODY}* "\\""',
+    ):
+        compiled = gbnfkit.CompiledGrammar(Grammar.from_gbnf(gbnf), vocabulary)
+        (piece,) = compiled.index.slices
+        state = compiled.automaton.feed(compiled.automaton.initial, b'"')
+        assert state is not None
+        got = counted_left(compiled.automaton, state, piece.dfa, 64, LONGEST, {})
+        assert got[0] < 0 or got == (LONGEST + 1, ()), gbnf

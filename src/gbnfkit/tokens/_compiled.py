@@ -29,7 +29,7 @@ from gbnfkit.tokens._byteprogram import CALL, END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
-from gbnfkit.tokens._slices import Covers, Slice, sliced_walk
+from gbnfkit.tokens._slices import Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
@@ -215,6 +215,7 @@ class CompiledGrammar:
         # signature of its whole stacks (see _same_form)
         self._opens: dict[int, dict[ByteState, bool]] = {}
         self._merged: dict[int, dict[ByteState, ByteState]] = {}  # see Covers
+        self._counts: dict[int, dict[ByteState, Counted]] = {}  # see Covers
         self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
         # wide splits that reused parts of others (read by tests: compiled modules call
         # vector_walk directly, so its calls cannot be recorded from outside)
@@ -783,7 +784,8 @@ class CompiledGrammar:
                 loops = self._loops.setdefault(i, {})
                 opens = self._opens.setdefault(i, {})
                 merged = self._merged.setdefault(i, {})
-                for kept in (loops, opens, merged):
+                counts = self._counts.setdefault(i, {})
+                for kept in (loops, opens, merged, counts):
                     if len(kept) > self._max_contexts:
                         kept.clear()
             covers = Covers(
@@ -796,8 +798,13 @@ class CompiledGrammar:
                 partial(self._same_form, forms={}),  # forms kept for this split
                 merged,
                 tuning.open_chain,
+                counts,
+                tuning.count_chain,
             )
-            covered = covers(root) & first_bytes
+            # a counted repetition with few characters left is decided by counting
+            # them (sliced_walk), not by the forms covers(root) would compare
+            few = covers.few_left(root)
+            covered = 0 if few else covers(root) & first_bytes
             budget = tuning.slice_nodes
             split = sliced_walk(
                 trie, piece, automaton, root, limit, first_bytes, covered, covers, budget

@@ -23,7 +23,9 @@ has bytes, each character leads to a state with the same canonical form (the sam
 verdict on every token): such a state is *open on K* (:func:`opens_on`), which serves
 wherever looping does, and the walks of the rest go on from ``S*`` in place of the
 states found the same as it (``Covers.merged``), instead of stepping a new state per
-trie level.
+trie level.  With fewer characters left the chain of its states is followed to its end
+(:func:`counted_left`), and the inside tokens are decided by how many characters they
+start (``Slice.chars``).
 """
 
 from __future__ import annotations
@@ -44,9 +46,11 @@ from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, sorted_pairs, vector_w
 
 __all__ = [
     "SLICE_CLASSES",
+    "Counted",
     "Covers",
     "Slice",
     "Utf8Dfa",
+    "counted_left",
     "covered_bytes",
     "loops_on",
     "opens_on",
@@ -144,6 +148,12 @@ class Slice:
         rest_positions: ``rest.sorted_ids`` as a list (the sorted positions of the
             rest tokens in the full trie, ascending), for narrow walks
             (:func:`~gbnfkit.tokens._walk.walk_runs`).
+        chars: per sorted position of the full trie, how many characters a token
+            starts (its bytes that are no UTF-8 continuation byte), for counted
+            repetitions with few characters left (:func:`counted_left`).
+        starts_at, starts: the offsets where a token's second, third...
+            characters start, ``starts[starts_at[p] : starts_at[p + 1]]`` for the
+            token at sorted position ``p`` (its handover offsets there).
     """
 
     dfa: Utf8Dfa
@@ -151,6 +161,9 @@ class Slice:
     rest: TokenTrie
     suffixes: SuffixRanks
     rest_positions: list[int]
+    chars: npt.NDArray[np.int32]
+    starts_at: npt.NDArray[np.int32]
+    starts: npt.NDArray[np.int32]
 
     @staticmethod
     def build(trie: TokenTrie, ranges: tuple[tuple[int, int], ...]) -> Slice:
@@ -168,10 +181,35 @@ class Slice:
             state[lo + 1 : hi + 1] = table.take(keys)
         inside = state[trie.token_flat_end] != _DEAD
         inside.flags.writeable = False
+        chars, begins_at, begins = _character_starts(trie.sorted_bytes)
         others = np.flatnonzero(~inside).tolist()
         data = trie.sorted_bytes
         rest = TokenTrie([(p, data[p]) for p in others])
-        return Slice(dfa, inside, rest, SuffixRanks.build(trie, others), others)
+        suffixes = SuffixRanks.build(trie, others)
+        return Slice(dfa, inside, rest, suffixes, others, chars, begins_at, begins)
+
+
+def _character_starts(
+    data: list[bytes],
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """Per token (of ``data``, valid UTF-8 up to a cut last character for the inside
+    ones): how many characters it starts, and the offsets where its second, third...
+    characters start (``starts[starts_at[p] : starts_at[p + 1]]``, ascending): the
+    bytes that are not UTF-8 continuation bytes, past the first."""
+    lengths = np.fromiter((len(t) for t in data), dtype=np.int64, count=len(data))
+    ends = np.cumsum(lengths)
+    flat = np.frombuffer(b"".join(data), dtype=np.uint8)
+    offsets = np.arange(len(flat), dtype=np.int64) - np.repeat(ends - lengths, lengths)
+    lead = ((flat & 0xC0) != 0x80) & (offsets > 0)
+    owner = np.repeat(np.arange(len(data), dtype=np.int64), lengths)
+    per = np.bincount(owner[lead], minlength=len(data))
+    starts_at = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum(per, out=starts_at[1:])
+    chars = (per + (lengths > 0)).astype(np.int32)
+    starts = offsets[lead].astype(np.int32)
+    for array in (chars, starts_at, starts):
+        array.flags.writeable = False
+    return chars, starts_at, starts
 
 
 def loops_on(automaton: ByteAutomaton, state: ByteState, dfa: Utf8Dfa, limit: int) -> bool:
@@ -259,6 +297,106 @@ def _completes(
                     seen.add(pair)
                     todo.append(pair)
     return other is None or (deeper is not None and deeper(other))
+
+
+def _single_next(
+    automaton: ByteAutomaton, start: ByteState, dfa: Utf8Dfa, limit: int
+) -> ByteState | None:
+    """The one state every character of the class leads ``start`` to, each byte of it
+    accepted, through states within a character that do not hold the bottom marker
+    (``None`` if some byte the DFA allows is rejected, a state within a character
+    holds the marker, characters end in two states, or more than ``limit`` pairs (DFA
+    state, automaton state) are met)."""
+    seen = {(_BOUNDARY, start)}
+    todo = [(_BOUNDARY, start)]
+    moves = dfa.moves
+    end: ByteState | None = None
+    while todo:
+        q, here = todo.pop()
+        allowed = automaton.allowed_bits(here)
+        classes = automaton.classes(here)
+        for target, bits in moves[q]:
+            if bits & ~allowed:
+                return None
+            for c in classes:
+                part = c & bits
+                if not part:
+                    continue
+                after = automaton.step(here, (part & -part).bit_length() - 1)
+                assert after is not None  # the byte is allowed
+                if target == _BOUNDARY:
+                    if end is not None and after is not end:
+                        return None
+                    end = after
+                    continue
+                if after.bottom:
+                    return None
+                pair = (target, after)
+                if pair not in seen:
+                    if len(seen) >= limit:
+                        return None
+                    seen.add(pair)
+                    todo.append(pair)
+    return end
+
+
+# per state: what :func:`counted_left` found (characters left, and whether the state
+# after each number of characters holds the bottom marker)
+Counted = tuple[int, tuple[bool, ...]]
+
+
+def counted_left(
+    automaton: ByteAutomaton,
+    state: ByteState,
+    dfa: Utf8Dfa,
+    limit: int,
+    reach: int,
+    counts: dict[ByteState, Counted],
+) -> Counted:
+    """How many characters of the class ``state`` has left, as a counted repetition
+    with few left (``x{0,k}``; ``docs/masks.md``, "Slices", "Counted repetitions: few
+    characters left"): ``(k, holds)`` when ``state = S_k`` in a chain ``S_k, ...,
+    S_0`` where every character leads ``S_i`` to ``S_(i-1)`` alone through states that
+    do not hold the bottom marker (:func:`_single_next`) and ``S_0`` accepts no byte
+    that starts a character; ``holds[c]`` says whether ``S_(k-c)`` holds the marker.
+    Then an inside token starting at most ``k`` characters is accepted from ``state``;
+    one starting more is rejected, uncertain if some ``holds[c]`` is true, with the
+    offsets where its ``(c+1)``-th character starts as its handover offsets.  A chain
+    followed for more than ``reach`` states (the most characters a token starts)
+    gives ``(reach + 1, ())``: every inside token is accepted.  ``(-1, ())`` when
+    there is no such chain.  Results are kept in ``counts``."""
+    got = counts.get(state)
+    if got is not None:
+        return got
+    chain: list[ByteState] = []  # S_k, S_(k-1)... not known yet
+    here = state
+    tail: Counted
+    while True:
+        known = counts.get(here)
+        if known is not None:
+            tail = known  # what the state after the chain has left
+            break
+        if not automaton.allowed_bits(here) & dfa.first:
+            tail = counts[here] = (0, (here.bottom,))  # S_0
+            break
+        if len(chain) > reach:
+            # more characters left than any token starts: the states down the chain
+            # are not known, so only ``state``'s lower bound is kept
+            got = counts[state] = (reach + 1, ())
+            return got
+        chain.append(here)
+        after = _single_next(automaton, here, dfa, limit)
+        if after is None:
+            tail = (-1, ())
+            break
+        here = after
+    for member in reversed(chain):
+        if 0 <= tail[0] < reach:
+            tail = (tail[0] + 1, (member.bottom, *tail[1]))
+        elif tail[0] >= reach:
+            tail = (reach + 1, ())
+        counts[member] = tail
+    return counts[state]
 
 
 def _most_single(automaton: ByteAutomaton, root: ByteState, dfa: Utf8Dfa) -> ByteState | None:
@@ -357,6 +495,8 @@ class Covers:
         same: Same | None = None,
         merged: dict[ByteState, ByteState] | None = None,
         chain: int = 0,
+        counts: dict[ByteState, Counted] | None = None,
+        reach: int = 0,
     ) -> None:
         self.automaton = automaton
         self.dfa = dfa
@@ -367,6 +507,8 @@ class Covers:
         self.same = same
         self.merged = merged
         self.chain = chain  # how far down a chain of states open_at looks
+        self.counts = counts  # per state, :func:`counted_left` (given: counted strings)
+        self.reach = reach  # the longest chain of a counted repetition followed
         self.found: dict[ByteState, int] = {}
         self.stepped = 0  # first bytes a sliced walk walked node by node (read by tests)
 
@@ -387,6 +529,51 @@ class Covers:
                 )
             self.found[state] = got
         return got
+
+    def count_at(self, state: ByteState) -> Counted:
+        """:func:`counted_left` of ``state`` (kept in ``counts``; ``(-1, ())``
+        without, or with ``reach`` 0)."""
+        if self.counts is None or self.reach <= 0:
+            return (-1, ())
+        with self.lock:
+            return counted_left(
+                self.automaton, state, self.dfa, self.limit, self.reach, self.counts
+            )
+
+    def few_left(self, state: ByteState) -> bool:
+        """Whether ``state`` is a counted repetition with at most ``reach`` (given to
+        the constructor) characters left (:func:`counted_left`, kept in ``counts``),
+        followed only when stepping it by one single-byte character of the class
+        again and again leads, within ``reach`` steps and through states that accept
+        every byte that starts a character, to a state that accepts none (a chain
+        costs about a trie level's stepping per state; the forms :func:`opens_on`
+        compares cost more than following a short one)."""
+        if self.counts is None or self.reach <= 0:
+            return False
+        reach = self.reach
+        got = self.counts.get(state)
+        if got is None:
+            automaton = self.automaton
+            single = self.dfa.single
+            first = self.dfa.first
+            here: ByteState | None = state
+            with self.lock:
+                for _ in range(reach + 1):
+                    assert here is not None
+                    allowed = automaton.allowed_bits(here) & first
+                    if not allowed:
+                        break  # S_0
+                    if allowed != first:
+                        return False  # a chain's state accepts every character
+                    bits = allowed & single
+                    after = automaton.step(here, (bits & -bits).bit_length() - 1)
+                    if after is here:
+                        return False  # loops
+                    here = after
+                else:
+                    return False  # more characters left than any token starts
+            got = self.count_at(state)
+        return 0 <= got[0] <= reach
 
     def loops_next(self, state: ByteState) -> bool:
         """Whether the state most of ``state``'s single-byte characters of the class
@@ -522,6 +709,17 @@ def sliced_walk(
     the full trie (one :func:`vector_walk` of all of them costs less then)."""
     rest = piece.rest
     wanted = automaton.allowed_bits(root) & first_bytes
+    # a counted repetition with few characters left: its inside tokens are decided by
+    # how many characters they start (``Slice.chars``; :func:`counted_left`)
+    counted = -1
+    holds: tuple[bool, ...] = ()
+    if not covered and wanted & piece.dfa.first and covers.counts is not None:
+        # found by ``covers.few_left`` (a chain is followed only when a probe says so)
+        counted, holds = covers.counts.get(root, (-1, ()))
+        if not 0 <= counted <= covers.reach:
+            counted, holds = -1, ()
+        if counted >= 0:
+            covered = wanted & piece.dfa.first
     # no token starting with a byte that starts no character of the class is inside:
     # the rest trie holds the whole subtree of such a byte
     others = wanted & piece.dfa.first & ~covered
@@ -567,14 +765,32 @@ def sliced_walk(
     accepted = np.zeros(len(trie.sorted_bytes), dtype=bool)
     flags = piece.inside
     spans = [trie.first_byte_span(first, last) for first, last in byte_runs(covered)]
-    for a, b in spans + inside.covered:
+    back = rest.sorted_ids
+    parts = [back[walked.uncertain]]
+    pairs = [(back[walked.handover_positions], walked.handover_offsets)]
+    if counted >= 0:
+        chars = piece.chars
+        for a, b in spans:
+            accepted[a:b] |= flags[a:b] & (chars[a:b] <= counted)
+        handed = [c for c in range(1, len(holds)) if holds[c]]  # the root holds no marker
+        if handed:
+            # the inside tokens starting more characters than are left: uncertain, handed
+            # over where the (c+1)-th character starts when S_(k-c) holds the marker
+            over = np.concatenate(
+                [np.flatnonzero(flags[a:b] & (chars[a:b] > counted)) + a for a, b in spans]
+            )
+            parts.append(over)
+            if len(over) <= max_tail_tokens:
+                at = piece.starts_at[over][:, None] + np.array(handed, dtype=np.int64) - 1
+                pairs.append((np.repeat(over, len(handed)), piece.starts[at.reshape(-1)]))
+    else:
+        for a, b in spans:
+            accepted[a:b] |= flags[a:b]
+    for a, b in inside.covered:
         accepted[a:b] |= flags[a:b]
     for a, b in inside.ended:
         accepted[a:b] = True
-    back = rest.sorted_ids
     accepted[back[walked.accepted]] = True
-    parts = [back[walked.uncertain]]
-    pairs = [(back[walked.handover_positions], walked.handover_offsets)]
     if full is not None:
         accepted[full.accepted] = True
         parts.append(full.uncertain)

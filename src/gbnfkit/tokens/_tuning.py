@@ -86,6 +86,12 @@ class Tuning:
             every trie level holds at most this many nodes, and walks those levels
             node by node in one Python loop (``TokenTrie.thin_tail``; ``docs/masks.md``,
             "Computing a split"): a numpy call costs what tens of nodes do there.
+        count_chain: a wide split of a state that is a counted repetition of a slice's
+            class with at most this many characters left (``x{0,k}``, ``k`` below the
+            longest token's length) decides the inside tokens by how many characters
+            they start, after following the chain of its ``k`` states; longer chains
+            are walked as before (following one costs about a trie level's stepping
+            per state; ``docs/masks.md``, "Slices", few characters left).
     """
 
     many_first_bytes: int = 48
@@ -114,6 +120,7 @@ class Tuning:
     follow_calls: int = 256
     open_chain: int = 8
     thin_levels: int = 64
+    count_chain: int = 48
 
 
 DEFAULT_TUNING = Tuning()
