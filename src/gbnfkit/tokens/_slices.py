@@ -258,15 +258,50 @@ def _completes(
     ``home``: noted in ``merged``, as ``state -> home``; or, given ``deeper``, in one
     other state, for which ``deeper`` must hold).
 
+    ``False`` as soon as a byte the DFA allows is rejected, a character ends elsewhere,
+    or more than ``limit`` pairs are met (:func:`_explore`).
+    """
+    other: ByteState | None = None  # the one other state characters end in
+
+    def ends_well(after: ByteState) -> bool:
+        nonlocal other
+        if after is home:
+            return True
+        if same is not None and same(after, home):
+            if merged is not None:
+                merged[after] = home
+            return True
+        if deeper is not None and (other is None or after is other):
+            other = after
+            return True
+        return False
+
+    if not _explore(automaton, q, start, dfa, limit, ends_well, True):
+        return False
+    return other is None or (deeper is not None and deeper(other))
+
+
+def _explore(
+    automaton: ByteAutomaton,
+    q: int,
+    start: ByteState,
+    dfa: Utf8Dfa,
+    limit: int,
+    at_end: Callable[[ByteState], bool],
+    bottom_within: bool,
+) -> bool:
+    """Step every byte string that takes the DFA from ``q`` to its next character
+    boundary from the automaton state ``start``, calling ``at_end`` with the state
+    each character ends in; ``False`` as soon as ``at_end`` says so, a byte the DFA
+    allows is rejected, a state within a character holds the bottom marker (unless
+    ``bottom_within``), or more than ``limit`` pairs are met.
+
     Explores the pairs (DFA state, automaton state) reachable from ``(q, start)``, one
-    automaton step per byte class of the automaton state met in each DFA transition;
-    ``False`` as soon as a byte the DFA allows is rejected, a character ends elsewhere
-    than in ``home``, or more than ``limit`` pairs are met.
+    automaton step per byte class of the automaton state met in each DFA transition.
     """
     seen = {(q, start)}
     todo = [(q, start)]
     moves = dfa.moves
-    other: ByteState | None = None  # the one other state characters end in
     while todo:
         q, here = todo.pop()
         allowed = automaton.allowed_bits(here)
@@ -281,22 +316,18 @@ def _completes(
                 after = automaton.step(here, (part & -part).bit_length() - 1)
                 assert after is not None  # the byte is allowed
                 if target == _BOUNDARY:
-                    if after is not home:
-                        if same is not None and same(after, home):
-                            if merged is not None:
-                                merged[after] = home
-                        elif deeper is not None and (other is None or after is other):
-                            other = after
-                        else:
-                            return False
+                    if not at_end(after):
+                        return False
                     continue
+                if after.bottom and not bottom_within:
+                    return False
                 pair = (target, after)
                 if pair not in seen:
                     if len(seen) >= limit:
                         return False
                     seen.add(pair)
                     todo.append(pair)
-    return other is None or (deeper is not None and deeper(other))
+    return True
 
 
 def _single_next(
@@ -307,36 +338,17 @@ def _single_next(
     (``None`` if some byte the DFA allows is rejected, a state within a character
     holds the marker, characters end in two states, or more than ``limit`` pairs (DFA
     state, automaton state) are met)."""
-    seen = {(_BOUNDARY, start)}
-    todo = [(_BOUNDARY, start)]
-    moves = dfa.moves
     end: ByteState | None = None
-    while todo:
-        q, here = todo.pop()
-        allowed = automaton.allowed_bits(here)
-        classes = automaton.classes(here)
-        for target, bits in moves[q]:
-            if bits & ~allowed:
-                return None
-            for c in classes:
-                part = c & bits
-                if not part:
-                    continue
-                after = automaton.step(here, (part & -part).bit_length() - 1)
-                assert after is not None  # the byte is allowed
-                if target == _BOUNDARY:
-                    if end is not None and after is not end:
-                        return None
-                    end = after
-                    continue
-                if after.bottom:
-                    return None
-                pair = (target, after)
-                if pair not in seen:
-                    if len(seen) >= limit:
-                        return None
-                    seen.add(pair)
-                    todo.append(pair)
+
+    def one_end(after: ByteState) -> bool:
+        nonlocal end
+        if end is not None and after is not end:
+            return False
+        end = after
+        return True
+
+    if not _explore(automaton, _BOUNDARY, start, dfa, limit, one_end, False):
+        return None
     return end
 
 
