@@ -14,8 +14,7 @@ from threading import RLock
 import numpy as np
 import pytest
 from test_masks import synthetic_vocabulary
-from test_slices import EXTRA, _follow, _roots
-from test_widesplit import _by_stepping
+from test_slices import EXTRA, _follow, _roots, _sliced_walks_equal_stepping
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
@@ -176,23 +175,8 @@ def test_counted_sliced_walks_equal_stepping_each_token(count_chain: int) -> Non
     sliced = merged = counted = held = 0
     for grammar, document in _grammars():
         compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, tuning=tuning)
-        trie = compiled.index.trie
-        automaton = compiled.automaton
         for root in _roots(compiled, document):
-            accepted, uncertain, pairs = _by_stepping(trie, automaton, root)
-            for first_bytes in (-1, 0x7FFF_FFFF << 96, 1 << 0x22 | 0xFF << 0xC0):
-                split = compiled._sliced_walk(root, first_bytes)
-                starts = [(first_bytes >> data[0]) & 1 for data in trie.sorted_bytes]
-                assert split.accepted.tolist() == [p for p in accepted if starts[p]]
-                assert split.uncertain.tolist() == [p for p in uncertain if starts[p]]
-                got = list(
-                    zip(
-                        split.handover_positions.tolist(),
-                        split.handover_offsets.tolist(),
-                        strict=True,
-                    )
-                )
-                assert got == [(p, k) for p, k in pairs if starts[p]]
+            _sliced_walks_equal_stepping(compiled, root)
         sliced += compiled.sliced_walks
         merged += sum(len(m) for m in compiled._merged.values())
         for kept in compiled._counts.values():

@@ -22,7 +22,7 @@ from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._slices import SLICE_CLASSES, Slice, Utf8Dfa, covered_bytes
 from gbnfkit.tokens._tails import group_ranked, group_tails
 from gbnfkit.tokens._tuning import Tuning
-from gbnfkit.tokens._vecwalk import vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 JSON_CLASS = SLICE_CLASSES[0]
@@ -226,6 +226,27 @@ def _dashed_vocabulary(seed: int) -> Vocabulary:
     )
 
 
+def _sliced_walks_equal_stepping(
+    compiled: gbnfkit.CompiledGrammar, root: ByteState
+) -> list[tuple[int, WideSplit]]:
+    """The sliced walks of ``root`` under all, some and two first bytes (with the
+    first bytes), each checked against stepping every token's bytes."""
+    trie = compiled.index.trie
+    accepted, uncertain, pairs = _by_stepping(trie, compiled.automaton, root)
+    walks = []
+    for first_bytes in (-1, 0x7FFF_FFFF << 96, 1 << 0x22 | 0xFF << 0xC0):
+        split = compiled._sliced_walk(root, first_bytes)
+        starts = [(first_bytes >> data[0]) & 1 for data in trie.sorted_bytes]
+        assert split.accepted.tolist() == [p for p in accepted if starts[p]]
+        assert split.uncertain.tolist() == [p for p in uncertain if starts[p]]
+        got = list(
+            zip(split.handover_positions.tolist(), split.handover_offsets.tolist(), strict=True)
+        )
+        assert got == [(p, k) for p, k in pairs if starts[p]]
+        walks.append((first_bytes, split))
+    return walks
+
+
 def test_sliced_walks_equal_stepping_each_token() -> None:
     vocabulary = _dashed_vocabulary(6)
     grammar, document = _schema_grammar()
@@ -239,21 +260,8 @@ def test_sliced_walks_equal_stepping_each_token() -> None:
         trie = compiled.index.trie
         automaton = compiled.automaton
         for root in _roots(compiled, document):
-            accepted, uncertain, pairs = _by_stepping(trie, automaton, root)
             before = compiled.sliced_walks
-            for first_bytes in (-1, 0x7FFF_FFFF << 96, 1 << 0x22 | 0xFF << 0xC0):
-                split = compiled._sliced_walk(root, first_bytes)
-                starts = [(first_bytes >> data[0]) & 1 for data in trie.sorted_bytes]
-                assert split.accepted.tolist() == [p for p in accepted if starts[p]]
-                assert split.uncertain.tolist() == [p for p in uncertain if starts[p]]
-                got = list(
-                    zip(
-                        split.handover_positions.tolist(),
-                        split.handover_offsets.tolist(),
-                        strict=True,
-                    )
-                )
-                assert got == [(p, k) for p, k in pairs if starts[p]]
+            for first_bytes, split in _sliced_walks_equal_stepping(compiled, root):
                 plain = vector_walk(trie, automaton, root, 10**6, first_bytes)
                 assert plain.accepted.tolist() == split.accepted.tolist()
                 # the tails of a string body's tokens (rest tokens: they hold a quote)
