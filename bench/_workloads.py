@@ -328,6 +328,27 @@ def maskbench_cases(limit: int | None) -> Iterator[tuple[str, dict[str, object],
             yield str(rec["id"]), rec["schema"], docs
 
 
+def maskbench_options(parser: Any, top: int, what: str) -> None:
+    """The options of a script over MaskBench dev schemas: ``--vocab``, ``--limit``,
+    ``--offset`` and ``--top`` (how many rows of ``what`` it prints)."""
+    parser.add_argument("--vocab", choices=sorted(VOCABS), default="qwen")
+    parser.add_argument("--limit", type=int, default=30, help="N MaskBench dev schemas")
+    parser.add_argument("--offset", type=int, default=0, help="skip the first N schemas")
+    parser.add_argument("--top", type=int, default=top, help=f"{what} printed")
+
+
+def gbnfkit_vocabulary(bench: BenchVocab) -> Any:
+    """The bench tokens as a ``gbnfkit.Vocabulary`` (special ids without text)."""
+    import gbnfkit
+
+    special = set(bench.special_ids)
+    return gbnfkit.Vocabulary(
+        [None if i in special else t for i, t in enumerate(bench.tokens)],
+        eos_token_ids=bench.eos_ids,
+        special_token_ids=special,
+    )
+
+
 def compiled_maskbench(
     compiler: Any, limit: int, offset: int = 0
 ) -> Iterator[tuple[Any, list[Document]]]:

@@ -34,7 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ["GBNFKIT_PURE"] = "1"
 
 import gbnfkit  # noqa: E402
-from _workloads import VOCABS, compiled_maskbench  # noqa: E402
+from _workloads import (  # noqa: E402
+    VOCABS,
+    compiled_maskbench,
+    gbnfkit_vocabulary,
+    maskbench_options,
+)
 from gbnfkit.tokens import _compiled  # noqa: E402
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState  # noqa: E402
 from gbnfkit.tokens._slices import Utf8Dfa, loops_on  # noqa: E402
@@ -99,18 +104,10 @@ def loop_class(automaton: ByteAutomaton, root: ByteState, multibyte: Utf8Dfa) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--vocab", choices=sorted(VOCABS), default="qwen")
-    parser.add_argument("--limit", type=int, default=30, help="N MaskBench dev schemas")
-    parser.add_argument("--offset", type=int, default=0, help="skip the first N schemas")
-    parser.add_argument("--top", type=int, default=30, help="classes printed")
+    maskbench_options(parser, 30, "classes")
     args = parser.parse_args(argv)
     bench = VOCABS[args.vocab]()
-    special = set(bench.special_ids)
-    vocab = gbnfkit.Vocabulary(
-        [None if i in special else t for i, t in enumerate(bench.tokens)],
-        eos_token_ids=bench.eos_ids,
-        special_token_ids=special,
-    )
+    vocab = gbnfkit_vocabulary(bench)
     compiler = gbnfkit.GrammarCompiler(vocab, cache_size=0)
     multibyte = Utf8Dfa(((0x80, 0x10FFFF),))
     # class -> [walks served by a slice, their ms, walks of the full trie, their ms]

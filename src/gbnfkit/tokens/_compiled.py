@@ -429,14 +429,25 @@ class CompiledGrammar:
         """The split kept for the canonical form ``canon`` of the context ``key``, if
         any and if it kept every tail the frames below ``key`` may accept first: a
         split whose tails starting with some bytes were left out (``_Context.follow``)
-        serves only contexts whose frames below can start with no other byte."""
+        serves only contexts whose frames below can start with no other byte.  A fixed
+        split (every tail kept) may also be kept cut to what its JSON grammar's frames
+        below read (``VocabularyIndex.fixed_cuts``): that serves first where it may."""
         if canon is None:
             return None
-        entry = self._index.shared_context(canon)
-        if entry is None or entry.follow == -1:
+        index = self._index
+        entry = index.shared_context(canon)
+        if entry is None:
+            return None
+        cut = index.fixed_cuts.get(canon) if entry.follow == -1 else None
+        if entry.follow == -1 and cut is None:
             return entry
         follow = self._follow_of(key)
-        return entry if follow != -1 and not follow & ~entry.follow else None
+        for kept in (cut, entry):
+            if kept is not None and (
+                kept.follow == -1 or (follow != -1 and not follow & ~kept.follow)
+            ):
+                return kept
+        return None
 
     def _follow_of(self, key: Stack) -> int:
         """The bytes that the frames below the context ``key`` can accept first, as a

@@ -10,6 +10,7 @@ from gbnfkit._arguments import expect
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._index import VocabularyIndex
+from gbnfkit.tokens._prewarm import prewarm
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = ["GrammarCompiler", "compile"]
@@ -32,6 +33,10 @@ class GrammarCompiler:
     vocabulary, so a grammar never seen before starts with them computed.  The
     directory is content-addressed, safe to share between concurrent processes, and
     bounded (4,096 entries; see ``docs/masks.md``); a damaged file is ignored.
+    The splits of the contexts every JSON grammar shares (the ``json`` builtin's and
+    the schema converter's string bodies and property names) are computed when the
+    compiler is made and kept for its lifetime, even by :meth:`clear_cache`
+    (``docs/masks.md``, "Fixed splits").
     """
 
     def __init__(
@@ -47,6 +52,7 @@ class GrammarCompiler:
             expect(cache_dir, (str, os.PathLike), "cache_dir")
         self._vocabulary = vocabulary
         self._index = VocabularyIndex(vocabulary, cache_dir=cache_dir)
+        prewarm(self._index)
         self._cache_size = max(0, cache_size)
         self._cache: OrderedDict[tuple[object, ...], CompiledGrammar] = OrderedDict()
         self._lock = threading.Lock()
@@ -82,7 +88,8 @@ class GrammarCompiler:
 
     def clear_cache(self) -> None:
         """Forget the compiled grammars and the context splits shared between them
-        (in memory; files in ``cache_dir`` stay)."""
+        (in memory; files in ``cache_dir`` stay, and so do the fixed splits of the
+        contexts every JSON grammar shares, made with the compiler)."""
         with self._lock:
             self._cache.clear()
         self._index.clear_shared()

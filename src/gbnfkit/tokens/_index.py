@@ -53,7 +53,21 @@ class VocabularyIndex:
             (:func:`_form_signature`, a function of the form): a context whose signature
             is not there has no split in ``shared``, so its form is not computed to
             look one up (:meth:`may_share`).
-        hits: lookups that found a split (read by tests).
+        fixed: the splits of the contexts every JSON grammar shares (the ``json``
+            builtin's and the schema converter's string bodies and property names),
+            computed once by :func:`~gbnfkit.tokens._prewarm.prewarm` and kept by
+            :meth:`fix_shared`; looked up like ``shared`` (by canonical form) but never
+            forgotten: ``clear_shared`` keeps them.  Each keeps every tail
+            (``_Context.follow == -1``).
+        fixed_cuts: for some of ``fixed``'s forms, the same split with the tails left
+            out that the frames below never read in the grammar that made it (a
+            ``_Context.follow`` other than -1): it serves, in place of the fixed one,
+            the contexts whose frames below read no other first byte (a string body
+            of the schema converter's, followed by its closing quote), whose masks
+            then check fewer tails.  Kept like ``fixed``.
+        fixed_signatures: the signatures of ``fixed``'s forms.
+        hits: lookups that found a split (read by tests); ``fixed_hits`` those that
+            found a fixed one.
     """
 
     def __init__(
@@ -96,6 +110,10 @@ class VocabularyIndex:
         self.shared: OrderedDict[tuple[object, ...], _Context] = OrderedDict()
         self.signatures: dict[tuple[int, ...], int] = {}
         self.hits = 0
+        self.fixed: dict[tuple[object, ...], _Context] = {}
+        self.fixed_cuts: dict[tuple[object, ...], _Context] = {}
+        self.fixed_signatures: set[tuple[int, ...]] = set()
+        self.fixed_hits = 0
         self.max_tails = max_shared_tails
         self.tails: OrderedDict[
             tuple[int, int, int], tuple[Positions, Positions, Tails | None]
@@ -111,12 +129,21 @@ class VocabularyIndex:
         """Whether a context with this signature (:func:`_key_signature`) may have a
         split kept: equal canonical forms have equal signatures, so if no kept form has
         it (and no ``cache_dir`` may hold one), looking the context up is useless."""
-        return self.store is not None or signature in self.signatures
+        return (
+            self.store is not None
+            or signature in self.signatures
+            or signature in self.fixed_signatures
+        )
 
     def shared_context(self, key: tuple[object, ...]) -> _Context | None:
         """The split of a canonical context computed by any grammar, in this process or
-        (with a ``cache_dir``) another one; ``None`` if not kept."""
+        (with a ``cache_dir``) another one, or a fixed one; ``None`` if not kept."""
         with self.lock:
+            entry = self.fixed.get(key)
+            if entry is not None:
+                self.hits += 1
+                self.fixed_hits += 1
+                return entry
             entry = self.shared.get(key)
             if entry is not None:
                 self.shared.move_to_end(key)
@@ -174,11 +201,27 @@ class VocabularyIndex:
                     del signatures[signature]
 
     def clear_shared(self) -> None:
-        """Forget the shared context splits held in memory (a ``cache_dir`` is kept)."""
+        """Forget the shared context splits held in memory, their signatures and the
+        recent groupings of tails; the ``fixed`` splits (their signatures and cuts)
+        and a ``cache_dir`` are kept."""
         with self.lock:
             self.shared.clear()
             self.signatures.clear()
             self.tails.clear()
+
+    def fix_shared(self) -> None:
+        """Keep the shared splits held now: those that keep every tail as ``fixed``,
+        the others (tails cut to what their grammar's frames below read: they serve
+        only some contexts of their form) as ``fixed_cuts``; then forget the shared
+        ones."""
+        with self.lock:
+            for key, entry in self.shared.items():
+                if entry.follow == -1:
+                    self.fixed[key] = entry
+                    self.fixed_signatures.add(_form_signature(key))
+                else:
+                    self.fixed_cuts.setdefault(key, entry)
+        self.clear_shared()
 
     def group_tails(self, positions: Positions, offsets: Positions) -> Tails | None:
         """:func:`~gbnfkit.tokens._tails.group_tails` of these handover pairs, reused

@@ -1,0 +1,105 @@
+"""The splits of the contexts every JSON grammar shares, computed once per vocabulary.
+
+The library writes the same rules into every JSON grammar it makes: the ``json``
+builtin's, and the schema converter's string body, "a property name other than these",
+numbers, whitespace and literals.  The wide contexts among them (string bodies and
+property names: free text) have the same canonical form in every grammar
+(``docs/masks.md``, "Canonical sharing"), so without this a server that builds its
+vocabulary index once at startup would split them again for every new schema, since
+the index keeps its shared splits in an LRU that ``clear_shared`` empties.
+
+:func:`prewarm` compiles those grammars with the index, the converter's from a schema
+written here that uses every one of its value rules (a known property, a property
+name extending it, one starting with another letter, every value kind), and steps
+through a document of each byte by byte, computing the mask of every state on the way.
+What this leaves in the index's shared splits is kept as *fixed*
+(:meth:`~gbnfkit.tokens._index.VocabularyIndex.fix_shared`): nothing here names a
+form, they are whatever the converter and the builtin write now.  Those grammars are
+compiled with ``follow_calls=0`` so that their wide splits keep every tail
+(``docs/masks.md``, "Tails the frames below never read"): a fixed split serves any
+context of its canonical form, whatever follows it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from gbnfkit.tokens._compiled import CompiledGrammar
+from gbnfkit.tokens._tuning import DEFAULT_TUNING
+
+if TYPE_CHECKING:
+    from gbnfkit._grammar import Grammar
+    from gbnfkit.tokens._index import VocabularyIndex
+
+__all__ = ["fixed_documents", "inside_strings", "prewarm"]
+
+# a known property ("k"), a name extending it ("kx": the rest of "a property name
+# other than these" after a known prefix, then the common string body), string values
+# with escapes, in a schema whose extra properties may be any value
+_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"k": {"type": "string"}},
+    "additionalProperties": True,
+}
+_DOCUMENT = '{"k": "a b\\n\\u00e9", "kx": "y"}'
+
+
+def fixed_documents() -> list[tuple[Grammar, str]]:
+    """The grammars whose wide contexts every JSON grammar shares, each with a document
+    that goes through their free text: the ``json`` builtin, and the schema converter's
+    output (its string and property-name rules are the same in either property order)."""
+    from gbnfkit._grammar import Grammar
+
+    return [(Grammar.builtin("json"), _DOCUMENT), (Grammar.from_json_schema(_SCHEMA), _DOCUMENT)]
+
+
+def inside_strings(data: bytes) -> list[int]:
+    """The lengths of the prefixes of the JSON text ``data`` that end inside a string
+    (the states of its free text), but for a property name's opening quote: the first
+    letter of a name depends on the schema's names, so no other grammar shares it; a
+    string after `{` or `,` is taken as a name, so ``data`` holds no arrays)."""
+    out: list[int] = []
+    opened = -1  # where the open string's first byte is, -1 outside strings
+    escaped = False
+    for i, byte in enumerate(data):
+        if opened < 0:
+            if byte == 0x22:
+                opened = i + 1
+                if not data[: i].rstrip(b" \t\n\r").endswith((b"{", b",")):
+                    out.append(i + 1)  # a value's opening quote
+            continue
+        if i > opened:
+            out.append(i)
+        if escaped:
+            escaped = False
+        elif byte == 0x5C:
+            escaped = True
+        elif byte == 0x22:
+            opened = -1
+    return out
+
+
+def prewarm(index: VocabularyIndex) -> None:
+    """Split, with ``index``, the contexts of :func:`fixed_documents`' free text (the
+    mask of each state inside a string, :func:`inside_strings`), and keep the wide
+    splits this made as the index's fixed splits and their cuts (``clear_shared``
+    keeps them)."""
+    documents = fixed_documents()
+    # as any grammar splits them (tails cut to what the frames below read: kept as
+    # cuts), then keeping every tail
+    for tuning in (DEFAULT_TUNING, replace(DEFAULT_TUNING, follow_calls=0)):
+        for grammar, text in documents:
+            compiled = CompiledGrammar(grammar, index.vocabulary, index=index, tuning=tuning)
+            automaton = compiled.automaton
+            state = automaton.initial
+            data = text.encode("utf-8")
+            wanted = set(inside_strings(data))
+            for i, byte in enumerate(data):
+                if i in wanted:
+                    compiled.mask(state)
+                got = automaton.step(state, byte)
+                if got is None:  # not valid (tests/tokens/test_prewarm.py checks they are)
+                    break
+                state = got
+        index.fix_shared()
