@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gbnfkit import Grammar, Limits
-from gbnfkit.tokens._byteprogram import lower_program
-from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
+from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram, lower_program
+from gbnfkit.tokens._bytestate import _COMPOSE_DEPTH, BOTTOM, ByteAutomaton, ByteState
 
 TEXT = 'root ::= [a-c] "x" | [b-d] "y" | "e" [0-9]'
 
@@ -101,3 +101,72 @@ def test_intern_checks_the_stacks_behind_a_hash() -> None:
     assert automaton.intern(set(wanted)) is got
     assert automaton.intern(list(other.stacks)) is other
     assert got == automaton.intern(tuple(wanted)) and got != other
+
+
+def _explored(automaton: ByteAutomaton, p: int) -> tuple[set[tuple[int, ...]], bool]:
+    """The local closure of ``p`` explored stack by stack (the reference)."""
+    found: set[tuple[int, ...]] = set()
+    automaton._explore((BOTTOM, p), found)
+    return {s[1:] for s in found if s != (BOTTOM,)}, (BOTTOM,) in found
+
+
+def test_composed_local_closures_are_the_explored_ones() -> None:
+    """Every position's local closure, composed from those of the positions it reaches
+    (in two orders, so that memoised parts are met both ways), is the set of stacks
+    exploring it stack by stack gives: the builtin grammars and a schema's grammar
+    (optional members, nullable rules called in and out of tail position)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string"},
+            "b": {"type": "array", "items": {"type": "integer"}},
+        },
+        "additionalProperties": {"type": "number"},
+    }
+    grammars = [Grammar.builtin(name) for name in ("json", "c", "arithmetic")]
+    grammars.append(Grammar.from_json_schema(schema, property_order="any"))
+    for grammar in grammars:
+        program = lower_program(grammar.program, grammar.limits)
+        positions = range(len(program.kind))
+        for order in (positions, reversed(positions)):
+            automaton = ByteAutomaton(program, grammar.limits)
+            automaton._local.clear()
+            for p in order:
+                suffixes, pops = automaton._local_closure(p)
+                assert len(set(suffixes)) == len(suffixes)
+                assert (set(suffixes), pops) == _explored(ByteAutomaton(program), p), p
+
+
+def test_local_closures_of_cycles_and_deep_calls_are_explored() -> None:
+    """A rule that only calls itself (a cycle the grammar checks refuse, a byte program
+    need not) and a chain of calls deeper than the composition goes are explored stack
+    by stack: the same closures, no endless recursion."""
+    looping = ByteProgram(
+        kind=(TEST, CALL, END, TEST, END, CALL, END),
+        arg=(1 << ord("a"), 1, 0, 1 << ord("b"), 0, 1, 0),
+        rules=((0, 3), (5,)),
+        root=0,
+    )
+    automaton = ByteAutomaton(looping)
+    assert automaton._local_closure(5) == ((), False) and _explored(automaton, 5) == (set(), False)
+    assert automaton._local_closure(1) == ((), False)
+    # rule i (i < n): call rule i + 1, then "a"; rule n: "b" or nothing (deeper than
+    # Python's own recursion limit: composing without a bound would fail)
+    n = 1_500
+    kind: list[int] = []
+    arg: list[int] = []
+    starts: list[tuple[int, ...]] = []
+    for i in range(n):
+        starts.append((len(kind),))
+        kind += [CALL, TEST, END]
+        arg += [i + 1, 1 << ord("a"), 0]
+    starts.append((len(kind), len(kind) + 2))
+    kind += [TEST, END, END]
+    arg += [1 << ord("b"), 0, 0]
+    deep = ByteProgram(kind=tuple(kind), arg=tuple(arg), rules=tuple(starts), root=0)
+    automaton = ByteAutomaton(deep)
+    for p in (0, 3 * (n - _COMPOSE_DEPTH // 2), 3):
+        suffixes, pops = automaton._local_closure(p)
+        assert (set(suffixes), pops) == _explored(ByteAutomaton(deep), p)
+    lengths = {len(s) for s in automaton._local_closure(0)[0]}
+    assert lengths == {n, n + 1}  # "a" after each call, "b" (or nothing) at the bottom

@@ -389,14 +389,10 @@ def test_rule_starts_place_every_position_in_its_rule() -> None:
     assert starts == [0, 4, 9, 12] and owners == [0, 1, 0, 2]
 
 
-@pytest.mark.parametrize("name", GRAMMARS)
-def test_follow_sets_match_a_plain_fixed_point(name: str) -> None:
-    """Every rule's follow set (its callers' sets passed down by a work list) equals
-    the plain fixed point over all rules: at each call of a rule the first bytes after
-    the call, and the calling rule's set when what follows the call can finish."""
-    grammar = Grammar.builtin(name)
-    tuning = Tuning(follow_calls=1 << 20)
-    compiled = gbnfkit.CompiledGrammar(grammar, synthetic_vocabulary(), tuning=tuning)
+def _plain_follow(grammar: Grammar) -> list[int]:
+    """Every rule's follow set as the plain fixed point over all rules: at each call of
+    a rule the first bytes after the call, and the calling rule's set when what follows
+    the call can finish."""
     automaton = ByteAutomaton(lower_program(grammar.program))
     program = automaton.program
     alts = sorted((a, r) for r, rs in enumerate(program.rules) for a in rs)
@@ -416,6 +412,37 @@ def test_follow_sets_match_a_plain_fixed_point(name: str) -> None:
             if follow[caller] & ~follow[r]:
                 follow[r] |= follow[caller]
                 changed = True
-    for rule in range(len(program.rules)):
+    return follow
+
+
+@pytest.mark.parametrize("name", GRAMMARS)
+def test_follow_sets_match_a_plain_fixed_point(name: str) -> None:
+    """Every rule's follow set (its callers' sets passed down by a work list) equals
+    the plain fixed point over all rules."""
+    grammar = Grammar.builtin(name)
+    tuning = Tuning(follow_calls=1 << 20)
+    compiled = gbnfkit.CompiledGrammar(grammar, synthetic_vocabulary(), tuning=tuning)
+    follow = _plain_follow(grammar)
+    for rule in range(len(follow)):
         assert compiled._follow_rule(rule) == follow[rule]
     assert all(follow[r] == bits for r, bits in compiled._follows.items())
+
+
+def test_follow_sets_through_calls_in_tail_position_cost_no_budget() -> None:
+    """A trie of names written as rules each calling the next in tail position (as "a
+    name other than these" is): those calls read nothing after them, so they are not
+    counted against ``follow_calls``, and the set of the rule at the end of 300 of them
+    is found with the default budget, not given up: every rule's set is the plain fixed
+    point, and what follows the name (``"``) is all the rest of a name can be followed
+    by."""
+    depth = 300
+    lines = ['root ::= "\\"" n0 "\\"" [0-9]', "rest ::= [a-z]*", f"n{depth} ::= rest"]
+    lines += [f'n{i} ::= "a" n{i + 1} | [b-z] rest' for i in range(depth)]
+    grammar = Grammar.from_gbnf("\n".join(lines))
+    assert depth > Tuning().follow_calls
+    follow = _plain_follow(grammar)
+    compiled = gbnfkit.CompiledGrammar(grammar, synthetic_vocabulary())
+    for rule in range(len(follow)):
+        assert compiled._follow_rule(rule) == follow[rule]
+    rest = grammar.program.rule_names.index("rest")
+    assert follow[rest] == 1 << ord('"')

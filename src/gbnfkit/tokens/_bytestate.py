@@ -27,6 +27,9 @@ __all__ = ["BOTTOM", "ByteAutomaton", "ByteState", "Stack"]
 
 BOTTOM = -1
 BYTE_STACKS_PER_STACK = 16
+# nested calls a local closure is composed through before it is explored stack by stack
+# (a bound on the recursion of ByteAutomaton._composed, not a tuning knob)
+_COMPOSE_DEPTH = 64
 Stack = tuple[int, ...]
 
 
@@ -222,11 +225,77 @@ class ByteAutomaton:
         return got
 
     def _local_closure(self, p: int) -> tuple[tuple[Stack, ...], bool]:
-        """Closure of position ``p`` alone: frames it leaves on top, and whether it can finish."""
-        found: set[Stack] = set()
-        self._explore((BOTTOM, p), found)
-        suffixes = tuple(sorted(s[1:] for s in found if s != (BOTTOM,)))
-        entry = (suffixes, (BOTTOM,) in found)
+        """Closure of position ``p`` alone: frames it leaves on top (distinct, in no
+        particular order), and whether it can finish.
+
+        Composed from the closures of the positions it reaches, each kept
+        (:meth:`_composed`): a rule called from many places is closed once, not once per
+        call.  A chain of calls deeper than ``_COMPOSE_DEPTH`` (or a cycle: left
+        recursion, which the grammar checks refuse) is explored stack by stack instead.
+        """
+        entry = self._composed(p, 0)
+        if entry is None:
+            found: set[Stack] = set()
+            self._explore((BOTTOM, p), found)
+            entry = (tuple(s[1:] for s in found if s != (BOTTOM,)), (BOTTOM,) in found)
+            self._local[p] = entry
+        return entry
+
+    def _composed(self, p: int, depth: int) -> tuple[tuple[Stack, ...], bool] | None:
+        """The local closure of ``p`` from those of the positions it reaches (kept in
+        ``_local``): a test is its own, an end finishes, a call is the closures of its
+        rule's alternatives under the frame after the call (none in tail position) and,
+        where they can finish, the closure of that frame (or it finishes, in tail
+        position).  The same set of stacks as :meth:`_explore` from ``(BOTTOM, p)``.
+        ``None`` past ``_COMPOSE_DEPTH`` nested calls (a cycle of calls gets there too);
+        what was composed before stays kept."""
+        got = self._local.get(p)
+        if got is not None:
+            return got
+        kind = self._kind
+        k = kind[p]
+        if k == TEST:
+            entry: tuple[tuple[Stack, ...], bool] = (((p,),), False)
+        elif k == END:
+            entry = ((), True)
+        else:
+            if depth >= _COMPOSE_DEPTH:
+                return None
+            nxt = p + 1
+            tail = kind[nxt] == END
+            out: set[Stack] = set()
+            pops = False
+            after: tuple[tuple[Stack, ...], bool] | None = None
+            local = self._local
+            for start in self._rules[self._arg[p]]:
+                sub = local.get(start)
+                if sub is None:
+                    sub = self._composed(start, depth + 1)
+                    if sub is None:
+                        return None
+                if tail:
+                    out.update(sub[0])
+                else:
+                    for suffix in sub[0]:
+                        out.add((nxt,) + suffix)
+                if sub[1]:
+                    if tail:
+                        pops = True
+                    elif after is None:
+                        after = local.get(nxt)
+                        if after is None:
+                            after = self._composed(nxt, depth + 1)
+                            if after is None:
+                                return None
+                        out.update(after[0])
+                        pops = pops or after[1]
+            if len(out) > self._max_stacks:
+                raise LimitError(
+                    "too many parse stacks (ambiguous grammar)",
+                    limit="max_stacks",
+                    value=self.limits.max_stacks,
+                )
+            entry = (tuple(out), pops)
         self._local[p] = entry
         return entry
 

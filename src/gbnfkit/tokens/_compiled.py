@@ -520,11 +520,13 @@ class CompiledGrammar:
         bytes of what follows the call and, if that can finish, what can be read once
         the calling rule returns (nothing after the root).  Found over the rules
         reached that way from ``rule`` (each gets its own set, kept: all its callers
-        are reached too), one ``first_of`` per call, then each rule's set passed
-        down to the rules it returns to only when it grew (a work list, callers
-        found last first); -1 when that would read more than ``follow_calls``
-        calls."""
+        are reached too), one ``first_of`` per call not in tail position (a call in
+        tail position reads nothing: its rule returns where the caller does), then
+        each rule's set passed down to the rules it returns to only when it grew (a
+        work list, callers found last first); -1 when that would read more than
+        ``follow_calls`` calls not in tail position."""
         automaton = self._automaton
+        kind = automaton.program.kind
         starts = self._call_sites()
         owners = self._start_rules
         calls = self._calls
@@ -537,15 +539,18 @@ class CompiledGrammar:
             r = todo.pop()
             bits_r = 0
             for c in calls.get(r, []):
-                budget -= 1
-                if budget < 0:
-                    with self._lock:
-                        self._follows[rule] = -1
-                    return -1
-                bits, ends = automaton.first_of(c + 1)
-                bits_r |= bits
-                if not ends:
-                    continue
+                if kind[c + 1] != END:
+                    # a call in tail position reads nothing after it: its rule returns
+                    # where the caller does (free: a negative trie of names is such calls)
+                    budget -= 1
+                    if budget < 0:
+                        with self._lock:
+                            self._follows[rule] = -1
+                        return -1
+                    bits, ends = automaton.first_of(c + 1)
+                    bits_r |= bits
+                    if not ends:
+                        continue
                 at = bisect_right(starts, c) - 1  # the calling rule (as _rule_at)
                 caller = owners[at] if owners else at
                 if caller != r:

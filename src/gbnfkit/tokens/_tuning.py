@@ -78,6 +78,7 @@ class Tuning:
         follow_calls: the calls of rules a compiled grammar may read to find what
             can follow a wide context (its tails starting with anything else are
             left out, ``docs/masks.md``, "Tails"); past that none are left out.
+            Calls in tail position read nothing after them and are not counted.
         open_chain: a state whose characters of a slice's class all lead to one
             other state is open on the class when that one is, checked at most this
             many states down such a chain (the fixed copies of a counted ``x{m,n}``
