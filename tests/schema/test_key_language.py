@@ -118,3 +118,32 @@ def test_strings_outside_an_enum_refuse_every_spelling_of_its_values() -> None:
                        ('"\\ud83d\\ude00\\u0062"', False), ('"a😀c"', True)]:
         assert (grammar.match(text).status.value == "accept") == want, text
         assert json.loads(text) not in ("a😀", "😀b") or not want
+
+
+
+def _stacks_after(schema: dict[str, object], text: str) -> list[tuple[int, ...]]:
+    import gbnfkit
+
+    vocabulary = gbnfkit.Vocabulary([bytes([b]) for b in range(256)] + [None],
+                                    eos_token_ids=[256])
+    compiled = gbnfkit.CompiledGrammar(
+        Grammar.from_json_schema(schema, property_order="any"), vocabulary)
+    matcher = compiled.matcher()
+    matcher.accept_text(text)
+    return list(matcher._state.stacks)
+
+
+def test_listed_keys_with_a_shared_prefix_are_one_stack() -> None:
+    """The optional listed keys of an object are left-factored (docs/schema.md,
+    "Listed keys"): after a prefix that several keys share the parse is one stack (it
+    was one per key), and at a branch one stack per next character, all in one rule
+    (the same frames below their top: one group, so one context for the token layer)."""
+    names = ["require-author", "require-bin", "require-bugs", "require-config", "name"]
+    schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names},
+              "additionalProperties": False}
+    assert len(_stacks_after(schema, '{"requ')) == 1
+    assert len(_stacks_after(schema, '{"require-bu')) == 1
+    for text, branches in [('{"require-', 3), ('{"require-b', 2), ('{"', 2)]:
+        stacks = _stacks_after(schema, text)
+        assert len(stacks) == branches, text
+        assert len({stack[:-1] for stack in stacks}) == 1, text
