@@ -64,8 +64,12 @@ class _Members:
         self.outside = outside
         self.counting = counting
         self.extra_counting = extra_counting or []
-        # ``keys`` of each set of members, for the states that allow the same ones
+        # ``keys`` of each set of members, for the states that allow the same ones, and
+        # the rule of each listed member (``member``)
         self.factored: dict[tuple[tuple[str, str], ...], list[str]] = {}
+        self.kv: dict[str, str] = {}
+        self.written = {name: json.dumps(name, ensure_ascii=False) for name, _, _ in known}
+        self.colon = conv.colon()
 
     def inc(self, c: int) -> int:
         return min(c + 1, self.cap)
@@ -88,8 +92,12 @@ class _Members:
 
     def member(self, name: str, value: str) -> str:
         """The rule of a listed member: its key (as written), the colon, ``value``."""
-        return self.conv.table.add(self.conv.child_hint(self.hint, name) + "-kv",
-                                   seq(self.conv.key_literal(name), self.conv.colon(), value))
+        found = self.kv.get(name)
+        if found is None:
+            found = self.kv[name] = self.conv.table.add(
+                self.conv.child_hint(self.hint, name) + "-kv",
+                seq(self.conv.key_literal(name), self.colon, value))
+        return found
 
     def keys(self, members: list[tuple[str, str]], prefix: str = "") -> list[str]:
         """Listed members (key as written, value expression) that lead to the same
@@ -105,7 +113,7 @@ class _Members:
         out: list[str] = []
         for first, group in firsts.items():
             if len(group) == 1 or not first or len(prefix) >= _MAX_FACTOR_DEPTH:
-                out += [seq(literal(key), self.conv.colon(), value) for key, value in group]
+                out += [seq(literal(key), self.colon, value) for key, value in group]
                 continue
             common = os.path.commonprefix([key for key, _ in group])
             below = self.keys([(key[len(common):], value) for key, value in group],
@@ -201,6 +209,7 @@ class _Members:
         members: list[str] = []
         # listed members by next state: (key as written, name, value)
         keyed: dict[str, list[tuple[str, str, str]]] = {}
+        written = self.written
         if self.hi is None or c < self.hi:
             for nm, value, is_required in self.known:
                 if not is_required:
@@ -219,8 +228,7 @@ class _Members:
                     if nxt is None:
                         continue
                     if k == 0:  # the member itself (``variants`` lists it first)
-                        keyed.setdefault(nxt, []).append(
-                            (json.dumps(nm, ensure_ascii=False), nm, value))
+                        keyed.setdefault(nxt, []).append((written[nm], nm, value))
                     else:
                         members.append(seq(expr, nxt))
             if self.extra:
