@@ -8,6 +8,8 @@ required properties seen, members so far).  Counts are only tracked as far as
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +23,7 @@ from gbnfkit.schema._dfa import (
     emit_dfa,
     product,
 )
-from gbnfkit.schema._gbnf import alt, paren, seq
+from gbnfkit.schema._gbnf import alt, literal, paren, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
 from gbnfkit.schema._negate import NEED_OTHER_KEY
 from gbnfkit.schema._options import PropertyOrder
@@ -38,6 +40,10 @@ __all__ = ["object_expr", "MAX_PATTERN_PROPERTIES"]
 MAX_PATTERN_PROPERTIES = 6
 """Most patternProperties combined by the product of their automata (2**n key kinds)."""
 
+_MAX_FACTOR_DEPTH = 64
+"""Longest key prefix below which listed keys are left-factored (``_Members.keys``):
+bounds the recursion (keys like ``a``, ``aa``, ``aaa``... nest one rule per key)."""
+
 
 class _Members:
     def __init__(self, conv: Converter, hint: str, known: list[tuple[str, str, bool]],
@@ -47,7 +53,7 @@ class _Members:
                  extra_counting: list[str] | None = None) -> None:
         self.conv = conv
         self.hint = hint
-        self.known = known  # (name, member expression, required)
+        self.known = known  # (name, value expression, required)
         self.extra = extra  # member expressions of additional/pattern properties
         self.lo, self.hi = lo, hi
         self.cap = hi if hi is not None else max(lo, 1)
@@ -58,6 +64,12 @@ class _Members:
         self.outside = outside
         self.counting = counting
         self.extra_counting = extra_counting or []
+        # ``keys`` of each set of members, for the states that allow the same ones, and
+        # the rule of each listed member (``member``)
+        self.factored: dict[tuple[tuple[str, str], ...], list[str]] = {}
+        self.kv: dict[str, str] = {}
+        self.written = {name: json.dumps(name, ensure_ascii=False) for name, _, _ in known}
+        self.colon = conv.colon()
 
     def inc(self, c: int) -> int:
         return min(c + 1, self.cap)
@@ -66,7 +78,8 @@ class _Members:
         return self.conv.comma() if c else self.conv.ws("first")
 
     def variants(self, name: str | None, member: str, e: bool) -> list[tuple[str, bool]]:
-        """A member (``name`` None: an extra one) as (expression, needed member seen)."""
+        """A member (``name`` None: an extra one) as (expression, needed member seen):
+        first ``member`` itself, then a variant counting for ``outside`` if any."""
         if self.outside is None:
             return [(member, e)]
         if self.counting is None:  # any value counts
@@ -76,6 +89,39 @@ class _Members:
         if e or not found:
             return [(member, e)]
         return [(member, e), (paren(alt(found)), True)]
+
+    def member(self, name: str, value: str) -> str:
+        """The rule of a listed member: its key (as written), the colon, ``value``."""
+        found = self.kv.get(name)
+        if found is None:
+            found = self.kv[name] = self.conv.table.add(
+                self.conv.child_hint(self.hint, name) + "-kv",
+                seq(self.conv.key_literal(name), self.colon, value))
+        return found
+
+    def keys(self, members: list[tuple[str, str]], prefix: str = "") -> list[str]:
+        """Listed members (key as written, value expression) that lead to the same
+        next state, left-factored on their keys: the members whose keys share a first
+        character are one option, their longest common prefix then a rule of the rests,
+        factored the same way (called last: no frame).  After a shared prefix the parse
+        is one stack, not one per key, and the keys that may come are read in one rule
+        (docs/schema.md, "Listed keys").  Past a ``prefix`` of ``_MAX_FACTOR_DEPTH``
+        characters the members are written one by one (same language)."""
+        firsts: dict[str, list[tuple[str, str]]] = {}
+        for key, value in members:
+            firsts.setdefault(key[:1], []).append((key, value))
+        out: list[str] = []
+        for first, group in firsts.items():
+            if len(group) == 1 or not first or len(prefix) >= _MAX_FACTOR_DEPTH:
+                out += [seq(literal(key), self.colon, value) for key, value in group]
+                continue
+            common = os.path.commonprefix([key for key, _ in group])
+            below = self.keys([(key[len(common):], value) for key, value in group],
+                              prefix + common)
+            hint = f"{self.hint}-keys-" + "".join(c if c.isalnum() else "-"
+                                                  for c in (prefix + common)[1:30])
+            out.append(seq(literal(common), self.conv.table.add(hint, alt(below))))
+        return out
 
     def start(self) -> bool:
         return self.outside is None
@@ -88,7 +134,8 @@ class _Members:
         n = len(self.known)
         options: list[str] = []
         if i < n:
-            name, member, required = self.known[i]
+            name, value, required = self.known[i]
+            member = self.member(name, value)
             if self.hi is None or c < self.hi:
                 for expr, e2 in self.variants(name, member, e):
                     nxt = self.ordered(i + 1, self.inc(c), e2)
@@ -160,8 +207,11 @@ class _Members:
         # after `{"` and after `, "` (the separator before it, and the call of the next
         # state in tail position, leave no frame)
         members: list[str] = []
+        # listed members by next state: (key as written, name, value)
+        keyed: dict[str, list[tuple[str, str, str]]] = {}
+        written = self.written
         if self.hi is None or c < self.hi:
-            for nm, member, is_required in self.known:
+            for nm, value, is_required in self.known:
                 if not is_required:
                     after = seen
                 elif sequential:
@@ -173,15 +223,36 @@ class _Members:
                     if seen & bit:
                         continue
                     after = seen | bit
-                for expr, e2 in self.variants(nm, member, e):
+                for k, (expr, e2) in enumerate(self.variants(nm, value, e)):
                     nxt = self.any_order(after, self.inc(c), e2, memo, sequential)
-                    if nxt is not None:
+                    if nxt is None:
+                        continue
+                    if k == 0:  # the member itself (``variants`` lists it first)
+                        keyed.setdefault(nxt, []).append((written[nm], nm, value))
+                    else:
                         members.append(seq(expr, nxt))
             if self.extra:
                 for expr, e2 in self.variants(None, paren(alt(self.extra)), e):
                     nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
                     if nxt is not None:
                         members.append(seq(expr, nxt))
+        # the listed members that lead to the same next state (the optional ones, whose
+        # keys change no state) are read by one rule of their keys, written once for
+        # every state where they may come; a member alone keeps its own rule
+        listed: list[str] = []
+        for nxt, group in keyed.items():
+            if len(group) == 1:
+                _, nm, value = group[0]
+                listed.append(seq(self.member(nm, value), nxt))
+            else:
+                entries = tuple(sorted((key, value) for key, _, value in group))
+                keys = self.factored.get(entries)
+                if keys is None:
+                    keys = self.factored[entries] = self.keys(list(entries))
+                # (one option: the keys' common quote, then the rule of the rest)
+                listed.append(seq(keys[0] if len(keys) == 1 else self.conv.table.add(
+                    f"{self.hint}-keys", alt(keys)), nxt))
+        members = listed + members
         if members:
             options.append(seq(self.sep(c), self.conv.table.add(f"{self.hint}-m", alt(members))))
         if seen == done and c >= self.lo and e:
@@ -239,9 +310,7 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
             if name in req:
                 return None
             continue
-        member = seq(conv.key_literal(name), conv.colon(), value)
-        known.append((name, conv.table.add(conv.child_hint(hint, name) + "-kv", member),
-                      name in req))
+        known.append((name, value, name in req))
     extra_members = _extra_members(conv, schema, ptr, hint, list(schemas), patterns, additional)
     sequential = len(req) > conv.opts.max_required_any_order
     if sequential and conv.opts.property_order is PropertyOrder.ANY:

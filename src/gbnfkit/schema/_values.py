@@ -6,7 +6,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._gbnf import alt, literal, seq
+from gbnfkit.schema._gbnf import alt, group, literal, seq
+from gbnfkit.schema._regex_parse import complement
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
@@ -65,6 +66,11 @@ def string_spellings(conv: Converter, value: str) -> str:
     return seq('"\\""', *chars, '"\\""')
 
 
+def _high(cp: int) -> int:
+    """The high surrogate of ``cp`` (outside the BMP)."""
+    return 0xD800 + ((cp - 0x10000) >> 10)
+
+
 def strings_not_in(conv: Converter, words: list[str]) -> str:
     """The inside of a JSON string whose decoded value is none of ``words``.
 
@@ -79,7 +85,7 @@ def strings_not_in(conv: Converter, words: list[str]) -> str:
     if not words:
         return f"{char}*"
     known = conv.not_in_rules
-    one, other_than = conv.chars.one, conv.chars.other_than
+    one, other_than, of = conv.chars.one, conv.chars.other_than, conv.chars.of
     add = conv.table.add
 
     def node(prefix: str, suffixes: frozenset[str]) -> str:
@@ -94,7 +100,20 @@ def strings_not_in(conv: Converter, words: list[str]) -> str:
         options = [] if "" in suffixes else ['""']
         for ch in children:
             options.append(seq(one(ch), node(prefix + ch, frozenset(below[ch]))))
-        options.append(seq(other_than("".join(children)), f"{char}*"))
+        # a character outside the BMP may be written as a surrogate pair; its high half
+        # alone is any other character only when the next escape is not the low half
+        # of a child (``"\\ud83d\\ude00"`` is 😀, not a lone surrogate and another
+        # character)
+        highs: dict[int, list[tuple[int, int]]] = {}
+        for ch in children:
+            if ord(ch) > 0xFFFF and chr(_high(ord(ch))) not in below:
+                low = 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)
+                highs.setdefault(_high(ord(ch)), []).append((low, low))
+        options.append(seq(other_than("".join(sorted(children + [chr(h) for h in highs]))),
+                           f"{char}*"))
+        for high, lows in highs.items():
+            after = alt(['""', seq(of(complement(tuple(lows))), f"{char}*")])
+            options.append(seq(of(((high, high),)), group(after)))
         hint = "other-key-" + "".join(c if c.isalnum() else "-" for c in prefix[:30]) \
             if prefix else "other-key"
         name = known[suffixes] = add(hint, alt(options))
