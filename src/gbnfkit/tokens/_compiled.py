@@ -419,12 +419,22 @@ class CompiledGrammar:
             # a wide context: its top frames but one (free text, e.g. a string body) are
             # more often shared, by other contexts and other grammars with that structure;
             # they decide the same tokens, leaving more uncertain (checked by their tails)
+            # kept like any context: the contexts of one state often share their top
+            # frames (c's "whitespace, then X" after `for (`), and a split that is not
+            # used (narrow, with uncertain subtrees) is not made again
             top = _group_key(_stacks_of(key), _key_depth(key) - 1)
-            top_canon = self._canonical(top, tuning.max_wide_canonical)
-            if top_canon is not None:
-                entry = self._split(top, known=top_canon)
-                if len(entry.uncertain_tokens) <= tuning.shallow_uncertain and not entry.uncertain:
-                    return entry
+            entry = self._cached_context(top)
+            if entry is None:
+                top_canon = self._canonical(top, tuning.max_wide_canonical)
+                if top_canon is not None:
+                    entry = self._split(top, known=top_canon)
+                    self._keep_context(top, entry)
+            if (
+                entry is not None
+                and len(entry.uncertain_tokens) <= tuning.shallow_uncertain
+                and not entry.uncertain
+            ):
+                return entry
         if not formed or (canon is None and formed < tuning.max_wide_canonical):
             # not looked up (no kept form may equal it): its form, to keep its split
             canon = self._canonical(key, tuning.max_wide_canonical)
