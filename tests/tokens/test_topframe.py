@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 from test_masks import _walk_compiled, synthetic_vocabulary
 
 from gbnfkit._grammar import Grammar
@@ -25,6 +26,10 @@ GRAMMARS = [
     'root ::= item+\nitem ::= "(" ws [a-z]* ws ")" ws | "[" ws tail\n'
     'tail ::= "]" | ws\nws ::= [ \\n]{0,4}',
     'root ::= ("x" sp)* "y" sp "z"\nsp ::= " "? " "?',
+    # a whitespace loop (c's `ws`): after one item the loop's frame calls an item
+    # again, so the top frames are the item's and the loop's
+    'root ::= ws ( stmt ws )* "."\nstmt ::= [a-c]+ ws "=" ws [a-c]+ ws ";"\n'
+    'ws ::= ( [ \\t\\n] | "#" [a-c ]* "\\n" )*',
 ]
 
 
@@ -41,12 +46,18 @@ def _accepted(compiled: CompiledGrammar, lo: list[int], hi: list[int]) -> np.nda
     return words
 
 
-def test_splits_by_top_frame_agree_with_whole_walks() -> None:
-    vocabulary = synthetic_vocabulary(" \t\n" * 6 + "abc", seed=3)
-    used = with_walks = 0
+@pytest.mark.parametrize(
+    "tuning", [Tuning(), Tuning(top_frame_nodes=8, jump_subtree=0)], ids=["default", "budget"]
+)
+def test_splits_by_top_frame_agree_with_whole_walks(tuning: Tuning) -> None:
+    """Also with the walks from below budgeted: with ``top_frame_nodes`` 8 their
+    subtrees often hold more nodes, and they are walked while at their pace they
+    would visit at most 8 (jumping to the few children a state accepts)."""
+    vocabulary = synthetic_vocabulary(" \t\n" * 6 + "abc#=;", seed=3)
+    used = with_walks = looped = budgeted = 0
     for text in GRAMMARS:
         grammar = Grammar.from_gbnf(text)
-        compiled = CompiledGrammar(grammar, vocabulary)
+        compiled = CompiledGrammar(grammar, vocabulary, tuning=tuning)
         for seed in range(3):
             _walk_compiled(compiled, grammar, random.Random(seed), steps=30)
         automaton = compiled.automaton
@@ -59,6 +70,13 @@ def test_splits_by_top_frame_agree_with_whole_walks() -> None:
                 continue
             used += 1
             with_walks += got.base is not None
+            stacks = _stacks_of(key)
+            frames, bits, _ = compiled._top_frames(stacks, root)
+            looped += frames == 2
+            top = compiled._tops.get(_group_key(stacks, frames))
+            assert top is not None
+            size = top.children_with(bits, index.trie)[1] if top.handover else 0
+            budgeted += size > tuning.top_frame_nodes
             whole = walk_all(index.trie, automaton, root)
             assert whole is not None
             want = _accepted(compiled, whole[0], whole[1])
@@ -72,7 +90,9 @@ def test_splits_by_top_frame_agree_with_whole_walks() -> None:
                 if int(sorted_ids[p]) not in accepted
             }
             assert not missing, key
-    assert used > 20 and with_walks > 5, (used, with_walks)
+
+    assert used > 20 and with_walks > 5 and looped > 1, (used, with_walks, looped)
+    assert budgeted > 3 or tuning.top_frame_nodes > 8, budgeted
 
 
 def test_masks_stay_exact_split_by_top_frame_or_not() -> None:

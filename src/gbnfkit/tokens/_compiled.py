@@ -367,6 +367,22 @@ class CompiledGrammar:
                 return 0
             return tuning.wide - min(tuning.short_walk, tuning.wide)
 
+        short = min(tuning.short_walk, tuning.wide)
+        early = min(tuning.early_walk, short)
+        checked = early >= short
+
+        def pace(at: int = 0) -> int:
+            # after `early` nodes: a walk that at its pace would visit more than
+            # `early_wide` nodes stops for a wide split at once (it would pass `wide`)
+            nonlocal checked
+            if checked:
+                return more(at)
+            checked = True
+            if self._projected_walk(root, at, early) > tuning.early_wide:
+                more(at)  # still looks for a shared split, as after `short_walk` nodes
+                return 0
+            return short - early
+
         walked = None
         if many:
             more()
@@ -379,8 +395,8 @@ class CompiledGrammar:
                 trie,
                 automaton,
                 root,
-                min(tuning.short_walk, tuning.wide),
-                more,
+                short if checked else early,
+                pace,
                 tuning,
                 None,
                 piece,
@@ -403,12 +419,22 @@ class CompiledGrammar:
             # a wide context: its top frames but one (free text, e.g. a string body) are
             # more often shared, by other contexts and other grammars with that structure;
             # they decide the same tokens, leaving more uncertain (checked by their tails)
+            # kept like any context: the contexts of one state often share their top
+            # frames (c's "whitespace, then X" after `for (`), and a split that is not
+            # used (narrow, with uncertain subtrees) is not made again
             top = _group_key(_stacks_of(key), _key_depth(key) - 1)
-            top_canon = self._canonical(top, tuning.max_wide_canonical)
-            if top_canon is not None:
-                entry = self._split(top, known=top_canon)
-                if len(entry.uncertain_tokens) <= tuning.shallow_uncertain and not entry.uncertain:
-                    return entry
+            entry = self._cached_context(top)
+            if entry is None:
+                top_canon = self._canonical(top, tuning.max_wide_canonical)
+                if top_canon is not None:
+                    entry = self._split(top, known=top_canon)
+                    self._keep_context(top, entry)
+            if (
+                entry is not None
+                and len(entry.uncertain_tokens) <= tuning.shallow_uncertain
+                and not entry.uncertain
+            ):
+                return entry
         if not formed or (canon is None and formed < tuning.max_wide_canonical):
             # not looked up (no kept form may equal it): its form, to keep its split
             canon = self._canonical(key, tuning.max_wide_canonical)
@@ -611,10 +637,11 @@ class CompiledGrammar:
         stacks = _stacks_of(key)
         if len(stacks[0]) < 2 or root.bottom or not tuning.top_frame_nodes:
             return None
-        top_key = _group_key(stacks, 1)
+        automaton = self._automaton
+        frames, bits, bottom = self._top_frames(stacks, root)
+        top_key = _group_key(stacks, frames)
         if top_key == key:
             return None
-        automaton = self._automaton
         with self._lock:
             known = top_key in self._tops
             top = self._tops.get(top_key)
@@ -627,7 +654,6 @@ class CompiledGrammar:
         # the frames below may finish before a byte: after every handover node each
         # child would be uncertain (the deeper frames decide), not only those whose
         # byte the frames below accept.  Many bytes: the walks from below would be wide
-        bits, bottom = automaton.first_bits(stacks[0][:-1])
         if bottom or bits.bit_count() > tuning.many_first_bytes:
             return None
         if top is None:
@@ -642,15 +668,36 @@ class CompiledGrammar:
             return top.context
         with self._lock:
             runs, size = top.children_with(bits, self._index.trie)
-        if size > tuning.top_frame_nodes:
-            return None  # the walks from below could be as long as the whole context's
         if not runs:
             return top.context
-        below = automaton.state_of([stacks[0][:-1]])
+        # the subtrees may be large while a walk from below skips most of them (one
+        # byte after ` t` in `true`): walked while at its pace it would visit at most
+        # `top_frame_nodes` nodes, measured after a quarter of those
+        limit = tuning.top_frame_nodes
+        first = max(1, limit // 4)
+        asked = [False]
+
+        def pace(at: int) -> int:
+            if asked[0]:
+                return 0
+            asked[0] = True
+            passed = 0  # the nodes of the runs before `at`, in the order walked
+            for r in range(0, len(runs), 2):
+                if runs[r] <= at < runs[r + 1]:
+                    passed += at - runs[r]
+                    break
+                passed += runs[r + 1] - runs[r]
+            return limit - first if first * size <= limit * max(passed, 1) else 0
+
+        budget = [first] if size > limit else None
+        below = automaton.state_of([stacks[0][:-frames]])
         index = self._index
         piece, loops = self._narrow_slice()
-        got = walk_runs(index.trie, automaton, below, runs, None, None, tuning, None, piece, loops)
-        assert got is not None
+        got = walk_runs(
+            index.trie, automaton, below, runs, budget, pace, tuning, None, piece, loops
+        )
+        if got is None:
+            return None  # the walks from below would be as long as the whole context's
         acc_lo, acc_hi, uncertain = got
         if not acc_lo and not uncertain:
             return top.context
@@ -659,6 +706,31 @@ class CompiledGrammar:
         return index.narrow_context(
             acc_lo, acc_hi, tuple(dict.fromkeys(uncertain)), top.context
         )
+
+    def _top_frames(self, stacks: list[Stack], root: ByteState) -> tuple[int, int, bool]:
+        """How many top frames of the context of ``stacks`` (state ``root``) its split by
+        top frame takes, and the first bytes of the frames below them and whether those
+        can finish at once (``ByteAutomaton.first_bits``).
+
+        One frame, and one more while the frames below give back some of the context's
+        own stacks: the next turn of a loop (after one item of c's ``ws``, a whitespace
+        character or a comment, the loop's frame calls an item again).  With the loop's frame in the
+        top, the frames below start after the loop, so the walks from below do not go
+        through every whitespace token again, once per context; and the loop's split is
+        shared by every context with the loop on top, as the item's was.  Such frames
+        below accept a byte the context does, which is checked first (no state built)."""
+        automaton = self._automaton
+        frames = 1
+        bits, bottom = automaton.first_bits(stacks[0][:-1])
+        firsts = automaton.allowed_bits(root)
+        own = set(stacks)
+        while not bottom and bits & firsts and frames + 2 < len(stacks[0]):
+            again = automaton.state_of([stacks[0][:-frames]])
+            if not any(s in own for s in again.stacks):
+                break
+            frames += 1
+            bits, bottom = automaton.first_bits(stacks[0][:-frames])
+        return frames, bits, bottom
 
     def _top_split(self, top_key: Stack) -> _TopSplit | None:
         """The split of a context of one frame, with its handover nodes; ``None`` if
@@ -678,9 +750,9 @@ class CompiledGrammar:
             return None
         return _TopSplit(index.narrow_context(walked[0], walked[1], ()), tuple(handover))
 
-    def _projected_walk(self, root: ByteState, at: int) -> float:
+    def _projected_walk(self, root: ByteState, at: int, visited: int = 0) -> float:
         """The trie nodes a walk from ``root`` would visit in all, at its pace when its
-        first ``short_walk`` visits have brought it to node ``at``.
+        first ``visited`` visits (``short_walk`` if 0) have brought it to node ``at``.
 
         The walk goes through the subtrees of the bytes ``root`` accepts (the whole trie
         if ``root`` holds the bottom marker) in preorder, so the nodes before ``at`` in
@@ -703,7 +775,8 @@ class CompiledGrammar:
                     total += end[node] - node
                     passed += end[node] - node if end[node] <= at else max(0, at - node)
         tuning = self._tuning
-        return min(tuning.short_walk, tuning.wide) * total / max(passed, 1)
+        visits = visited or min(tuning.short_walk, tuning.wide)
+        return visits * total / max(passed, 1)
 
     def _wide_split(self, key: Stack, canon: tuple[object, ...] | None) -> _Context:
         index = self._index

@@ -93,6 +93,11 @@ class Tuning:
             they start, after following the chain of its ``k`` states; longer chains
             are walked as before (following one costs about a trie level's stepping
             per state; ``docs/masks.md``, "Slices", few characters left).
+        early_walk, early_wide: a narrow walk first measures its pace after
+            ``early_walk`` nodes, and stops for a wide split at once if at that pace
+            it would visit more than ``early_wide`` nodes (far more than ``wide``:
+            the pace of a walk's first nodes says less than after ``short_walk``;
+            ``docs/masks.md``, "Computing a split").
     """
 
     many_first_bytes: int = 48
@@ -122,6 +127,8 @@ class Tuning:
     open_chain: int = 8
     thin_levels: int = 64
     count_chain: int = 48
+    early_walk: int = 400
+    early_wide: int = 32_000
 
 
 DEFAULT_TUNING = Tuning()
