@@ -726,7 +726,7 @@ class CompiledGrammar:
             if pruned is split:
                 follow = -1  # no tail left out: the split serves any context
             split = pruned
-        words = index.pack_ids(trie.sorted_ids[split.accepted])
+        words = index.pack_split(split)
         positions = tuple(split.uncertain.tolist())
         tails = index.group_tails(split.handover_positions, split.handover_offsets)
         entry = _Context.of(words, (), positions, tails, _key_depth(key), follow)
@@ -775,6 +775,17 @@ class CompiledGrammar:
             self._keep_walk(split, after)
         pieces.sort(key=lambda piece: piece[0])
         order = [chunk for _, chunk in pieces]
+        # the accepted flags, copied span by span from the walks the pieces come from
+        # (each piece is its walk's tokens under its bytes' span of sorted positions)
+        flags: npt.NDArray[np.bool_] | None = np.zeros(len(trie.sorted_bytes), dtype=np.bool_)
+        sources = [*reused.values(), *([(split, missing)] if missing else [])]
+        for walked, bits in sources:
+            if walked.flags is None or flags is None:
+                flags = None
+                break
+            for first, last in byte_runs(bits):
+                a, b = trie.first_byte_span(first, last)
+                flags[a:b] = walked.flags[a:b]
         uncertain = np.concatenate([c[1] for c in order])
         empty = uncertain[:0]
         if len(uncertain) and len(uncertain) <= tuning.max_tail_tokens:
@@ -784,7 +795,10 @@ class CompiledGrammar:
             )
         else:
             handover = (empty, empty)
-        return WideSplit(np.concatenate([c[0] for c in order]), uncertain, *handover)
+        # with the flags, the accepted positions are found only if read (a mask packs
+        # them from the flags)
+        accepted = np.concatenate([c[0] for c in order]) if flags is None else None
+        return WideSplit(accepted, uncertain, *handover, flags)
 
     def _sliced_walk(self, root: ByteState, first_bytes: int) -> WideSplit:
         """:func:`vector_walk` of ``root`` (not holding the bottom marker) over the

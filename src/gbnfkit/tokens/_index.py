@@ -21,6 +21,7 @@ from gbnfkit.tokens._slices import SLICE_CLASSES, Slice
 from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
 from gbnfkit.tokens._tails import Tails, group_ranked, group_tails
 from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._vecwalk import WideSplit
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = ["Positions", "VocabularyIndex", "Words"]
@@ -104,6 +105,10 @@ class VocabularyIndex:
         self._no_bits: Words = np.zeros(0, dtype=np.uint32)
         self._no_index.flags.writeable = False
         self._no_bits.flags.writeable = False
+        # per token id (up to the packed width): whether it is a text token (in the
+        # trie), for `pack_split`
+        self._is_text: npt.NDArray[np.bool_] = np.zeros(self.nwords * 32, dtype=np.bool_)
+        self._is_text[self.trie.sorted_ids] = True
         # `trie.sorted_ids` read one int at a time (no copy: half the time of `.item`)
         self._sorted_view: memoryview = self.trie.sorted_ids.data
         self.max_shared = max_shared_contexts
@@ -255,6 +260,20 @@ class VocabularyIndex:
         """Packed bits (bit ``i % 32`` of word ``i // 32``) of token ``ids``."""
         bits = np.zeros(self.nwords * 32, dtype=bool)
         bits[ids] = True
+        packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
+        return packed
+
+    def pack_split(self, split: WideSplit) -> Words:
+        """Packed bits of the tokens a wide split accepts.  A wide split most often
+        accepts most of the vocabulary (a string body: 146k of Qwen's 152k text
+        tokens), and marking each token costs about a nanosecond of random access:
+        so when more than half are flagged (``WideSplit.flags``), every text token is
+        marked but the rejected ones (0.25 -> 0.07 ms a split on Qwen, pure)."""
+        flags = split.flags
+        if flags is None or np.count_nonzero(flags) * 2 <= self.n_sorted:
+            return self.pack_ids(self.trie.sorted_ids[split.accepted])
+        bits = self._is_text.copy()
+        bits[self.trie.sorted_ids[np.flatnonzero(~flags)]] = False
         packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
         return packed
 

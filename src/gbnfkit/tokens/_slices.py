@@ -814,10 +814,12 @@ def sliced_walk(
     uncertain = np.sort(np.concatenate(parts))
     empty = uncertain[:0]
     if not len(uncertain) or len(uncertain) > max_tail_tokens:
-        return WideSplit(np.flatnonzero(accepted), uncertain, empty, empty)
+        return WideSplit(np.flatnonzero(accepted), uncertain, empty, empty, accepted)
     if len(pairs) == 1:
         # the rest walk's pairs, in order (``back`` is ascending)
-        return WideSplit(np.flatnonzero(accepted), uncertain, *pairs[0])
+        return WideSplit(np.flatnonzero(accepted), uncertain, *pairs[0], accepted)
     positions = np.concatenate([p for p, _ in pairs])
     offsets = np.concatenate([k for _, k in pairs])
-    return WideSplit(np.flatnonzero(accepted), uncertain, *sorted_pairs(positions, offsets))
+    return WideSplit(
+        np.flatnonzero(accepted), uncertain, *sorted_pairs(positions, offsets), accepted
+    )
