@@ -336,17 +336,28 @@ class VocabularyIndex:
             nonzero = np.flatnonzero(words)
             return nonzero, words[nonzero]
         if len(lo) <= 16:
-            found = np.sort(np.concatenate([sorted_ids[a:b] for a, b in zip(lo, hi, strict=True)]))
+            found = np.concatenate([sorted_ids[a:b] for a, b in zip(lo, hi, strict=True)])
         else:
             starts = np.array(lo, dtype=np.int64)
             lengths = np.array(hi, dtype=np.int64) - starts
-            # position k of the concatenated ranges: its range's start plus its offset there
-            offsets = np.cumsum(lengths) - lengths
-            found = np.sort(sorted_ids[np.repeat(starts - offsets, lengths) + np.arange(count)])
+            if count == len(lo) and int(lengths.min()) == 1:
+                # one token per range (a mask's tokens found through tails, one by one)
+                found = sorted_ids[starts]
+            else:
+                # position k of the concatenated ranges: its range's start plus its
+                # offset there
+                offsets = np.cumsum(lengths) - lengths
+                found = sorted_ids[np.repeat(starts - offsets, lengths) + np.arange(count)]
+        found.sort()
         index = found >> 5
-        first = np.flatnonzero(np.concatenate(([True], index[1:] != index[:-1])))
-        packed = np.bitwise_or.reduceat(np.left_shift(1, found & 31).astype(np.uint32), first)
-        return index[first].astype(np.intp), packed
+        first = np.empty(len(index), dtype=np.bool_)
+        first[:1] = True
+        np.not_equal(index[1:], index[:-1], out=first[1:])
+        heads = np.flatnonzero(first)
+        # (a mask's final OR of a few hundred tokens: 18 -> 14 us, Qwen, pure)
+        bits = np.left_shift(np.uint32(1), (found & 31).astype(np.uint32))
+        packed = np.bitwise_or.reduceat(bits, heads)
+        return index[heads].astype(np.intp), packed
 
 
 class _Context:
