@@ -55,13 +55,18 @@ _SEPARATOR = -2  # between the stacks of a context key
 _Chunk = tuple[npt.NDArray[np.int64], ...]
 
 
-def _cut_by_runs(trie: TokenTrie, split: WideSplit, first_bytes: int) -> list[tuple[int, _Chunk]]:
+def _cut_by_runs(
+    trie: TokenTrie, split: WideSplit, first_bytes: int, accepted: bool = True
+) -> list[tuple[int, _Chunk]]:
     """``split`` cut by runs of consecutive bytes of ``first_bytes``: per run, its first
-    byte and its tokens' part of the split (one ``searchsorted`` per array in all)."""
+    byte and its tokens' part of the split (one ``searchsorted`` per array in all);
+    without ``accepted``, every part's accepted positions are left empty (the caller
+    takes them from the flags)."""
     runs = byte_runs(first_bytes)
     spans = [trie.first_byte_span(a, b) for a, b in runs]
     edges = np.array([e for span in spans for e in span], dtype=np.int64)
-    acc = np.searchsorted(split.accepted, edges).tolist()
+    listed = split.accepted if accepted else split.uncertain[:0]
+    acc = np.searchsorted(listed, edges).tolist()
     unc = np.searchsorted(split.uncertain, edges).tolist()
     hand = np.searchsorted(split.handover_positions, edges).tolist()
     out: list[tuple[int, _Chunk]] = []
@@ -71,7 +76,7 @@ def _cut_by_runs(trie: TokenTrie, split: WideSplit, first_bytes: int) -> list[tu
             (
                 first,
                 (
-                    split.accepted[acc[j] : acc[j + 1]],
+                    listed[acc[j] : acc[j + 1]],
                     split.uncertain[unc[j] : unc[j + 1]],
                     split.handover_positions[hand[j] : hand[j + 1]],
                     split.handover_offsets[hand[j] : hand[j + 1]],
@@ -766,26 +771,27 @@ class CompiledGrammar:
             self._keep_walk(split, after)
             return split
         self.parts_reused += 1
-        pieces: list[tuple[int, _Chunk]] = []
-        for walked, bits in reused.values():
-            pieces += _cut_by_runs(trie, walked, bits)
+        sources = list(reused.values())
         if missing:
             split = self._sliced_walk(root, missing)
-            pieces += _cut_by_runs(trie, split, missing)
             self._keep_walk(split, after)
+            sources.append((split, missing))
+        # the accepted flags, copied span by span from the walks the pieces come from
+        # (each piece is its walk's tokens under its bytes' span of sorted positions);
+        # the positions are listed only when some walk has no flags
+        flags: npt.NDArray[np.bool_] | None = None
+        if all(walked.flags is not None for walked, _ in sources):
+            flags = np.zeros(len(trie.sorted_bytes), dtype=np.bool_)
+            for walked, bits in sources:
+                assert walked.flags is not None
+                for first, last in byte_runs(bits):
+                    a, b = trie.first_byte_span(first, last)
+                    flags[a:b] = walked.flags[a:b]
+        pieces: list[tuple[int, _Chunk]] = []
+        for walked, bits in sources:
+            pieces += _cut_by_runs(trie, walked, bits, flags is None)
         pieces.sort(key=lambda piece: piece[0])
         order = [chunk for _, chunk in pieces]
-        # the accepted flags, copied span by span from the walks the pieces come from
-        # (each piece is its walk's tokens under its bytes' span of sorted positions)
-        flags: npt.NDArray[np.bool_] | None = np.zeros(len(trie.sorted_bytes), dtype=np.bool_)
-        sources = [*reused.values(), *([(split, missing)] if missing else [])]
-        for walked, bits in sources:
-            if walked.flags is None or flags is None:
-                flags = None
-                break
-            for first, last in byte_runs(bits):
-                a, b = trie.first_byte_span(first, last)
-                flags[a:b] = walked.flags[a:b]
         uncertain = np.concatenate([c[1] for c in order])
         empty = uncertain[:0]
         if len(uncertain) and len(uncertain) <= tuning.max_tail_tokens:

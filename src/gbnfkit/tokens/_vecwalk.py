@@ -490,6 +490,6 @@ def follow_only(trie: TokenTrie, split: WideSplit, follow: int) -> WideSplit:
     first[:1] = True
     np.not_equal(kept[1:], kept[:-1], out=first[1:])
     return WideSplit(
-        split.accepted, np.compress(first, kept), kept,
+        split._accepted, np.compress(first, kept), kept,  # (not listed if not yet)
         np.compress(keep, split.handover_offsets), split.flags,
     )
