@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 from test_masks import _walk_compiled
-from test_widesplit import _by_stepping
+from test_widesplit import _by_stepping, assert_flags_match
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
@@ -172,6 +172,7 @@ def test_wide_splits_reuse_parts_by_first_byte_exactly() -> None:
         assert got.uncertain.tolist() == want.uncertain.tolist()
         assert got.handover_positions.tolist() == want.handover_positions.tolist()
         assert got.handover_offsets.tolist() == want.handover_offsets.tolist()
+        assert_flags_match(trie, got)  # copied span by span from the walks reused
 
 
 def test_equal_forms_have_equal_signatures_and_lookups_still_find_them() -> None:

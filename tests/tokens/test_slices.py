@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 from test_masks import fast_mask, reference_mask, synthetic_vocabulary
-from test_widesplit import _by_stepping
+from test_widesplit import _by_stepping, assert_flags_match
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
@@ -243,6 +243,7 @@ def _sliced_walks_equal_stepping(
             zip(split.handover_positions.tolist(), split.handover_offsets.tolist(), strict=True)
         )
         assert got == [(p, k) for p, k in pairs if starts[p]]
+        assert_flags_match(trie, split)
         walks.append((first_bytes, split))
     return walks
 

@@ -179,6 +179,9 @@ def _check_sparse_ranges(index: VocabularyIndex, spans: list[tuple[int, int]]) -
         [(k * 97, 1) for k in range(60)],  # 60 ranges of one token
         [(100, 30), (2_000, 30), (3_000, 5)],  # just over 64 tokens, few ranges
         [(k * 211, 9) for k in range(20)],  # over 64 tokens, more than 16 ranges
+        [(k * 37 % 5_000, 1) for k in range(300)],  # 300 ranges of one token (repeats)
+        # as many tokens as ranges, not one each: empty ranges and ranges of two
+        [(k * 23, 2 * (k % 2)) for k in range(200)],
         [(0, 2_000), (1_500, 1_500)],  # a large part of the vocabulary
     ],
 )

@@ -19,7 +19,7 @@ from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._tails import SuffixRanks, group_ranked, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import Tuning
-from gbnfkit.tokens._vecwalk import vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, vector_walk
 
 GRAMMARS = ["json", "arithmetic", "c"]
 
@@ -97,6 +97,32 @@ def test_byte_classes_step_alike(name: str) -> None:
                 assert automaton.step(root, byte) is None
 
 
+def assert_flags_match(trie: TokenTrie, split: WideSplit) -> None:
+    """A wide split's accepted flags, one per sorted position, are set exactly at its
+    accepted positions (``VocabularyIndex.pack_split`` packs the others' complement)."""
+    assert split.flags is not None
+    assert len(split.flags) == len(trie.sorted_bytes)
+    assert np.flatnonzero(split.flags).tolist() == split.accepted.tolist()
+
+
+def test_pack_split_packs_the_accepted_tokens_by_id() -> None:
+    """Packing a split from its flags (most tokens accepted: all text tokens but the
+    rejected ones) gives the bits of the accepted positions' token ids, and never the
+    bit of an id outside the trie (the empty, ``None``, special, EOS and padding ids)."""
+    index = VocabularyIndex(synthetic_vocabulary())
+    n = index.n_sorted
+    assert index.nwords * 32 > n  # ids outside the trie exist
+    rng = random.Random(1)
+    for share in (0.0, 0.3, 0.6, 0.9, 1.0):
+        flags = np.array([rng.random() < share for _ in range(n)], dtype=np.bool_)
+        accepted = np.flatnonzero(flags)
+        want = index.pack_ids(index.trie.sorted_ids[accepted]).tolist()
+        none = accepted[:0]
+        assert index.pack_split(WideSplit(accepted, none, none, none, flags)).tolist() == want
+        assert index.pack_split(WideSplit(None, none, none, none, flags)).tolist() == want
+        assert index.pack_split(WideSplit(accepted, none, none, none)).tolist() == want
+
+
 @pytest.mark.parametrize("name", GRAMMARS)
 def test_vector_walk_equals_stepping_each_token(name: str) -> None:
     compiled, roots = _context_roots(name)
@@ -108,6 +134,9 @@ def test_vector_walk_equals_stepping_each_token(name: str) -> None:
         split = vector_walk(trie, automaton, root, max_tail_tokens=10**6)
         assert split.accepted.tolist() == accepted
         assert split.uncertain.tolist() == uncertain
+        assert_flags_match(trie, split)
+        some = -1 if root.bottom else 0x7FFF << 96  # under some first bytes: a window
+        assert_flags_match(trie, vector_walk(trie, automaton, root, 10**6, some))
         for gap in (0, 10**9):  # each run's nodes alone, or every level in one call
             other = vector_walk(trie, automaton, root, 10**6, level_gap=gap)
             assert other.accepted.tolist() == accepted

@@ -55,13 +55,18 @@ _SEPARATOR = -2  # between the stacks of a context key
 _Chunk = tuple[npt.NDArray[np.int64], ...]
 
 
-def _cut_by_runs(trie: TokenTrie, split: WideSplit, first_bytes: int) -> list[tuple[int, _Chunk]]:
+def _cut_by_runs(
+    trie: TokenTrie, split: WideSplit, first_bytes: int, accepted: bool = True
+) -> list[tuple[int, _Chunk]]:
     """``split`` cut by runs of consecutive bytes of ``first_bytes``: per run, its first
-    byte and its tokens' part of the split (one ``searchsorted`` per array in all)."""
+    byte and its tokens' part of the split (one ``searchsorted`` per array in all);
+    without ``accepted``, every part's accepted positions are left empty (the caller
+    takes them from the flags)."""
     runs = byte_runs(first_bytes)
     spans = [trie.first_byte_span(a, b) for a, b in runs]
     edges = np.array([e for span in spans for e in span], dtype=np.int64)
-    acc = np.searchsorted(split.accepted, edges).tolist()
+    listed = split.accepted if accepted else split.uncertain[:0]
+    acc = np.searchsorted(listed, edges).tolist()
     unc = np.searchsorted(split.uncertain, edges).tolist()
     hand = np.searchsorted(split.handover_positions, edges).tolist()
     out: list[tuple[int, _Chunk]] = []
@@ -71,7 +76,7 @@ def _cut_by_runs(trie: TokenTrie, split: WideSplit, first_bytes: int) -> list[tu
             (
                 first,
                 (
-                    split.accepted[acc[j] : acc[j + 1]],
+                    listed[acc[j] : acc[j + 1]],
                     split.uncertain[unc[j] : unc[j + 1]],
                     split.handover_positions[hand[j] : hand[j + 1]],
                     split.handover_offsets[hand[j] : hand[j + 1]],
@@ -799,7 +804,7 @@ class CompiledGrammar:
             if pruned is split:
                 follow = -1  # no tail left out: the split serves any context
             split = pruned
-        words = index.pack_ids(trie.sorted_ids[split.accepted])
+        words = index.pack_split(split)
         positions = tuple(split.uncertain.tolist())
         tails = index.group_tails(split.handover_positions, split.handover_offsets)
         entry = _Context.of(words, (), positions, tails, _key_depth(key), follow)
@@ -839,13 +844,25 @@ class CompiledGrammar:
             self._keep_walk(split, after)
             return split
         self.parts_reused += 1
-        pieces: list[tuple[int, _Chunk]] = []
-        for walked, bits in reused.values():
-            pieces += _cut_by_runs(trie, walked, bits)
+        sources = list(reused.values())
         if missing:
             split = self._sliced_walk(root, missing)
-            pieces += _cut_by_runs(trie, split, missing)
             self._keep_walk(split, after)
+            sources.append((split, missing))
+        # the accepted flags, copied span by span from the walks the pieces come from
+        # (each piece is its walk's tokens under its bytes' span of sorted positions);
+        # the positions are listed only when some walk has no flags
+        flags: npt.NDArray[np.bool_] | None = None
+        if all(walked.flags is not None for walked, _ in sources):
+            flags = np.zeros(len(trie.sorted_bytes), dtype=np.bool_)
+            for walked, bits in sources:
+                assert walked.flags is not None
+                for first, last in byte_runs(bits):
+                    a, b = trie.first_byte_span(first, last)
+                    flags[a:b] = walked.flags[a:b]
+        pieces: list[tuple[int, _Chunk]] = []
+        for walked, bits in sources:
+            pieces += _cut_by_runs(trie, walked, bits, flags is None)
         pieces.sort(key=lambda piece: piece[0])
         order = [chunk for _, chunk in pieces]
         uncertain = np.concatenate([c[1] for c in order])
@@ -857,7 +874,10 @@ class CompiledGrammar:
             )
         else:
             handover = (empty, empty)
-        return WideSplit(np.concatenate([c[0] for c in order]), uncertain, *handover)
+        # with the flags, the accepted positions are found only if read (a mask packs
+        # them from the flags)
+        accepted = np.concatenate([c[0] for c in order]) if flags is None else None
+        return WideSplit(accepted, uncertain, *handover, flags)
 
     def _sliced_walk(self, root: ByteState, first_bytes: int) -> WideSplit:
         """:func:`vector_walk` of ``root`` (not holding the bottom marker) over the

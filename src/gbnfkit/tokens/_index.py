@@ -21,6 +21,7 @@ from gbnfkit.tokens._slices import SLICE_CLASSES, Slice
 from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
 from gbnfkit.tokens._tails import Tails, group_ranked, group_tails
 from gbnfkit.tokens._trie import TokenTrie
+from gbnfkit.tokens._vecwalk import WideSplit
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = ["Positions", "VocabularyIndex", "Words"]
@@ -104,6 +105,10 @@ class VocabularyIndex:
         self._no_bits: Words = np.zeros(0, dtype=np.uint32)
         self._no_index.flags.writeable = False
         self._no_bits.flags.writeable = False
+        # per token id (up to the packed width): whether it is a text token (in the
+        # trie), for `pack_split`
+        self._is_text: npt.NDArray[np.bool_] = np.zeros(self.nwords * 32, dtype=np.bool_)
+        self._is_text[self.trie.sorted_ids] = True
         # `trie.sorted_ids` read one int at a time (no copy: half the time of `.item`)
         self._sorted_view: memoryview = self.trie.sorted_ids.data
         self.max_shared = max_shared_contexts
@@ -258,6 +263,20 @@ class VocabularyIndex:
         packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
         return packed
 
+    def pack_split(self, split: WideSplit) -> Words:
+        """Packed bits of the tokens a wide split accepts.  A wide split most often
+        accepts most of the vocabulary (a string body: 146k of Qwen's 152k text
+        tokens), and marking each token costs about a nanosecond of random access:
+        so when more than half are flagged (``WideSplit.flags``), every text token is
+        marked but the rejected ones (0.25 -> 0.07 ms a split on Qwen, pure)."""
+        flags = split.flags
+        if flags is None or np.count_nonzero(flags) * 2 <= self.n_sorted:
+            return self.pack_ids(self.trie.sorted_ids[split.accepted])
+        bits = self._is_text.copy()
+        bits[self.trie.sorted_ids[np.flatnonzero(~flags)]] = False
+        packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
+        return packed
+
     def narrow_context(
         self,
         lo: list[int],
@@ -317,17 +336,28 @@ class VocabularyIndex:
             nonzero = np.flatnonzero(words)
             return nonzero, words[nonzero]
         if len(lo) <= 16:
-            found = np.sort(np.concatenate([sorted_ids[a:b] for a, b in zip(lo, hi, strict=True)]))
+            found = np.concatenate([sorted_ids[a:b] for a, b in zip(lo, hi, strict=True)])
         else:
             starts = np.array(lo, dtype=np.int64)
             lengths = np.array(hi, dtype=np.int64) - starts
-            # position k of the concatenated ranges: its range's start plus its offset there
-            offsets = np.cumsum(lengths) - lengths
-            found = np.sort(sorted_ids[np.repeat(starts - offsets, lengths) + np.arange(count)])
+            if count == len(lo) and int(lengths.min()) == 1:
+                # one token per range (a mask's tokens found through tails, one by one)
+                found = sorted_ids[starts]
+            else:
+                # position k of the concatenated ranges: its range's start plus its
+                # offset there
+                offsets = np.cumsum(lengths) - lengths
+                found = sorted_ids[np.repeat(starts - offsets, lengths) + np.arange(count)]
+        found.sort()
         index = found >> 5
-        first = np.flatnonzero(np.concatenate(([True], index[1:] != index[:-1])))
-        packed = np.bitwise_or.reduceat(np.left_shift(1, found & 31).astype(np.uint32), first)
-        return index[first].astype(np.intp), packed
+        first = np.empty(len(index), dtype=np.bool_)
+        first[:1] = True
+        np.not_equal(index[1:], index[:-1], out=first[1:])
+        heads = np.flatnonzero(first)
+        # (a mask's final OR of a few hundred tokens: 18 -> 14 us, Qwen, pure)
+        bits = np.left_shift(np.uint32(1), (found & 31).astype(np.uint32))
+        packed = np.bitwise_or.reduceat(bits, heads)
+        return index[heads].astype(np.intp), packed
 
 
 class _Context:

@@ -813,11 +813,12 @@ def sliced_walk(
         pairs.append((np.repeat(at, len(hold)), np.tile(np.array(hold, dtype=np.int64), len(at))))
     uncertain = np.sort(np.concatenate(parts))
     empty = uncertain[:0]
+    # the accepted positions are found from the flags if read (a mask packs the flags)
     if not len(uncertain) or len(uncertain) > max_tail_tokens:
-        return WideSplit(np.flatnonzero(accepted), uncertain, empty, empty)
+        return WideSplit(None, uncertain, empty, empty, accepted)
     if len(pairs) == 1:
         # the rest walk's pairs, in order (``back`` is ascending)
-        return WideSplit(np.flatnonzero(accepted), uncertain, *pairs[0])
+        return WideSplit(None, uncertain, *pairs[0], accepted)
     positions = np.concatenate([p for p, _ in pairs])
     offsets = np.concatenate([k for _, k in pairs])
-    return WideSplit(np.flatnonzero(accepted), uncertain, *sorted_pairs(positions, offsets))
+    return WideSplit(None, uncertain, *sorted_pairs(positions, offsets), accepted)

@@ -14,8 +14,6 @@ Work is proportional to the trie's nodes, not to the vocabulary's total bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
@@ -28,24 +26,53 @@ __all__ = ["WideSplit", "byte_runs", "follow_only", "sorted_pairs", "vector_walk
 Positions = npt.NDArray[np.int64]
 
 
-@dataclass(frozen=True)
 class WideSplit:
     """What :func:`vector_walk` finds (sorted token positions).
 
     Attributes:
-        accepted: tokens the root state accepts.
+        accepted: tokens the root state accepts (found from ``flags`` when first
+            read, if made without them).
         uncertain: tokens it rejects after some state on the path held the bottom marker.
         handover_positions, handover_offsets: every pair (uncertain token ``p``, offset
             ``k``) such that the state after the first ``k`` bytes of ``p`` holds the
             bottom marker (``0 <= k < len(p)``): the token's *tails* are its bytes from
             each such ``k`` on.  Sorted by position, then offset.  Empty when more than
             ``max_tail_tokens`` tokens are uncertain.
+        flags: ``accepted`` as one flag per sorted position of the trie (``True`` at
+            exactly those positions), when the walk had it at hand (``None`` if not):
+            a split accepting most tokens is packed from the few it does not accept
+            (``VocabularyIndex.pack_split``), and one pieced together from other walks
+            (``CompiledGrammar._walk_by_first_byte``) need not list its positions.
+
+    Read-only once made.  A plain class, not a dataclass: ``accepted`` is filled on
+    first use.
     """
 
-    accepted: Positions
-    uncertain: Positions
-    handover_positions: Positions
-    handover_offsets: Positions
+    __slots__ = ("_accepted", "uncertain", "handover_positions", "handover_offsets", "flags")
+
+    def __init__(
+        self,
+        accepted: Positions | None,
+        uncertain: Positions,
+        handover_positions: Positions,
+        handover_offsets: Positions,
+        flags: npt.NDArray[np.bool_] | None = None,
+    ) -> None:
+        if accepted is None and flags is None:
+            raise ValueError("a wide split needs its accepted positions or their flags")
+        self._accepted = accepted
+        self.uncertain = uncertain
+        self.handover_positions = handover_positions
+        self.handover_offsets = handover_offsets
+        self.flags = flags
+
+    @property
+    def accepted(self) -> Positions:
+        got = self._accepted
+        if got is None:
+            assert self.flags is not None
+            got = self._accepted = np.flatnonzero(self.flags)
+        return got
 
 
 _DEAD = 0  # rejected, no state on the path held the bottom marker
@@ -308,9 +335,11 @@ def vector_walk(
             _walk_tail(tail, table, sid)
     if root.bottom:
         ends = sid[trie.token_flat_end]
-        accepted = np.flatnonzero(ends > _UNSURE)
+        flags = ends > _UNSURE
+        accepted = np.flatnonzero(flags)
         uncertain = np.flatnonzero(ends == _UNSURE)
     else:
+        flags = np.zeros(len(trie.token_flat_end), dtype=np.bool_)
         # the tokens of the wanted bytes' subtrees (every other token is rejected, not
         # uncertain; a gap walked between two runs may hold bytes ``root`` accepts but
         # ``first_bytes`` leaves out)
@@ -326,7 +355,9 @@ def vector_walk(
                 for a, b in spans:
                     between[a - low : b - low] = False
                 ends[between] = _DEAD
-            accepted = np.flatnonzero(ends > _UNSURE)
+            hit = ends > _UNSURE
+            flags[low : low + len(hit)] = hit
+            accepted = np.flatnonzero(hit)
             accepted += low
             uncertain = np.flatnonzero(ends == _UNSURE)
             uncertain += low
@@ -334,7 +365,7 @@ def vector_walk(
             accepted = uncertain = np.zeros(0, dtype=np.int64)
     empty = accepted[:0]
     if not len(uncertain) or len(uncertain) > max_tail_tokens:
-        return WideSplit(accepted, uncertain, empty, empty)
+        return WideSplit(accepted, uncertain, empty, empty, flags)
     # the handover pairs: the prefixes (of lengths 0 .. len - 1) of each uncertain
     # token whose state holds the bottom marker, read from the trie's prefix nodes in
     # a few numpy calls whatever the tokens' lengths; already in (position, offset) order
@@ -345,7 +376,7 @@ def vector_walk(
     offsets = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(before, lengths)
     tokens = np.repeat(uncertain, lengths)
     hit = holds[sid[trie.prefix_nodes[np.repeat(begins, lengths) + offsets]]]
-    return WideSplit(accepted, uncertain, tokens[hit], offsets[hit])
+    return WideSplit(accepted, uncertain, tokens[hit], offsets[hit], flags)
 
 
 def _walk_tail(tail: ThinTail, table: _Table, sid: npt.NDArray[np.int32]) -> None:
@@ -459,6 +490,6 @@ def follow_only(trie: TokenTrie, split: WideSplit, follow: int) -> WideSplit:
     first[:1] = True
     np.not_equal(kept[1:], kept[:-1], out=first[1:])
     return WideSplit(
-        split.accepted, np.compress(first, kept), kept,
-        np.compress(keep, split.handover_offsets),
+        split._accepted, np.compress(first, kept), kept,  # (not listed if not yet)
+        np.compress(keep, split.handover_offsets), split.flags,
     )
