@@ -6,6 +6,15 @@ from gbnfkit import Grammar, Limits
 from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram, lower_program
 from gbnfkit.tokens._bytestate import _COMPOSE_DEPTH, BOTTOM, ByteAutomaton, ByteState
 
+# "a", or "b" then a rule that only calls itself (the grammar checks refuse such a rule,
+# a byte program need not): after "b" the closure is empty
+SELF_CALLING = ByteProgram(
+    kind=(TEST, CALL, END, TEST, END, CALL, END),
+    arg=(1 << ord("a"), 1, 0, 1 << ord("b"), 0, 1, 0),
+    rules=((0, 3), (5,)),
+    root=0,
+)
+
 TEXT = 'root ::= [a-c] "x" | [b-d] "y" | "e" [0-9]'
 
 
@@ -141,13 +150,7 @@ def test_local_closures_of_cycles_and_deep_calls_are_explored() -> None:
     """A rule that only calls itself (a cycle the grammar checks refuse, a byte program
     need not) and a chain of calls deeper than the composition goes are explored stack
     by stack: the same closures, no endless recursion."""
-    looping = ByteProgram(
-        kind=(TEST, CALL, END, TEST, END, CALL, END),
-        arg=(1 << ord("a"), 1, 0, 1 << ord("b"), 0, 1, 0),
-        rules=((0, 3), (5,)),
-        root=0,
-    )
-    automaton = ByteAutomaton(looping)
+    automaton = ByteAutomaton(SELF_CALLING)
     assert automaton._local_closure(5) == ((), False) and _explored(automaton, 5) == (set(), False)
     assert automaton._local_closure(1) == ((), False)
     # rule i (i < n): call rule i + 1, then "a"; rule n: "b" or nothing (deeper than

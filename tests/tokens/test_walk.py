@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_bytestate import SELF_CALLING
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
-from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
 from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._trie import TokenTrie
@@ -307,12 +307,7 @@ def test_a_leaf_byte_leading_nowhere_is_rejected() -> None:
     """A byte some top test accepts but after which the closure is empty (a rule that
     only calls itself; the grammar checks refuse such rules, a byte program need not)
     is not live: a leaf token ending in it is rejected, as stepping it says."""
-    program = ByteProgram(
-        kind=(TEST, CALL, END, TEST, END, CALL, END),
-        arg=(1 << ord("a"), 1, 0, 1 << ord("b"), 0, 1, 0),
-        rules=((0, 3), (5,)),
-        root=0,
-    )
+    program = SELF_CALLING
     automaton = ByteAutomaton(program)
     root = automaton.initial
     assert automaton.allowed_bits(root) == (1 << ord("a")) | (1 << ord("b"))
