@@ -336,10 +336,15 @@ class CompiledGrammar:
                 self._contexts.popitem(last=False)
 
     def _split(
-        self, key: Stack, shallower: bool = False, known: tuple[object, ...] | None = None
+        self,
+        key: Stack,
+        shallower: bool = False,
+        known: tuple[object, ...] | None = None,
+        narrow: bool = True,
     ) -> _Context:
         """Walk the vocabulary from the context ``key`` (trie for narrow, numpy for wide);
-        ``known``: its canonical form, if already computed."""
+        ``known``: its canonical form, if already computed; ``narrow``: whether to try a
+        narrow walk first (not when a deeper context's walk has gone wide)."""
         automaton = self._automaton
         index = self._index
         trie = index.trie
@@ -354,21 +359,24 @@ class CompiledGrammar:
         shared: _Context | None = None
         asked = False
 
-        def more(at: int = 0) -> int:
+        def more(at: int = 0, stopping: bool = False) -> int:
             # a long walk (or free text): a split shared between grammars may be kept;
             # if not, the walk goes on up to `wide` nodes in all, unless at its pace so
-            # far (node `at` reached) it would visit more than that.  A narrow walk looks
-            # only so far for a canonical form (most finish without a shared split)
+            # far (node `at` reached) it would visit more than that.  A walk going on
+            # looks only so far for a canonical form (most finish without a shared
+            # split); one stopping for a wide split as far as a wide split does (a form
+            # too large for the narrow bound was computed twice)
             nonlocal canon, formed, shared, asked
             if asked:
                 return 0
             asked = True
+            going = stopping or many or self._projected_walk(root, at) > tuning.wide
             if formed or self._may_share(key):
                 if not formed:
-                    formed = tuning.max_wide_canonical if many else tuning.max_canonical
+                    formed = tuning.max_wide_canonical if going else tuning.max_canonical
                     canon = self._canonical(key, formed)
                 shared = self._shared_split(canon, key)
-            if shared is not None or many or self._projected_walk(root, at) > tuning.wide:
+            if shared is not None or going:
                 return 0
             return tuning.wide - min(tuning.short_walk, tuning.wide)
 
@@ -384,17 +392,28 @@ class CompiledGrammar:
                 return more(at)
             checked = True
             if self._projected_walk(root, at, early) > tuning.early_wide:
-                more(at)  # still looks for a shared split, as after `short_walk` nodes
+                more(at, True)  # still looks for a shared split, as after `short_walk` nodes
                 return 0
             return short - early
 
         walked = None
+        top = _group_key(_stacks_of(key), _key_depth(key) - 1) if shallower else key
         if many:
             more()
         else:
             by_top = self._by_top_frame(key, root)
             if by_top is not None:
                 return by_top
+            if shallower:
+                # its shallower context, split already and usable: this context's walk
+                # would pass its nodes and more (a deeper frame takes over where the
+                # shallower one finishes), so it would go wide too, or decide the same
+                entry = self._cached_context(top)
+                if entry is not None and self._serves_deeper(entry):
+                    return entry
+        if not many and not narrow:
+            more(0, True)
+        elif not many:
             piece, loops = self._narrow_slice()
             walked = walk_all(
                 trie,
@@ -427,18 +446,20 @@ class CompiledGrammar:
             # kept like any context: the contexts of one state often share their top
             # frames (c's "whitespace, then X" after `for (`), and a split that is not
             # used (narrow, with uncertain subtrees) is not made again
-            top = _group_key(_stacks_of(key), _key_depth(key) - 1)
             entry = self._cached_context(top)
             if entry is None:
                 top_canon = self._canonical(top, tuning.max_wide_canonical)
                 if top_canon is not None:
-                    entry = self._split(top, known=top_canon)
+                    # this context's narrow walk went wide: the shallower one's walks a
+                    # part of its nodes, and it finishes only by leaving subtrees
+                    # uncertain where its frames finish (a split not used here), so it
+                    # goes wide at once unless that wide split would leave too many
+                    # tokens uncertain to be used (``docs/masks.md``, "Shallower
+                    # shared contexts")
+                    at_once = not many and not self._finishes_widely(top)
+                    entry = self._split(top, known=top_canon, narrow=not at_once)
                     self._keep_context(top, entry)
-            if (
-                entry is not None
-                and len(entry.uncertain_tokens) <= tuning.shallow_uncertain
-                and not entry.uncertain
-            ):
+            if entry is not None and self._serves_deeper(entry):
                 return entry
         if not formed or (canon is None and formed < tuning.max_wide_canonical):
             # not looked up (no kept form may equal it): its form, to keep its split
@@ -1179,17 +1200,43 @@ class CompiledGrammar:
         if not root.bottom and bits.bit_count() <= tuning.many_first_bytes:
             # cheap bound first: all the tokens under the first bytes (no stepping)
             if _tokens_under(trie, bits) > tuning.many_uncertain_tokens:
-                handing = 0
-                for c in automaton.classes(root):
-                    after = automaton.step(root, (c & -c).bit_length() - 1)
-                    if after is not None and after.bottom:
-                        handing |= c
+                handing = self._handing_bits(root)
                 early = _tokens_under(trie, handing) > tuning.many_uncertain_tokens
         with self._lock:
             if len(self._early) >= self._max_contexts:
                 self._early.clear()
             self._early[key] = early
         return early
+
+    def _handing_bits(self, root: ByteState) -> int:
+        """The first bytes after which ``root`` (not holding the bottom marker) holds it."""
+        automaton = self._automaton
+        handing = 0
+        for c in automaton.classes(root):
+            after = automaton.step(root, (c & -c).bit_length() - 1)
+            if after is not None and after.bottom:
+                handing |= c
+        return handing
+
+    def _finishes_widely(self, key: Stack) -> bool:
+        """Whether the frames of the context ``key`` may finish at once, or after first
+        bytes with more than ``shallow_at_once`` tokens under them (its wide split
+        would leave those it does not accept uncertain)."""
+        root = self._automaton.intern(frozenset(_stacks_of(key)))
+        if root.bottom:
+            return True
+        trie = self._index.trie
+        limit = self._tuning.shallow_at_once
+        if _tokens_under(trie, self._automaton.allowed_bits(root)) <= limit:
+            return False
+        return _tokens_under(trie, self._handing_bits(root)) > limit
+
+    def _serves_deeper(self, entry: _Context) -> bool:
+        """Whether the split of a shallower context serves the deeper one (``docs/masks.md``,
+        "Shallower shared contexts"): no uncertain subtrees, few uncertain tokens."""
+        return len(entry.uncertain_tokens) <= self._tuning.shallow_uncertain and not (
+            entry.uncertain
+        )
 
     def _union_walk(
         self, groups: list[list[Stack]], words: Words, acc_lo: list[int], acc_hi: list[int]

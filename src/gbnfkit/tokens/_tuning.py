@@ -98,6 +98,12 @@ class Tuning:
             it would visit more than ``early_wide`` nodes (far more than ``wide``:
             the pace of a walk's first nodes says less than after ``short_walk``;
             ``docs/masks.md``, "Computing a split").
+        shallow_at_once: when a context's narrow walk has gone wide, its shallower
+            context (not split yet) is split wide at once, without a narrow walk, if
+            the tokens under the first bytes after which its frames may finish number
+            at most this (``docs/masks.md``, "Shallower shared contexts"); past it the
+            wide split would leave too many of them uncertain, and it is walked
+            narrow first as before.
     """
 
     many_first_bytes: int = 48
@@ -129,6 +135,7 @@ class Tuning:
     count_chain: int = 48
     early_walk: int = 400
     early_wide: int = 32_000
+    shallow_at_once: int = 1_024
 
 
 DEFAULT_TUNING = Tuning()
