@@ -86,8 +86,9 @@ def _cut_by_runs(
     return out
 
 
-# tokens accepted through tails (_tails_accepted): sorted positions, or packed bits
-_Found = list[int] | Words
+# tokens accepted through tails (_tails_accepted): sparse words (the indices of the
+# non-zero words, distinct, and those words), or packed bits
+_Found = tuple[npt.NDArray[np.intp], Words] | Words
 
 _LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
 
@@ -1313,11 +1314,12 @@ class CompiledGrammar:
 
     def _tails_accepted(self, tails: Tails, below: ByteState) -> _Found:
         """The tokens with a tail that ``below`` (the state of the frames below a wide
-        context) accepts: their sorted positions, or, when more than ``sparse_tails``,
-        their packed bits (a mask ORs them in at once instead of making each position
-        a range for ``sparse_ranges`` again).  Kept for the last ``max_tail_checks`` pairs: the
-        groups of one state, and the states after the next tokens of a free text, often
-        have the same frames below (``docs/masks.md``, "Tails")."""
+        context) accepts: sparse words (the indices of their non-zero words, distinct,
+        and those words), or, when more than ``sparse_tails``, their packed bits; either
+        is ORed into a mask at once, with no range per token to pack again at each mask.
+        Kept for the last ``max_tail_checks`` pairs: the groups of one state, and the
+        states after the next tokens of a free text, often have the same frames below
+        (``docs/masks.md``, "Tails")."""
         key = (id(tails), below)
         with self._lock:
             got = self._tail_checks.get(key)
@@ -1327,10 +1329,12 @@ class CompiledGrammar:
                 return got[1]
         chosen = walk_sorted(self._automaton, below, tails.tails)
         positions = tails.positions_of(chosen) if chosen else []
-        found: _Found = positions
+        index = self._index
+        found: _Found
         if len(positions) > self._tuning.sparse_tails:
-            ids = self._index.trie.sorted_ids[np.array(positions, dtype=np.int64)]
-            found = self._index.pack_ids(ids)
+            found = index.pack_ids(index.trie.sorted_ids[np.array(positions, dtype=np.int64)])
+        else:
+            found = index.sparse_ranges(positions, [p + 1 for p in positions])
         with self._lock:
             self._tail_checks[key] = (tails, found)
             while len(self._tail_checks) > self._tuning.max_tail_checks:
@@ -1383,9 +1387,11 @@ class CompiledGrammar:
                 # the frames below the context's: one state, shared by every tail
                 below = automaton.state_of([group[0][: -entry.depth]])
                 found = self._tails_accepted(entry.tails, below)
-                if isinstance(found, list):
-                    extra_lo.extend(found)
-                    extra_hi.extend(p + 1 for p in found)
+                if isinstance(found, tuple):
+                    word_index, word_bits = found
+                    if len(word_index):
+                        # distinct word indices: one fancy-indexed OR is exact
+                        words[word_index] |= word_bits
                 else:
                     words |= found
             elif entry.uncertain_tokens:

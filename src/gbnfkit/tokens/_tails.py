@@ -47,7 +47,20 @@ class Tails:
         """The tokens of the tails ``chosen`` (indices into ``tails``)."""
         positions = self.positions
         starts = self.starts
-        return [p for i in chosen for p in positions[starts[i] : starts[i + 1]]]
+        out: list[int] = []
+        # consecutive tails' tokens are one slice (the tails a state below accepts are
+        # mostly runs: a closing quote's `"`, `",`, `"}`...)
+        count = len(chosen)
+        k = 0
+        while k < count:
+            first = chosen[k]
+            last = first
+            k += 1
+            while k < count and chosen[k] == last + 1:
+                last += 1
+                k += 1
+            out += positions[starts[first] : starts[last + 1]]
+        return out
 
 
 def group_tails(trie: TokenTrie, positions: Positions, offsets: Positions) -> Tails | None:

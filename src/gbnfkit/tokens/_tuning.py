@@ -67,7 +67,8 @@ class Tuning:
             children in all (``docs/masks.md``, "Slices"); past that those first
             bytes are walked whole as before (0: never).
         sparse_tails: above this many tokens accepted through tails, such an entry
-            is kept as packed bits (ORed into a mask at once) rather than positions.
+            is kept as packed bits rather than sparse words (either is ORed into a mask
+            at once).
         slice_subtree: a narrow walk tries a slice only below nodes with more than
             this many trie nodes under them (and more than ``jump_subtree``;
             ``docs/masks.md``, "Narrow walks through slices"; a value above the trie's
