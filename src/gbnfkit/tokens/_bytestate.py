@@ -357,10 +357,11 @@ class ByteAutomaton:
         tops = state.tops
         if tops is None:
             tops = self._tops(state)
+        at = 1 << byte
         key = 0
         bit = 1
         for mask in tops:
-            if (mask >> byte) & 1:
+            if mask & at:
                 key |= bit
             bit <<= 1
         if key:
@@ -373,7 +374,7 @@ class ByteAutomaton:
                 for s in state.stacks:
                     if s:
                         p = s[-1]
-                        if p >= 0 and (arg[p] >> byte) & 1 and kind[p] == TEST:
+                        if p >= 0 and arg[p] & at and kind[p] == TEST:
                             p += 1
                             if kind[p] == TEST:
                                 # a test's closure is itself: no local closure, no copy
