@@ -69,10 +69,16 @@ class ByteState:
         "__weakref__",
     )
 
-    def __init__(self, stacks: tuple[Stack, ...], h: int | None = None) -> None:
+    def __init__(
+        self, stacks: tuple[Stack, ...], h: int | None = None, ends: Collection[Stack] = ()
+    ) -> None:
+        if not ends:
+            ends = stacks
+        # `ends`: the stacks as a set, where the complete parse and the bottom marker
+        # are found without a scan (``ByteAutomaton.intern`` passes the one it hashed)
         self.stacks = stacks
-        self.complete = () in stacks
-        self.bottom = _BOTTOM_STACK in stacks
+        self.complete = () in ends
+        self.bottom = _BOTTOM_STACK in ends
         self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
         self.live = -1
@@ -138,6 +144,7 @@ class ByteAutomaton:
         h = hash(key)
         table = self._intern
         state = table.get(h)
+        clash = state is not None
         if state is not None:
             if len(state.stacks) == len(key) and key.issuperset(state.stacks):
                 return state
@@ -154,8 +161,9 @@ class ByteAutomaton:
                 old.classes = None
             table.clear()
             self._clashes.clear()
-        state = ByteState(tuple(key), h)
-        if h in table:
+            clash = False
+        state = ByteState(tuple(key), h, key)
+        if clash:
             self._clashes[key] = state
         else:
             table[h] = state
