@@ -69,10 +69,16 @@ class ByteState:
         "__weakref__",
     )
 
-    def __init__(self, stacks: tuple[Stack, ...], h: int | None = None) -> None:
+    def __init__(
+        self, stacks: tuple[Stack, ...], h: int | None = None, ends: Collection[Stack] = ()
+    ) -> None:
+        if not ends:
+            ends = stacks
+        # `ends`: the stacks as a set, where the complete parse and the bottom marker
+        # are found without a scan (``ByteAutomaton.intern`` passes the one it hashed)
         self.stacks = stacks
-        self.complete = () in stacks
-        self.bottom = _BOTTOM_STACK in stacks
+        self.complete = () in ends
+        self.bottom = _BOTTOM_STACK in ends
         self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
         self.live = -1
@@ -138,6 +144,7 @@ class ByteAutomaton:
         h = hash(key)
         table = self._intern
         state = table.get(h)
+        clash = state is not None
         if state is not None:
             if len(state.stacks) == len(key) and key.issuperset(state.stacks):
                 return state
@@ -154,8 +161,9 @@ class ByteAutomaton:
                 old.classes = None
             table.clear()
             self._clashes.clear()
-        state = ByteState(tuple(key), h)
-        if h in table:
+            clash = False
+        state = ByteState(tuple(key), h, key)
+        if clash:
             self._clashes[key] = state
         else:
             table[h] = state
@@ -357,10 +365,11 @@ class ByteAutomaton:
         tops = state.tops
         if tops is None:
             tops = self._tops(state)
+        at = 1 << byte
         key = 0
         bit = 1
         for mask in tops:
-            if (mask >> byte) & 1:
+            if mask & at:
                 key |= bit
             bit <<= 1
         if key:
@@ -373,7 +382,7 @@ class ByteAutomaton:
                 for s in state.stacks:
                     if s:
                         p = s[-1]
-                        if p >= 0 and (arg[p] >> byte) & 1 and kind[p] == TEST:
+                        if p >= 0 and arg[p] & at and kind[p] == TEST:
                             p += 1
                             if kind[p] == TEST:
                                 # a test's closure is itself: no local closure, no copy

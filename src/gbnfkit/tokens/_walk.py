@@ -13,6 +13,7 @@ from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 __all__ = ["WalkResult", "walk", "walk_all", "walk_runs", "walk_sorted"]
 
 _MISSING: ByteState | None = ByteState(())  # a sentinel no cache holds
+_BIT: tuple[int, ...] = tuple(1 << b for b in range(256))  # a byte's bit in a 256-bit set
 
 # (accepted sorted-position ranges as parallel lo/hi lists, uncertain subtree node indices)
 WalkResult = tuple[list[int], list[int], list[int]]
@@ -91,6 +92,7 @@ def walk_runs(
     allowed_bits = automaton.allowed_bits
     live_bits = automaton.live_bits
     missing = _MISSING
+    bit_of = _BIT
     jump_bytes = tuning.jump_bytes
     jump_subtree = tuning.jump_subtree
     report = bottoms is not None
@@ -133,7 +135,8 @@ def walk_runs(
                     bits = parent.bits
                     if bits < 0:
                         bits = allowed_bits(parent)
-                    if not (bits >> b) & 1:
+                    at = bit_of[b]
+                    if not bits & at:
                         s = None
                     elif end[i] == i + 1 and not report:
                         # a leaf: its token is accepted iff the byte leads to some
@@ -141,7 +144,7 @@ def walk_runs(
                         live = parent.live
                         if live < 0:
                             live = live_bits(parent)
-                        if (live >> b) & 1:
+                        if live & at:
                             lo = here_lo[i]
                             if lo == last_hi:
                                 acc_hi[-1] = last_hi = here_hi[i]
