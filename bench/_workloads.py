@@ -16,6 +16,7 @@ import importlib.util
 import json
 import mmap
 import struct
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -366,3 +367,24 @@ def compiled_maskbench(
             continue
         compiler.clear_cache()
         yield compiler.compile(grammar), docs
+
+
+def replay_masks(compiled: Any, docs: list[Document], encode: Any, bitmask: Any) -> tuple[int, int]:
+    """Each of ``docs`` replayed through a new matcher of ``compiled``: the mask before
+    each token (``encode``: text -> token ids), then the token, up to the first token
+    the grammar rejects.  Returns the masks filled and their CPU time (ns)."""
+    import gbnfkit
+
+    masks = spent = 0
+    for doc in docs:
+        matcher = compiled.matcher()
+        for token in encode(doc.text):
+            t0 = time.process_time_ns()
+            matcher.fill_bitmask(bitmask, 0)
+            spent += time.process_time_ns() - t0
+            masks += 1
+            try:
+                matcher.accept_token(token)
+            except gbnfkit.InputRejected:
+                break
+    return masks, spent

@@ -35,6 +35,7 @@ from _workloads import (  # noqa: E402
     gbnfkit_vocabulary,
     maskbench_cases,
     maskbench_options,
+    replay_masks,
 )
 from gbnfkit.tokens import _compiled  # noqa: E402
 
@@ -110,16 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                 compiler = compilers[name]
                 compiler.clear_cache()
                 compiled = compiler.compile(grammar)
-                for doc in docs:
-                    matcher = compiled.matcher()
-                    for token in bench.encode(doc.text):
-                        t0 = time.process_time_ns()
-                        matcher.fill_bitmask(bitmask, 0)
-                        spent[name] += time.process_time_ns() - t0
-                        try:
-                            matcher.accept_token(token)
-                        except gbnfkit.InputRejected:
-                            break
+                spent[name] += replay_masks(compiled, docs, bench.encode, bitmask)[1]
     finally:
         _compiled.CompiledGrammar._wide_split = original  # type: ignore[method-assign]
     total = spent["without"]

@@ -39,6 +39,7 @@ from _workloads import (  # noqa: E402
     compiled_maskbench,
     gbnfkit_vocabulary,
     maskbench_options,
+    replay_masks,
 )
 from gbnfkit.tokens import _compiled  # noqa: E402
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState  # noqa: E402
@@ -137,17 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     spent = 0
     try:
         for compiled, docs in compiled_maskbench(compiler, args.limit, args.offset):
-            for doc in docs:
-                matcher = compiled.matcher()
-                for token in bench.encode(doc.text):
-                    t0 = time.process_time_ns()
-                    matcher.fill_bitmask(bitmask, 0)
-                    spent += time.process_time_ns() - t0
-                    masks += 1
-                    try:
-                        matcher.accept_token(token)
-                    except gbnfkit.InputRejected:
-                        break
+            filled, ns = replay_masks(compiled, docs, bench.encode, bitmask)
+            masks += filled
+            spent += ns
     finally:
         _compiled.CompiledGrammar._sliced_walk = original  # type: ignore[method-assign]
     total = (spent - aside[0]) / 1e6
