@@ -114,9 +114,7 @@ class _Table:
         """Fill the entries ``keys`` (walk state ``k >> 8``, byte ``k & 255``), with
         the other bytes of their classes (the numpy work once for all their rows)."""
         automaton = self.automaton
-        merge = self.merge
         states = self.states
-        known = self.numbers
         stepped = self.stepped
         wanted: dict[int, int] = {}
         for k in keys:
@@ -143,16 +141,9 @@ class _Table:
                 done |= c
                 after = automaton.step(state, (c & -c).bit_length() - 1)
                 assert after is not None  # some stack accepts every byte of a class
-                if merge is not None:
-                    after = merge.get(after, after)
-                key = (after, seen or after.bottom)
-                got = known.get(key)
-                if got is None:
-                    got = known[key] = len(states)
-                    states.append(key)
                 chosen.append(c)
                 rows_of.append(number)
-                targets.append(got)
+                targets.append(self._number(after, seen))
             stepped[number] = done
         if len(states) > len(self.rows):
             grown = np.full((2 * len(states), 256), -1, dtype=np.int32)
@@ -187,6 +178,12 @@ class _Table:
             return _UNSURE if seen else _DEAD
         after = self.automaton.step(state, byte)
         assert after is not None
+        return self._number(after, seen)
+
+    def _number(self, after: ByteState, seen: bool) -> int:
+        """The walk state of ``after`` (the state a byte leads to, mapped through
+        ``merge``) when a state above held the bottom marker if ``seen``: numbered
+        when first met."""
         if self.merge is not None:
             after = self.merge.get(after, after)
         key = (after, seen or after.bottom)
