@@ -30,6 +30,13 @@ Words = npt.NDArray[np.uint32]
 Positions = npt.NDArray[np.int64]
 
 
+def _packed(bits: npt.NDArray[np.bool_]) -> Words:
+    """One flag per token id (a multiple of 32 of them) as packed words: bit ``i % 32``
+    of word ``i // 32``."""
+    packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
+    return packed
+
+
 class VocabularyIndex:
     """Per-vocabulary data shared by every grammar compiled for it (read-only).
 
@@ -260,8 +267,7 @@ class VocabularyIndex:
         """Packed bits (bit ``i % 32`` of word ``i // 32``) of token ``ids``."""
         bits = np.zeros(self.nwords * 32, dtype=bool)
         bits[ids] = True
-        packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
-        return packed
+        return _packed(bits)
 
     def pack_split(self, split: WideSplit) -> Words:
         """Packed bits of the tokens a wide split accepts.  A wide split most often
@@ -274,8 +280,7 @@ class VocabularyIndex:
             return self.pack_ids(self.trie.sorted_ids[split.accepted])
         bits = self._is_text.copy()
         bits[self.trie.sorted_ids[np.flatnonzero(~flags)]] = False
-        packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
-        return packed
+        return _packed(bits)
 
     def narrow_context(
         self,
