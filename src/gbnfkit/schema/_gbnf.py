@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from gbnfkit.grammar._ir import Expr
 
 __all__ = ["ClassNote", "Note", "Recorder", "RuleTable", "alt", "char_class",
-           "current_recorder", "group", "joined", "literal", "paren", "recording", "seq"]
+           "current_recorder", "group", "joined", "literal", "name_part", "paren", "recording",
+           "seq"]
 
 
 class ClassNote(NamedTuple):
@@ -102,6 +103,11 @@ def _escape_char(cp: int, special: str) -> str:
     if not ch.isprintable() and ch != " ":
         return f"\\u{cp:04X}" if cp < 0x10000 else f"\\U{cp:08X}"
     return ch
+
+
+def name_part(text: str) -> str:
+    """``text`` for a rule name: each character other than a letter or digit as ``-``."""
+    return "".join(c if c.isalnum() else "-" for c in text)
 
 
 def literal(text: str) -> str:

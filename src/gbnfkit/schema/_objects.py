@@ -23,7 +23,7 @@ from gbnfkit.schema._dfa import (
     emit_dfa,
     product,
 )
-from gbnfkit.schema._gbnf import alt, literal, paren, seq
+from gbnfkit.schema._gbnf import alt, literal, name_part, paren, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
 from gbnfkit.schema._negate import NEED_OTHER_KEY
 from gbnfkit.schema._options import PropertyOrder
@@ -118,8 +118,7 @@ class _Members:
             common = os.path.commonprefix([key for key, _ in group])
             below = self.keys([(key[len(common):], value) for key, value in group],
                               prefix + common)
-            hint = f"{self.hint}-keys-" + "".join(c if c.isalnum() else "-"
-                                                  for c in (prefix + common)[1:30])
+            hint = f"{self.hint}-keys-" + name_part((prefix + common)[1:30])
             out.append(seq(literal(common), self.conv.table.add(hint, alt(below))))
         return out
 

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._gbnf import alt, group, literal, seq
+from gbnfkit.schema._gbnf import alt, group, literal, name_part, seq
 from gbnfkit.schema._regex_parse import complement
 
 if TYPE_CHECKING:
@@ -114,8 +114,7 @@ def strings_not_in(conv: Converter, words: list[str]) -> str:
         for high, lows in highs.items():
             after = alt(['""', seq(of(complement(tuple(lows))), f"{char}*")])
             options.append(seq(of(((high, high),)), group(after)))
-        hint = "other-key-" + "".join(c if c.isalnum() else "-" for c in prefix[:30]) \
-            if prefix else "other-key"
+        hint = "other-key-" + name_part(prefix[:30]) if prefix else "other-key"
         name = known[suffixes] = add(hint, alt(options))
         return name
 
