@@ -122,7 +122,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # The model, the vocabulary and the compiler's index (a trie of lists over every token)
     # live as long as the server: out of the collector's reach, a collection that a
     # request's grammar triggers no longer traverses them (a full one took about 20 ms
-    # more on a 129k-token vocabulary; docs/masks.md, bench/README.md "schemap90")
+    # more on a 129k-token vocabulary; docs/masks.md, bench/issue11-journal.md "schemap90")
     gc.collect()
     gc.freeze()
     print(
