@@ -350,7 +350,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             write(piece)
             wrote_newline = piece.endswith("\n")
     except ChatTemplateError as exc:  # the template fails on the prompt: nothing written
-        raise template_error(exc, args, "generate") from None
+        raise template_error(exc, args, "generate", rendering=True) from None
     if not wrote_newline:
         write("\n")
     result = generation.result

@@ -34,12 +34,16 @@ def read_chat_template(args: argparse.Namespace, command: str) -> str | None:
         raise CliError(exc.message.replace("gbnfkit:", f"gbnfkit {command}:", 1)) from None
 
 
-def template_error(exc: ChatTemplateError, args: argparse.Namespace, command: str) -> CliError:
-    """The message and exit status (4) for a template that is empty, not valid Jinja, or
-    fails on the prompt."""
+def template_error(
+    exc: ChatTemplateError, args: argparse.Namespace, command: str, *, rendering: bool = False
+) -> CliError:
+    """The message and exit status (4) for a template that is empty or not valid Jinja, or
+    (``rendering``) that fails on the prompt or refuses it."""
     path: str | None = args.chat_template_file
     what = f"--chat-template-file {path!r}" if path is not None else "the model's chat template"
-    problem = f"it refuses the prompt: {exc}" if exc.refused else str(exc)
+    problem = str(exc)
+    if rendering:
+        problem = f"{'it refuses' if exc.refused else 'it fails on'} the prompt: {exc}"
     if path is not None:
         return CliError(f"gbnfkit {command}: {what}: {problem}", ExitCode.USAGE)
     return CliError(

@@ -274,7 +274,7 @@ def _render_error(exc: Exception) -> ChatTemplateError:
     import jinja2
 
     text = str(exc) if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: {exc}"
-    return ChatTemplateError(f"the template fails: {text}", line=line)
+    return ChatTemplateError(text, line=line)
 
 
 class LlamaRunner:
