@@ -303,8 +303,8 @@ class LlamaRunner:
         self._vocabulary = vocabulary or vocabulary_from_llama(llm)
         self._width = int(llm.n_vocab())
         if chat_template is None:
-            chat_template = (getattr(llm, "metadata", None) or {}).get("tokenizer.chat_template")
-            chat_template = chat_template or None  # an empty GGUF entry: no template
+            own = (getattr(llm, "metadata", None) or {}).get("tokenizer.chat_template")
+            chat_template = own if own and own.strip() else None  # an empty entry: none
         elif not isinstance(chat_template, str):
             raise ArgumentError(
                 f"chat_template must be the template's text (a str), not "
