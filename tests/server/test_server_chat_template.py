@@ -12,7 +12,7 @@ from serve_cases import WEATHER_TOOL, user
 from starlette.testclient import TestClient
 
 from gbnfkit import ChatTemplateError
-from gbnfkit.chat import ChatFormat, parse_message
+from gbnfkit.chat import ChatFormat
 from gbnfkit.server import Engine, ServerConfig, create_app
 from gbnfkit.server._prompt import format_from_template
 
@@ -158,9 +158,3 @@ def test_a_request_the_template_fails_on_is_a_500(strict: TestClient) -> None:
     reply = strict.post("/v1/chat/completions", json={"messages": fine, "max_tokens": 1})
     assert reply.status_code == 200, reply.text
 
-
-def test_output_of_the_mistral_template_reads_as_mistral() -> None:
-    """The parser the server uses for the chosen format reads what the grammar made."""
-    text = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Oslo"}}]'
-    message = parse_message(text, "mistral", [WEATHER_TOOL])
-    assert message.tool_calls[0].name == "get_weather"
