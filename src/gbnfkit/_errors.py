@@ -17,6 +17,7 @@ __all__ = [
     "ArgumentError",
     "ChatError",
     "ChatParseError",
+    "ChatTemplateError",
     "GbnfkitError",
     "GrammarError",
     "InputRejected",
@@ -307,6 +308,26 @@ class ChatParseError(ChatError):
         line_no = self.text.count("\n", 0, self.position) + 1
         column = self.position - (self.text.rfind("\n", 0, self.position) + 1) + 1
         return _excerpt(self.text, line_no, column)
+
+
+class ChatTemplateError(ChatError):
+    """A chat template (Jinja) that cannot be used: empty, not valid Jinja, or one that
+    fails while it renders messages (a name it cannot use, or its own
+    ``raise_exception``).
+
+    Attributes:
+        message: what is wrong (Jinja's message, or the text the template raised).
+        line: 1-based line in the template where it went wrong, or ``None`` when it is
+            not known (an empty template, an error outside the template's code).
+        refused: ``True`` when the template itself refused the messages with
+            ``raise_exception`` (roles that do not alternate...), ``False`` otherwise.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None, refused: bool = False) -> None:
+        self.message = message
+        self.line = line
+        self.refused = refused
+        super().__init__(f"line {line}: {message}" if line is not None else message)
 
 
 class PegError(GbnfkitError, ValueError):

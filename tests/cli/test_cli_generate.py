@@ -167,5 +167,88 @@ def test_generate_help_names_llama_cpp_flags(cli: Cli) -> None:
         "--raw",
         "--lazy",
         "--after",
+        "--chat-template-file",
     ):
         assert flag in run.out
+
+
+# ChatML with a marker, CRLF line ends and a non-ASCII character: given to the model as is
+MARKED_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\r\n[é] {{ m.content }}<|im_end|>\r\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}\n"
+)
+
+
+def test_generate_renders_the_prompt_with_the_chat_template_file(
+    cli: Cli, write: Callable[[str, str | bytes], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gbnfkit.integrations import llama_cpp
+
+    runners: list[llama_cpp.LlamaRunner] = []
+    real_decoder = llama_cpp.decoder
+
+    def spy(llm: object, **options: object) -> object:
+        decoder = real_decoder(llm, **options)  # type: ignore[arg-type]
+        runners.append(decoder.runner)  # type: ignore[arg-type]
+        return decoder
+
+    monkeypatch.setattr(llama_cpp, "decoder", spy)
+    path = write("t.jinja", MARKED_TEMPLATE.encode("utf-8"))
+    flags = ["--max-tokens", "2", "-t", "1", "--seed", "1"]
+    run = cli("generate", "--chat-template-file", path, *flags, "Hi")
+    assert run.status == ExitCode.OK, run.err
+    (runner,) = runners
+    assert runner.chat_template == MARKED_TEMPLATE  # the file's bytes, unaltered
+    text = runner.format_chat([{"role": "user", "content": "Hi"}])
+    # rendered as Jinja renders chat templates (llama-cpp-python, transformers): line ends
+    # as "\n", and trim_blocks drops the newline after a block tag ({% endif %})
+    assert text == "<|im_start|>user\n[é] Hi<|im_end|>\n<|im_start|>assistant\n"
+    assert runner.encode_prompt("Hi", raw=False) == list(
+        runner.llm.tokenize(text.encode(), add_bos=False, special=True)
+    )
+
+
+@pytest.mark.parametrize(
+    ("template", "extra", "message"),
+    [
+        (None, [], "cannot read the chat template"),
+        (b"\xff{{ messages }}", [], "not valid UTF-8 (byte 0xff at byte offset 0)"),
+        ("", [], ": the chat template is empty"),
+        ("a\n{% for m in messages %}\n{{ m.content }\n", [], ": line 3: not valid Jinja: "),
+        (
+            "{{ raise_exception('only tools') }}",
+            [],
+            ": it refuses the prompt: line 1: only tools",
+        ),
+        (
+            "\n{{ messages[0].content + 1 }}",
+            [],
+            ": it fails on the prompt: line 2: TypeError: can only concatenate str",
+        ),
+        (MARKED_TEMPLATE, ["--raw"], "--chat-template-file goes without --raw"),
+        (MARKED_TEMPLATE, ["--backend", "transformers"], "needs --backend llama-cpp"),
+    ],
+)
+def test_generate_chat_template_file_errors_exit_4(
+    cli: Cli,
+    write: Callable[[str, str | bytes], str],
+    tmp_path: Path,
+    template: str | bytes | None,
+    extra: list[str],
+    message: str,
+) -> None:
+    path = write("t.jinja", template) if template is not None else str(tmp_path / "none.jinja")
+    flags = [*extra, "-t", "1", "--max-tokens", "1"]
+    run = cli("generate", "--chat-template-file", path, *flags, "Hi")
+    assert run.status == ExitCode.USAGE
+    assert run.out == "" and "Traceback" not in run.err
+    (line,) = run.err.splitlines()[:1]
+    assert line.startswith("gbnfkit generate: ") and message in line, run.err
+    if template is not None and not extra and message.startswith(":"):
+        assert line.startswith(f"gbnfkit generate: --chat-template-file {path!r}: ")
+
+
+def test_generate_chat_template_file_is_not_standard_input(cli: Cli) -> None:
+    run = cli("generate", "--chat-template-file", "-", "Hi")
+    assert run.status == ExitCode.USAGE
+    assert run.err.strip() == "gbnfkit generate: --chat-template-file takes a file, not '-'"

@@ -181,3 +181,98 @@ def test_logits_processor_compiles_a_grammar_for_the_model(llama: Any) -> None:
 def test_logits_processor_needs_the_model_for_a_grammar() -> None:
     with pytest.raises(TypeError, match="pass llm"):
         integration.LogitsProcessor(Grammar.builtin("json"))
+
+
+# a template unlike SmolLM2's own (which writes ChatML with a default system message)
+MARKED_TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}[{{ m.role | upper }}] {{ m.content }}\n{% endfor %}"
+    "{% if add_generation_prompt %}[ASSISTANT] {% endif %}"
+)
+
+
+def test_a_given_chat_template_renders_the_prompt(llama: Any) -> None:
+
+    runner = integration.LlamaRunner(llama, chat_template=MARKED_TEMPLATE)
+    assert runner.chat_template == MARKED_TEMPLATE and runner.has_chat_template
+    bos = llama.detokenize([llama.token_bos()], special=True).decode()
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    text = runner.format_chat(messages)
+    assert text == f"{bos}[SYSTEM] Be brief.\n[USER] Hi\n[ASSISTANT] "
+    # generation (Decoder, `gbnfkit generate`) encodes the same text, BOS written once
+    ids = runner.encode_prompt("Hi", raw=False)
+    expected = f"{bos}[USER] Hi\n[ASSISTANT] ".encode()
+    assert ids == list(llama.tokenize(expected, add_bos=False, special=True))
+    assert ids.count(llama.token_bos()) == 1
+    # raw skips any template; without chat_template the GGUF's is used
+    assert runner.encode_prompt("Hi", raw=True) == list(
+        llama.tokenize(b"Hi", add_bos=True, special=True)
+    )
+    own = integration.LlamaRunner(llama)
+    assert own.chat_template == llama.metadata["tokenizer.chat_template"]
+    assert "<|im_start|>user\nHi<|im_end|>" in own.format_chat([{"role": "user", "content": "Hi"}])
+
+
+def test_decoder_takes_the_chat_template(llama: Any) -> None:
+    from gbnfkit import SamplingParams
+
+    dec = integration.decoder(llama, chat_template=MARKED_TEMPLATE)
+    assert dec.runner.chat_template == MARKED_TEMPLATE  # type: ignore[attr-defined]
+    result = dec.generate("Hi", max_tokens=2, params=SamplingParams(seed=1))
+    bos = llama.detokenize([llama.token_bos()], special=True).decode()
+    prompt = f"{bos}[USER] Hi\n[ASSISTANT] ".encode()
+    assert result.stats.prompt_tokens == len(llama.tokenize(prompt, add_bos=False, special=True))
+
+
+@pytest.mark.parametrize(
+    ("template", "line", "words"),
+    [
+        ("{% for m in messages %}\n{{ m.content }\n{% endfor %}", 2, "Jinja: unexpected '}'"),
+        ("Hi\n{% if %}", 2, "not valid Jinja"),
+        ("{% for m in messages %}{{ m.content }}", 1, "not valid Jinja"),  # no endfor
+        ("", None, "the chat template is empty"),
+        ("  \n", None, "the chat template is empty"),
+    ],
+)
+def test_a_chat_template_that_does_not_parse_is_one_error(
+    llama: Any, template: str, line: int | None, words: str
+) -> None:
+    from gbnfkit import ChatTemplateError
+
+    with pytest.raises(ChatTemplateError) as caught:
+        integration.LlamaRunner(llama, chat_template=template)
+    assert caught.value.line == line and not caught.value.refused
+    assert words in str(caught.value)
+    if line is not None:
+        assert str(caught.value).startswith(f"line {line}: ")
+
+
+def test_a_chat_template_that_is_not_text_is_an_argument_error(llama: Any) -> None:
+    from gbnfkit import ArgumentError
+
+    with pytest.raises(ArgumentError, match="the template's text"):
+        integration.LlamaRunner(llama, chat_template=b"{{ messages }}")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("template", "line", "refused", "words"),
+    [
+        ("{% if messages[0].role != 'system' %}\n{{ raise_exception('a system message first') }}"
+         "{% endif %}", 2, True, "a system message first"),
+        ("\n\n{{ messages[0].content + 1 }}", 3, False, "TypeError: can only concatenate"),
+        ("{{ messages[0].nope.deeper }}", 1, False, "'dict object' has no attribute 'nope'"),
+    ],
+)
+def test_a_chat_template_that_fails_on_the_messages_is_one_error(
+    llama: Any, template: str, line: int, refused: bool, words: str
+) -> None:
+    from gbnfkit import ChatTemplateError
+
+    runner = integration.LlamaRunner(llama, chat_template=template)
+    for render in (
+        lambda: runner.format_chat([{"role": "user", "content": "Hi"}]),
+        lambda: runner.encode_prompt("Hi", raw=False),
+    ):
+        with pytest.raises(ChatTemplateError) as caught:
+            render()
+        assert (caught.value.line, caught.value.refused) == (line, refused)
+        assert words in caught.value.message

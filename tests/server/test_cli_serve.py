@@ -115,3 +115,70 @@ def test_serve_freezes_what_it_loaded_before_serving(monkeypatch: pytest.MonkeyP
         gc.unfreeze()
     assert collected == [False]
     assert any(o is engines[0].loaded for o in gc.get_objects())
+
+
+def test_serve_help_lists_the_chat_template_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--chat-template-file PATH" in out and "4  usage error" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (None, "gbnfkit serve: cannot read the chat template"),
+        (b"\xfe", "not valid UTF-8"),
+        (b"", "the chat template is empty"),
+        (b"{% for m in messages %}\n{{ m.content }\n", "line 2: not valid Jinja: unexpected '}'"),
+    ],
+)
+def test_a_bad_chat_template_file_exits_4_with_one_message(
+    tmp_path: Path, content: bytes | None, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.jinja"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["serve", "--chat-template-file", str(path), "--threads", "1"]) == 4
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert err.startswith("gbnfkit serve: ") and repr(str(path)) in err
+    if words.startswith(("the chat template", "line")):  # read, but not a template
+        assert err.startswith(f"gbnfkit serve: --chat-template-file {str(path)!r}: ")
+
+
+def test_serve_gives_the_chat_template_file_to_the_engine_as_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import uvicorn
+
+    import gbnfkit.server as server
+    from gbnfkit.chat import ChatFormat
+
+    template = "{{ bos_token }}\r\n{% for m in messages %}[INST] {{ m.content }}{% endfor %}\n"
+    path = tmp_path / "mistral.jinja"
+    path.write_bytes(template.encode("utf-8"))
+    configs: list[server.ServerConfig] = []
+
+    class FakeEngine:
+        model_id = "fake"
+        chat_format = ChatFormat.MISTRAL
+
+        def __init__(self, config: server.ServerConfig) -> None:
+            configs.append(config)
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(server, "Engine", FakeEngine)
+    monkeypatch.setattr(server, "create_app", lambda config, engine: object())
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: None)
+    import gc
+
+    try:
+        assert main(["serve", "--port", "0", "--chat-template-file", str(path)]) == 0
+    finally:
+        gc.unfreeze()
+    assert configs[0].chat_template == template  # CRLF, the final newline: as in the file
+    assert configs[0].chat_format is None  # chosen by the engine from the template
+    err = capsys.readouterr().err
+    assert f"(mistral chat format, chat template {path}, 1 slot(s))" in err

@@ -3,11 +3,11 @@ DeepSeek-R1's, QwQ's and thinking Qwen3 templates do): the output starts inside 
 reasoning, and the server reads it so and builds its tool-call grammars for it.
 
 SmolLM2's own template does not open ``<think>``, so these tests serve the bundled model
-behind a stand-in template (ChatML, then ``<think>\\n``)."""
+behind a stand-in template given as ``ServerConfig.chat_template`` (ChatML, then
+``<think>\\n``)."""
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -28,21 +28,17 @@ THINKING_TEMPLATE = (
 
 
 @pytest.fixture(scope="module")
-def thinking(engine: Engine) -> Iterator[TestClient]:
-    """The session's model and slots behind the stand-in template."""
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-    opened = copy.copy(engine)  # shares the slots: never closed here
-    opened._formatter = Jinja2ChatFormatter(
-        template=THINKING_TEMPLATE,
-        eos_token="<|im_end|>",
-        bos_token="<|im_start|>",
-        add_generation_prompt=True,
-    )
+def thinking() -> Iterator[TestClient]:
+    """The bundled model behind the stand-in template (``ServerConfig.chat_template``)."""
+    opened = Engine(ServerConfig(ctx_size=512, threads=1, chat_template=THINKING_TEMPLATE))
+    assert opened.template == THINKING_TEMPLATE
     assert opened.render_chat([{"role": "user", "content": "Hi"}]).reasoning_open
     app = create_app(ServerConfig(max_tokens=MAX_TOKENS), engine=opened)
-    with TestClient(app) as client:
-        yield client
+    try:
+        with TestClient(app) as client:
+            yield client
+    finally:
+        opened.close()
 
 
 def _bias(engine: Engine, text: str, weight: int) -> dict[str, int]:

@@ -12,7 +12,7 @@ streaming, and the grammars that constrain tool calls (see docs/chat.md).
 
 from __future__ import annotations
 
-from gbnfkit._errors import ChatError, ChatParseError
+from gbnfkit._errors import ChatError, ChatParseError, ChatTemplateError
 from gbnfkit.chat._api import ChatGrammar, ChatParser, formats, grammar_for, parse_message
 from gbnfkit.chat._stream import MessageStream
 from gbnfkit.chat._types import (
@@ -30,6 +30,7 @@ __all__ = [
     "ChatGrammar",
     "ChatParser",
     "ChatParseError",
+    "ChatTemplateError",
     "Message",
     "MessageDelta",
     "MessageStream",

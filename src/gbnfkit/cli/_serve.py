@@ -7,9 +7,10 @@ import gc
 from pathlib import Path
 from typing import Any, TextIO
 
-from gbnfkit import MissingDependencyError
+from gbnfkit import ChatTemplateError, MissingDependencyError
 from gbnfkit.cli._argparse import positive_int
 from gbnfkit.cli._exit import CliError, ExitCode
+from gbnfkit.cli._template import add_chat_template_argument, read_chat_template, template_error
 
 __all__ = ["register"]
 
@@ -20,12 +21,19 @@ streaming, llama.cpp's grammar / json_schema / grammar_lazy / grammar_triggers),
 POST /v1/completions, GET /v1/models, GET /health. Every grammar and schema is held by
 gbnfkit's exact token masks; one GrammarCompiler serves all requests.
 
+The prompt of a chat request goes through the model's chat template, or the one
+--chat-template-file gives (Jinja, as llama-server's flag of that name); the tool-call
+format is chosen from the template used, unless --chat-format names it. A request the
+template refuses (its raise_exception) gets a 400 error, one it fails on a 500, each
+with the template's message and line.
+
 --parallel N loads the model N times (a llama.cpp context is not thread-safe): N requests
 decode at once, the others wait in a queue. Stop with Ctrl-C.
 
 exit status:
   0  the server stopped (Ctrl-C)
-  4  usage error (a bad flag value), or a model file that cannot be read
+  4  usage error (a bad flag value), a model or chat template file that cannot be
+     read, or a chat template that is empty or not valid Jinja (the line is named)
   6  the server's packages (starlette, uvicorn), llama-cpp-python or the bundled model
      are not installed; the message names the pip install that fixes it
 """
@@ -66,8 +74,9 @@ def register(commands: Any) -> None:
         metavar="NAME",
         choices=formats(),
         help=f"how the model writes tool calls ({', '.join(formats())}; "
-        "default: chosen from the model's chat template)",
+        "default: chosen from the chat template used)",
     )
+    add_chat_template_argument(parser)
     parser.add_argument(
         "--max-tokens",
         metavar="N",
@@ -104,11 +113,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"gbnfkit serve: {exc.name or exc} is not installed: pip install 'gbnfkit[server]'",
             ExitCode.MISSING_DEPENDENCY,
         ) from None
+    template = read_chat_template(args, "serve")
     config = ServerConfig(
         model=Path(args.model) if args.model else None,
         api_key=args.api_key,
         parallel=args.parallel,
         chat_format=ChatFormat.parse(args.chat_format) if args.chat_format else None,
+        chat_template=template,
         max_tokens=args.max_tokens,
         ctx_size=args.ctx_size,
         threads=args.threads,
@@ -117,6 +128,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         engine = Engine(config)
     except MissingDependencyError as exc:
         raise CliError(f"gbnfkit serve: {exc}", ExitCode.MISSING_DEPENDENCY) from None
+    except ChatTemplateError as exc:
+        raise template_error(exc, args, "serve") from None
     except (OSError, ValueError) as exc:
         raise CliError(f"gbnfkit serve: cannot load the model: {exc}") from None
     # The model, the vocabulary and the compiler's index (a trie of lists over every token)
@@ -125,9 +138,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # more on a 129k-token vocabulary; docs/masks.md, bench/issue11-journal.md "schemap90")
     gc.collect()
     gc.freeze()
+    source = f", chat template {args.chat_template_file}" if template is not None else ""
     print(
-        f"gbnfkit: serving {engine.model_id} ({engine.chat_format.value} chat format, "
-        f"{config.parallel} slot(s)) on http://{args.host}:{args.port}/v1",
+        f"gbnfkit: serving {engine.model_id} ({engine.chat_format.value} chat format"
+        f"{source}, {config.parallel} slot(s)) on http://{args.host}:{args.port}/v1",
         file=err,
         flush=True,
     )

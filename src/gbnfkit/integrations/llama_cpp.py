@@ -18,14 +18,19 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._errors import MissingDependencyError, VocabularyError
+from gbnfkit._errors import (
+    ArgumentError,
+    ChatTemplateError,
+    MissingDependencyError,
+    VocabularyError,
+)
 from gbnfkit._grammar import Grammar
 from gbnfkit.integrations._decode import AnyMatcher, Decoder
 from gbnfkit.integrations._requires import LLAMA_CPP, require
@@ -222,41 +227,93 @@ class LogitsProcessor:
         return scores
 
 
+def _jinja_formatter(llm: Any, template: str) -> Any:
+    """llama-cpp-python's ``Jinja2ChatFormatter`` for ``template`` with ``llm``'s BOS and EOS
+    texts, or ``None`` for a template of whitespace only.
+
+    Raises:
+        ChatTemplateError: ``template`` is not valid Jinja.
+    """
+    if not template.strip():
+        return None
+    chat_format = require(
+        "llama_cpp.llama_chat_format", "llama-cpp-python", LLAMA_CPP, needed_for="chat templates"
+    )
+    import jinja2  # a dependency of llama-cpp-python
+
+    special = {"eos": llm.token_eos(), "bos": llm.token_bos()}
+    names = {
+        key: llm.detokenize([tid], special=True).decode("utf-8", "replace") if tid >= 0 else ""
+        for key, tid in special.items()
+    }
+    try:
+        return chat_format.Jinja2ChatFormatter(
+            template=template,
+            eos_token=names["eos"],
+            bos_token=names["bos"],
+            add_generation_prompt=True,
+        )
+    except jinja2.TemplateSyntaxError as exc:
+        raise ChatTemplateError(f"not valid Jinja: {exc.message}", line=exc.lineno) from None
+
+
+def _render_error(exc: Exception) -> ChatTemplateError:
+    """What a template's failure while rendering is: the template line it happened on (the
+    frames Jinja names ``<template>``) and whether the template raised it itself."""
+    line, refused = None, False
+    frame = exc.__traceback__
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_filename == "<template>":
+            line = frame.tb_lineno
+        elif line is not None and code.co_name == "raise_exception":
+            refused = True
+        frame = frame.tb_next
+    if refused:
+        return ChatTemplateError(str(exc), line=line, refused=True)
+    import jinja2
+
+    text = str(exc) if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: {exc}"
+    return ChatTemplateError(text, line=line)
+
+
 class LlamaRunner:
     """A ``llama_cpp.Llama`` as a :class:`~gbnfkit.integrations.ModelRunner`.
 
     Evaluates with ``Llama.eval`` and reads the last position's logits from llama.cpp
-    (``llama_get_logits_ith``); the chat template is the GGUF's ``tokenizer.chat_template``
-    (rendered as llama-cpp-python renders it), used when the model has one.
+    (``llama_get_logits_ith``). The chat template is ``chat_template`` when given (Jinja
+    text, as ``llama-server --chat-template-file`` reads it), else the GGUF's
+    ``tokenizer.chat_template`` when it has one; either is rendered as llama-cpp-python
+    renders a model's template (:meth:`format_chat`).
+
+    Raises:
+        ChatTemplateError: ``chat_template`` (or the GGUF's template) is empty or not
+            valid Jinja; ``line`` is where.
     """
 
-    def __init__(self, llm: Any, *, vocabulary: Vocabulary | None = None) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        *,
+        vocabulary: Vocabulary | None = None,
+        chat_template: str | None = None,
+    ) -> None:
         self._llama_cpp = _llama_cpp()
         self._llm = llm
         self._vocabulary = vocabulary or vocabulary_from_llama(llm)
         self._width = int(llm.n_vocab())
-        self._formatter: Any = None
-        template = (getattr(llm, "metadata", None) or {}).get("tokenizer.chat_template")
-        if template:
-            chat_format = require(
-                "llama_cpp.llama_chat_format",
-                "llama-cpp-python",
-                LLAMA_CPP,
-                needed_for="chat templates",
+        if chat_template is None:
+            own = (getattr(llm, "metadata", None) or {}).get("tokenizer.chat_template")
+            chat_template = own if own and own.strip() else None  # an empty entry: none
+        elif not isinstance(chat_template, str):
+            raise ArgumentError(
+                f"chat_template must be the template's text (a str), not "
+                f"{type(chat_template).__name__}"
             )
-            special = {"eos": llm.token_eos(), "bos": llm.token_bos()}
-            names = {
-                key: llm.detokenize([tid], special=True).decode("utf-8", "replace")
-                if tid >= 0
-                else ""
-                for key, tid in special.items()
-            }
-            self._formatter = chat_format.Jinja2ChatFormatter(
-                template=template,
-                eos_token=names["eos"],
-                bos_token=names["bos"],
-                add_generation_prompt=True,
-            )
+        self._template: str | None = chat_template
+        self._formatter: Any = _jinja_formatter(llm, chat_template) if chat_template else None
+        if chat_template is not None and self._formatter is None:
+            raise ChatTemplateError("the chat template is empty")
 
     @property
     def llm(self) -> Any:
@@ -273,18 +330,39 @@ class LlamaRunner:
 
     @property
     def has_chat_template(self) -> bool:
-        """Whether the model's GGUF carries a chat template."""
+        """Whether prompts go through a chat template (given, or the GGUF's)."""
         return self._formatter is not None
 
+    @property
+    def chat_template(self) -> str | None:
+        """The chat template in use: the one given, else the GGUF's (``None``: neither)."""
+        return self._template
+
+    def format_chat(self, messages: Sequence[Mapping[str, str]]) -> str:
+        """``messages`` (``{"role", "content"}``) through the chat template, ending with the
+        generation prompt. The template gets ``messages``, ``add_generation_prompt``
+        (true), ``bos_token`` and ``eos_token`` (the model's texts for them),
+        ``raise_exception`` and ``strftime_now``, as llama-cpp-python gives them.
+
+        Raises:
+            ChatTemplateError: there is no chat template (:attr:`has_chat_template`), or
+                it fails on these messages (``refused`` when by its ``raise_exception``).
+        """
+        if self._formatter is None:
+            raise ChatTemplateError("the model has no chat template")
+        try:
+            formatted = self._formatter(messages=[dict(message) for message in messages])
+        except Exception as exc:  # anything the template's code raises
+            raise _render_error(exc) from None
+        prompt: str = formatted.prompt
+        return prompt
+
     def encode_prompt(self, prompt: str, *, raw: bool) -> list[int]:
-        if raw or self._formatter is None:
-            return list(self._llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True))
-        formatted = self._formatter(messages=[{"role": "user", "content": prompt}])
-        return list(
-            self._llm.tokenize(
-                formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
-            )
-        )
+        if not raw and self._formatter is not None:
+            # the template writes the BOS token itself when the model wants one
+            text = self.format_chat([{"role": "user", "content": prompt}])
+            return list(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        return list(self._llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True))
 
     def _logits(self) -> npt.NDArray[np.float32]:
         pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
@@ -301,8 +379,14 @@ class LlamaRunner:
         return self._logits()
 
 
-def decoder(llm: Any, *, compiler: GrammarCompiler | None = None) -> Decoder:
+def decoder(
+    llm: Any, *, compiler: GrammarCompiler | None = None, chat_template: str | None = None
+) -> Decoder:
     """gbnfkit's decoding loop on the ``Llama`` ``llm`` (a :class:`~gbnfkit.integrations.Decoder`).
+
+    ``chat_template``: Jinja text that replaces the GGUF's chat template (see
+    :class:`LlamaRunner`; raises :class:`~gbnfkit.ChatTemplateError` when it is empty or
+    not valid Jinja).
 
     >>> from gbnfkit import Grammar, SamplingParams
     >>> from gbnfkit.integrations import llama_cpp
@@ -310,5 +394,7 @@ def decoder(llm: Any, *, compiler: GrammarCompiler | None = None) -> Decoder:
     >>> dec.generate("A cat as JSON", grammar=Grammar.builtin("json"),
     ...              params=SamplingParams(seed=1)).text           # doctest: +SKIP
     """
-    runner = LlamaRunner(llm, vocabulary=compiler.vocabulary if compiler else None)
+    runner = LlamaRunner(
+        llm, vocabulary=compiler.vocabulary if compiler else None, chat_template=chat_template
+    )
     return Decoder(runner, compiler=compiler)

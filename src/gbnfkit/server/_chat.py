@@ -10,13 +10,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from gbnfkit._errors import ChatParseError
+from gbnfkit._errors import ChatParseError, ChatTemplateError
 from gbnfkit.chat import ChatParser, Message, MessageDelta, MessageStream
 from gbnfkit.server._config import ServerConfig
 from gbnfkit.server._constraints import Constraint, OutputKind, constraint_for, tools_offered
 from gbnfkit.server._decode import Finish, Job, Outcome
 from gbnfkit.server._engine import Engine
-from gbnfkit.server._errors import ApiError
+from gbnfkit.server._errors import ApiError, ErrorType
 from gbnfkit.server._fields import optional_bool
 from gbnfkit.server._http import (
     cancel_event,
@@ -57,9 +57,16 @@ def _plan(body: dict[str, Any], engine: Engine, config: ServerConfig) -> _Plan:
     messages = normalize_messages(body["messages"], extra)
     try:
         prompt = engine.render_chat(messages)
-    except Exception as exc:  # the template's own raise_exception, or a Jinja error
+    except ChatTemplateError as exc:
+        if exc.refused:  # the template's own raise_exception: these messages are at fault
+            raise ApiError(
+                f"'messages': the chat template refuses them: {exc}", param="messages"
+            ) from None
         raise ApiError(
-            f"'messages': the chat template refuses them: {exc}", param="messages"
+            f"the chat template fails on these messages: {exc}",
+            status=500,
+            type=ErrorType.SERVER,
+            code="chat_template_error",
         ) from None
     prompt_ids = prompt.ids
     if len(prompt_ids) >= engine.context_size:

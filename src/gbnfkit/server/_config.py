@@ -19,7 +19,10 @@ class ServerConfig:
         api_key: when set, every request needs ``Authorization: Bearer <api_key>``.
         parallel: generations decoded at once; each has its own model instance (slot);
             further requests wait in a queue.
-        chat_format: how the model writes tool calls (``None``: chosen from its template).
+        chat_format: how the model writes tool calls (``None``: chosen from the chat
+            template in use, ``chat_template`` when given).
+        chat_template: Jinja text that replaces the model's chat template for every
+            prompt (``gbnfkit serve --chat-template-file``; ``None``: the GGUF's own).
         max_tokens: the most tokens one request may ask for (and the default).
         ctx_size: each slot's context, in tokens (prompt and output).
         threads: llama.cpp threads per slot (``None``: half the CPUs divided among the
@@ -32,6 +35,7 @@ class ServerConfig:
     api_key: str | None = None
     parallel: int = 1
     chat_format: ChatFormat | None = None
+    chat_template: str | None = None
     max_tokens: int = 512
     ctx_size: int = 2048
     threads: int | None = None

@@ -31,25 +31,39 @@ class Engine:
     """The model, loaded ``config.parallel`` times, and what the requests share."""
 
     def __init__(self, config: ServerConfig) -> None:
+        """Load the model ``config.parallel`` times.
+
+        Raises:
+            MissingDependencyError: llama-cpp-python (or the bundled model) is missing.
+            FileNotFoundError: ``config.model`` does not exist.
+            ChatTemplateError: ``config.chat_template`` (or, without it, the model's own
+                template) is empty or not valid Jinja.
+        """
         from gbnfkit.integrations.llama_cpp import default_model_path
 
         self.path = Path(config.model) if config.model is not None else default_model_path()
         self.model_id = self.path.stem
         threads = config.threads or max((os.cpu_count() or 1) // (2 * config.parallel), 1)
-        llms = [
-            load_llama(self.path, n_ctx=config.ctx_size, n_threads=threads)
-            for _ in range(config.parallel)
+        first = load_llama(self.path, n_ctx=config.ctx_size, n_threads=threads)
+        self.vocabulary = vocabulary_from_llama(first)
+        # the first slot reads the chat template before the others load: a template that
+        # is not valid Jinja stops the engine at once
+        runner = LlamaRunner(first, vocabulary=self.vocabulary, chat_template=config.chat_template)
+        self._runners = [runner] + [
+            LlamaRunner(
+                load_llama(self.path, n_ctx=config.ctx_size, n_threads=threads),
+                vocabulary=self.vocabulary,
+                chat_template=config.chat_template,
+            )
+            for _ in range(config.parallel - 1)
         ]
-        self.vocabulary = vocabulary_from_llama(llms[0])
         self.compiler = GrammarCompiler(self.vocabulary, cache_size=config.grammar_cache)
         self._compile_lock = threading.Lock()
-        self._runners = [LlamaRunner(llm, vocabulary=self.vocabulary) for llm in llms]
-        self._llm: Any = llms[0]
-        metadata = getattr(self._llm, "metadata", None) or {}
-        self.template: str | None = metadata.get("tokenizer.chat_template")
+        self._llm: Any = first
+        # the template that renders the prompts: the chat format follows it
+        self.template: str | None = runner.chat_template
         self.chat_format = config.chat_format or format_from_template(self.template)
         self.context_size = config.ctx_size
-        self._formatter = self._runners[0]._formatter
         self._executor = ThreadPoolExecutor(config.parallel, thread_name_prefix="gbnfkit-slot")
         self._free: asyncio.Queue[LlamaRunner] | None = None
         self._free_loop: asyncio.AbstractEventLoop | None = None
@@ -73,12 +87,16 @@ class Engine:
         return len(self._runners)
 
     def render_chat(self, messages: list[dict[str, str]]) -> ChatPrompt:
-        """``messages`` through the model's chat template (ChatML without one), with the
-        generation prompt: the text and its tokens."""
-        if self._formatter is not None:
-            formatted = self._formatter(messages=messages)
-            ids = self.tokenize(formatted.prompt, add_bos=not formatted.added_special)
-            return ChatPrompt(formatted.prompt, ids)
+        """``messages`` through the chat template (``ServerConfig.chat_template``, else the
+        model's; ChatML without one), with the generation prompt: the text and its tokens.
+
+        Raises:
+            ChatTemplateError: the template fails on ``messages`` (or refuses them).
+        """
+        runner = self._runners[0]
+        if runner.has_chat_template:
+            text = runner.format_chat(messages)  # the template writes the BOS token, if any
+            return ChatPrompt(text, self.tokenize(text, add_bos=False))
         text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
         text += "<|im_start|>assistant\n"
         return ChatPrompt(text, self.tokenize(text, add_bos=True))
