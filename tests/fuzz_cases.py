@@ -28,7 +28,7 @@ import traceback
 import warnings
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from gbnfkit import (
     GbnfkitError,
     Grammar,
     Limits,
+    SchemaLimits,
     SchemaOptions,
     Vocabulary,
     json_schema_to_gbnf,
@@ -439,6 +440,15 @@ def _raise_timeout(signum: int, frame: object) -> None:
     raise InputTimeout("the input ran longer than the timeout")
 
 
+def _apart(options: dict[str, Any]) -> dict[str, Any]:
+    """Schema ``options`` whose ``limits`` (SchemaLimits) go in ``options=``, beside the
+    grammar's ``limits=FUZZ_LIMITS``."""
+    if "limits" not in options:
+        return options
+    rest = {k: v for k, v in options.items() if k != "limits"}
+    return {**rest, "options": SchemaOptions(limits=options["limits"])}
+
+
 def _signature_error(exc: TypeError) -> bool:
     """Python's own error for a call with an unknown keyword or too many arguments, raised
     before any code of gbnfkit runs (not wrapped: see CONTRIBUTING.md, Exceptions)."""
@@ -599,13 +609,16 @@ class Fuzzer:
         names = [
             "whitespace", "max_whitespace", "property_order", "closed_objects",
             "compact_constants", "strict", "max_integer_digits", "max_fraction_digits",
-            "untyped_means_object", "max_required_any_order",
+            "untyped_means_object", "max_required_any_order", "limits",
         ]  # fmt: skip
         good: dict[str, list[Any]] = {
             "whitespace": ["compact", "flexible", "pretty", "llama"],
             "property_order": ["schema", "any"],
             "max_whitespace": [None, 1, 4], "max_integer_digits": [None, 3],
             "max_fraction_digits": [None, 2], "max_required_any_order": [0, 3, 8],
+            "limits": [SchemaLimits(), SchemaLimits(max_dfa_states=20, max_product_states=40,
+                                                    max_unique_values=2, max_alternatives=8,
+                                                    max_grammar_chars=2_000)],
         }  # fmt: skip
         out: dict[str, Any] = {}
         for _ in range(rng.randrange(3)):
@@ -620,7 +633,7 @@ class Fuzzer:
         schema, options = self.schema(rng), self.options(rng)
         options.setdefault("strict", rng.random() < 0.5)
         self.note(schema=schema, options=options)
-        grammar = Grammar.from_json_schema(schema, limits=FUZZ_LIMITS, **options)
+        grammar = Grammar.from_json_schema(schema, limits=FUZZ_LIMITS, **_apart(options))
         self.exercise(rng, grammar)
 
     def fuzz_schema_text(self, rng: random.Random) -> None:
@@ -640,6 +653,10 @@ class Fuzzer:
                               "max_cached_states", "bogus"]): self.odd(rng)}  # fmt: skip
         self.note(options=options, limits=limits)
         Limits(**limits)
+        names = [f.name for f in fields(SchemaLimits)]
+        schema_limits = {rng.choice([*names, "bogus"]): self.odd(rng)}
+        self.note(options=options, limits=limits, schema_limits=schema_limits)
+        SchemaOptions(limits=SchemaLimits(**schema_limits))
 
     def regex(self, rng: random.Random) -> Any:
         if rng.random() < 0.03:
@@ -675,7 +692,7 @@ class Fuzzer:
             model = self.odd(rng)
         self.note(model=model, fields=list(fields.values()))
         options = self.options(rng) if rng.random() < 0.3 else {}
-        self.exercise(rng, Grammar.from_pydantic(model, limits=FUZZ_LIMITS, **options))
+        self.exercise(rng, Grammar.from_pydantic(model, limits=FUZZ_LIMITS, **_apart(options)))
 
     # -- vocabularies ----------------------------------------------------------------
     def fuzz_vocabulary(self, rng: random.Random) -> None:

@@ -42,7 +42,7 @@ from gbnfkit.engine import (
     State,
 )
 from gbnfkit.sampling import Mirostat, Sampler, SamplerType, SamplingParams, sample_batch
-from gbnfkit.schema import SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
+from gbnfkit.schema import SchemaLimits, SchemaOptions, json_schema_to_gbnf, regex_to_gbnf
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler, compile
@@ -83,6 +83,7 @@ __all__ = [
     "SamplingError",
     "SamplingParams",
     "SchemaError",
+    "SchemaLimits",
     "SchemaOptions",
     "State",
     "Trigger",

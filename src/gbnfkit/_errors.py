@@ -201,12 +201,15 @@ class SchemaError(GbnfkitError, ValueError):
     Attributes:
         keyword: the schema keyword at fault (``"oneOf"``), or ``None``.
         pointer: JSON pointer of the sub-schema at fault (``"/properties/age"``).
+        limit: the field of :class:`gbnfkit.SchemaLimits` that was reached, or ``None``.
     """
 
-    def __init__(self, message: str, *, keyword: str | None = None, pointer: str = "") -> None:
+    def __init__(self, message: str, *, keyword: str | None = None, pointer: str = "",
+                 limit: str | None = None) -> None:
         self.message = message
         self.keyword = keyword
         self.pointer = pointer
+        self.limit = limit
         where = f" at {pointer or '/'}" if keyword is not None or pointer else ""
         kw = f" [{keyword}]" if keyword else ""
         super().__init__(f"{message}{kw}{where}")

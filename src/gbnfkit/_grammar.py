@@ -13,6 +13,7 @@ from gbnfkit.engine._match import MatchResult, MatchStatus
 from gbnfkit.engine._program import Program, compile_program
 from gbnfkit.engine._state import State
 from gbnfkit.grammar._ir import GrammarIR
+from gbnfkit.schema._limits import SchemaLimits
 
 __all__ = ["Grammar"]
 
@@ -69,12 +70,17 @@ class Grammar:
 
     @classmethod
     def from_json_schema(
-        cls, schema: Any, *, limits: Limits | None = None, **options: Any
+        cls, schema: Any, *, limits: Limits | SchemaLimits | None = None, **options: Any
     ) -> Grammar:
         """The JSON texts valid for ``schema`` (dict, bool or JSON text); options as in
-        :func:`gbnfkit.json_schema_to_gbnf`. Raises SchemaError."""
+        :func:`gbnfkit.json_schema_to_gbnf`.  ``limits`` is the grammar's
+        :class:`gbnfkit.Limits`, or the converter's :class:`gbnfkit.SchemaLimits` (the
+        ``limits`` option; both: ``options=SchemaOptions(limits=...)``). Raises
+        SchemaError."""
         from gbnfkit.schema._api import convert_schema
 
+        if isinstance(limits, SchemaLimits):  # the option of the same name
+            options["limits"], limits = limits, None
         converted = convert_schema(schema, **options)
         expect(limits, (Limits, type(None)), "limits")
         lim = limits if limits is not None else DEFAULT_LIMITS

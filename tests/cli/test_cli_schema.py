@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gbnfkit import Grammar, SchemaOptions, json_schema_to_gbnf
+from gbnfkit import Grammar, SchemaLimits, SchemaOptions, json_schema_to_gbnf
 from gbnfkit.cli._main import build_parser
 from gbnfkit.schema import SchemaWarning
 
@@ -57,8 +57,13 @@ def _option_flags(command: str) -> dict[str, list[str]]:
 def test_every_schema_option_has_a_flag(command: str) -> None:
     flags = _option_flags(command)
     for field in dataclasses.fields(SchemaOptions):
+        if field.name == "limits":  # one flag per limit instead
+            assert "limits" not in flags
+            continue
         dashed = field.name.replace("_", "-")
         assert flags.get(field.name) in (["--" + dashed], ["--no-" + dashed]), field.name
+    for field in dataclasses.fields(SchemaLimits):
+        assert flags.get("limit:" + field.name) == ["--" + field.name.replace("_", "-")]
     assert flags["llama_compat"] == ["--llama-compat"]
 
 
@@ -110,6 +115,33 @@ def test_llama_compat(cli: Cli, person: str) -> None:
     assert run.out == _printed(expected)
 
 
+def test_limit_flags(cli: Cli, write: Write) -> None:
+    unique = {"type": "array", "uniqueItems": True, "items": {"enum": list(range(9))}}
+    path = write("unique.json", json.dumps(unique))
+    run = cli("schema", path)
+    assert run.status == 3
+    assert "limit max_unique_values=8" in run.err
+    assert "(flag --max-unique-values N)" in run.err
+    run = cli("schema", path, "--max-unique-values", "9")
+    assert (run.status, run.err) == (0, "")
+    options = SchemaOptions(limits=SchemaLimits(max_unique_values=9))
+    assert run.out == _printed(json_schema_to_gbnf(unique, options=options))
+    # with --llama-compat and other options; with check --schema
+    run = cli("schema", "--llama-compat", "--max-unique-values", "9", "--max-integer-digits",
+              "1200", "--max-counted-characters", "1200", path)
+    assert run.status == 0, run.err
+    options = SchemaOptions.llama_compat(
+        max_integer_digits=1200,
+        limits=SchemaLimits(max_unique_values=9, max_counted_characters=1200),
+    )
+    assert run.out == _printed(json_schema_to_gbnf(unique, options=options))
+    assert cli("check", "--schema", path, "--max-unique-values", "9", "[8, 0]").status == 0
+    assert cli("check", "--schema", path, "--max-unique-values", "9", "[8, 8]").status == 1
+    run = cli("schema", write("p.json", json.dumps(PERSON)), "--max-whitespace", "1001")
+    assert run.status == 3
+    assert "(flag --max-counted-characters N)" in run.err
+
+
 def test_check_schema_uses_the_same_flags(cli: Cli, person: str) -> None:
     text = '{"name": "Ada", "age": 36}'
     assert cli("check", "--schema", person, text).status == 0
@@ -130,6 +162,8 @@ def test_check_schema_uses_the_same_flags(cli: Cli, person: str) -> None:
         ["--max-whitespace", "0"],
         ["--max-integer-digits", "x"],
         ["--max-required-any-order", "none"],
+        ["--max-dfa-states", "0"],
+        ["--max-dfa-states", "none"],
         ["--whitespace", "tabs"],
         ["--property-order", "random"],
     ],

@@ -102,13 +102,15 @@ def test_dot_excludes_line_terminators() -> None:
 @given(text=st.text(alphabet="abcx-01", max_size=6),
        pattern=st.sampled_from(["^x-", "ab|c$", "^[a-z]+$", "[0-9]{2}", "^(a|b)*c?$", ""]))
 def test_complement_automaton(text: str, pattern: str) -> None:
+    from gbnfkit.schema import SchemaLimits
     from gbnfkit.schema._dfa import complement_grammar
     from gbnfkit.schema._gbnf import RuleTable, char_class
     from gbnfkit.schema._regex_parse import parse_regex
 
     table = RuleTable()
     table.fresh("root")
-    name = complement_grammar(parse_regex(pattern), table, lambda r: char_class(r), "k")
+    name = complement_grammar(parse_regex(pattern), table, lambda r: char_class(r), "k",
+                              SchemaLimits())
     assert name is not None
     table.define("root", name)
     accepted = Grammar.from_gbnf(table.text()).match(text).status.value == "accept"

@@ -2,7 +2,8 @@
 
 The flags are derived from the dataclass fields (and their help from its docstring), so
 a new converter option gets its flag without touching the CLI: ``--name`` for a field
-``name``; ``--no-name`` for a bool that defaults to true; ``N|none`` for ``int | None``.
+``name``; ``--no-name`` for a bool that defaults to true; ``N|none`` for ``int | None``;
+``--name N`` for each field of :class:`gbnfkit.SchemaLimits` (``SchemaOptions.limits``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from gbnfkit import Grammar, SchemaError, SchemaOptions, json_schema_to_gbnf
+from gbnfkit import Grammar, SchemaError, SchemaLimits, SchemaOptions, json_schema_to_gbnf
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._inputs import load_schema
 from gbnfkit.schema import SchemaWarning
@@ -49,10 +50,10 @@ def _plain(doc: str) -> str:
     return re.sub(r":\w+:`([^`]+)`", r"\1", text)  # :class:`Whitespace` -> Whitespace
 
 
-def _field_help(hints: dict[str, Any]) -> dict[str, str]:
-    """``name -> description`` from the ``Attributes:`` section of the docstring; for an
-    enum field, the first paragraph of the enum's own docstring."""
-    doc = SchemaOptions.__doc__ or ""
+def _field_help(cls: type, hints: dict[str, Any]) -> dict[str, str]:
+    """``name -> description`` from the ``Attributes:`` section of ``cls``'s docstring;
+    for an enum field, the first paragraph of the enum's own docstring."""
+    doc = cls.__doc__ or ""
     found: dict[str, str] = {}
     for match in re.finditer(r"^ {8}(\w+): (.*(?:\n {12}.*)*)", doc, re.MULTILINE):
         found[match.group(1)] = _plain(match.group(2))
@@ -88,7 +89,8 @@ def _default_text(value: Any) -> str:
 
 
 def add_schema_option_arguments(parser: argparse.ArgumentParser) -> None:
-    """One flag per field of :class:`gbnfkit.SchemaOptions`, plus ``--llama-compat``."""
+    """One flag per field of :class:`gbnfkit.SchemaOptions` (and of its ``limits``, a
+    :class:`gbnfkit.SchemaLimits`), plus ``--llama-compat``."""
     group = parser.add_argument_group(
         "JSON Schema conversion options (see gbnfkit.SchemaOptions)",
         argument_default=argparse.SUPPRESS,  # a flag not given leaves the option alone
@@ -98,19 +100,32 @@ def add_schema_option_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start from the choices llama.cpp's converter makes (SchemaOptions.llama_compat)",
     )
-    hints = typing.get_type_hints(SchemaOptions)
-    helps = _field_help(hints)
-    for field in dataclasses.fields(SchemaOptions):
+    _add_flags(group, SchemaOptions, "")
+    limits = parser.add_argument_group(
+        "JSON Schema converter limits (see gbnfkit.SchemaLimits)",
+        argument_default=argparse.SUPPRESS,
+    )
+    _add_flags(limits, SchemaLimits, _LIMIT)
+
+
+_LIMIT = "limit:"
+"""The prefix of the ``dest`` of a flag of a :class:`SchemaLimits` field."""
+
+
+def _add_flags(group: argparse._ArgumentGroup, cls: type, prefix: str) -> None:
+    hints = typing.get_type_hints(cls)
+    helps = _field_help(cls, hints)
+    for field in dataclasses.fields(cls):
         spec = _flag(field, hints[field.name])
         if spec is None:
             continue
         flag, keywords = spec
-        text = helps.get(field.name, f"see SchemaOptions.{field.name}").replace("%", "%%")
+        text = helps.get(field.name, f"see {cls.__name__}.{field.name}").replace("%", "%%")
         if keywords.get("action") == "store_false":
             text = f"set {field.name} to false (it is true by default); {field.name}: {text}"
-        elif keywords.get("action") is None:
+        elif keywords.get("action") is None and "Default" not in text:
             text += f" (default: {_default_text(field.default)})"
-        group.add_argument(flag, dest=field.name, help=text, **keywords)
+        group.add_argument(flag, dest=prefix + field.name, help=text, **keywords)
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -122,6 +137,14 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(args, "llama_compat", False):
         options["options"] = SchemaOptions.llama_compat()
+    limits = {
+        field.name: getattr(args, _LIMIT + field.name)
+        for field in dataclasses.fields(SchemaLimits)
+        if hasattr(args, _LIMIT + field.name)
+    }
+    if limits:  # given in ``options``: Grammar.from_json_schema's ``limits`` is Limits
+        base = options.get("options") or SchemaOptions()
+        options["options"] = dataclasses.replace(base, limits=SchemaLimits(**limits))
     return options
 
 
@@ -132,7 +155,8 @@ def _convert(args: argparse.Namespace, err: TextIO, build: Callable[..., Any]) -
         try:
             result = build(schema, **_options(args))
         except SchemaError as exc:
-            raise CliError(f"{args.schema}: {exc}", ExitCode.BAD_GRAMMAR) from None
+            flag = f" (flag --{exc.limit.replace('_', '-')} N)" if exc.limit else ""
+            raise CliError(f"{args.schema}: {exc}{flag}", ExitCode.BAD_GRAMMAR) from None
     for warning in caught:
         print(f"{args.schema}: warning: {warning.message}", file=err)
     return result

@@ -14,10 +14,7 @@ from gbnfkit.schema._values import render_value
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
-__all__ = ["array_expr", "MAX_UNIQUE_VALUES"]
-
-MAX_UNIQUE_VALUES = 8
-"""Most distinct item values under ``uniqueItems`` (one grammar rule per subset)."""
+__all__ = ["array_expr"]
 
 
 def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
@@ -34,11 +31,12 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
         return None
     if schema.get("uniqueItems") is True and (hi is None or hi > 1):
         values = None if prefix or "contains" in schema else _finite_domain(conv, items, ptr)
-        if values is not None:
+        if values is not None and len(values) <= conv.opts.limits.max_unique_values:
             return _unique(conv, values, lo, hi, hint)
         conv.unsupported(f"uniqueItems is enforced only over item schemas with at most "
-                         f"{MAX_UNIQUE_VALUES} values (enum, const, boolean, null)",
-                         "uniqueItems", ptr)
+                         f"{conv.opts.limits.max_unique_values} values (enum, const, boolean, "
+                         "null)", "uniqueItems", ptr,
+                         None if values is None else "max_unique_values")
     for kw in ("unevaluatedItems",):
         if kw in schema and schema[kw] is not True:
             conv.unsupported(f"{kw} is not supported", kw, ptr)
@@ -128,10 +126,11 @@ def _contains(conv: Converter, schema: dict[str, Any], ptr: str, hint: str, item
                    f"({seq(comma, any_item)})*" if any_item else "")
         return seq('"["', open_, first, body, close, '"]"')
     try:
-        negation = negate(schema["contains"], lambda r: conv.resolve(r, ptr))
+        negation = negate(schema["contains"], lambda r: conv.resolve(r, ptr),
+                          conv.opts.limits.max_negation_chars)
     except Unnegatable as e:
         conv.unsupported(f"maxContains needs the items that do not match contains: {e}",
-                         "maxContains", ptr)
+                         "maxContains", ptr, e.limit)
         return array_expr(conv, without, ptr, hint)
     other = conv.visit({"allOf": [items, negation]}, cptr, conv.child_hint(hint, "other"))
     others = f"({seq(other, comma)})*" if other else ""
@@ -155,7 +154,7 @@ def _contains(conv: Converter, schema: dict[str, Any], ptr: str, hint: str, item
 
 
 def _finite_domain(conv: Converter, items: Any, ptr: str) -> list[Any] | None:
-    """The distinct values ``items`` allows, when few enough; else None."""
+    """The distinct values ``items`` allows, when finitely many; else None."""
     try:
         flat = conv.merge([items], ptr)
     except SchemaError:
@@ -181,7 +180,7 @@ def _finite_domain(conv: Converter, items: Any, ptr: str) -> list[Any] | None:
             return None
         if ok and not any(json_equal(v, w) for w in kept):
             kept.append(v)
-    return kept if len(kept) <= MAX_UNIQUE_VALUES else None
+    return kept
 
 
 def _unique(conv: Converter, values: list[Any], lo: int, hi: int | None,

@@ -10,10 +10,11 @@ from decimal import Decimal
 from typing import Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._dfa import MAX_DFA, MAX_PRODUCT, TooBig, dfa_of, emit_dfa, length_dfa, product
+from gbnfkit.schema._dfa import TooBig, dfa_of, emit_dfa, length_dfa, product
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
+from gbnfkit.schema._limits import limit_hint
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._negate import FRACTION, NOT_PATTERNS, NOT_STRINGS, Unnegatable, negate
 from gbnfkit.schema._numbers import decimal_interval, int_range, repeat
@@ -40,24 +41,8 @@ _STRING_KEYS = ("minLength", "maxLength", "pattern", "format", PATTERNS_KEY)
 _NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _ALWAYS_UNSUPPORTED = ("$dynamicRef", "$recursiveRef")
 _TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
-MAX_GRAMMAR_SIZE = 2_000_000
-"""Largest grammar (characters of rule bodies) built before the schema is refused: the
-rewrites (oneOf overlaps, dependencies and if as anyOf, negations) distribute sibling
-keywords into branches, and nested ones multiply."""
 _COMPOSITIONS = ("oneOf", "anyOf", "allOf", "if", "not", "dependentSchemas", "dependencies",
                  "dependentRequired", "uniqueItems", "patternProperties")
-MAX_LISTED_MULTIPLES = 1000
-"""Most integers listed for ``multipleOf`` between bounds."""
-MAX_ONEOF_SIZE = 200_000
-"""Largest rewritten ``oneOf`` (characters of JSON schema) when overlaps are excluded."""
-MAX_ALTERNATIVES = 4096
-"""Most alternatives an ``anyOf``/``oneOf`` spreads into once the sibling keywords (and
-their own ``anyOf`` lists) are distributed into its branches (or four per branch written
-in them, if more).  Counted before the branches are visited, so that an exploding
-rewrite is refused at once instead of after seconds of building towards
-:data:`MAX_GRAMMAR_SIZE`.  The work is about 0.5 ms per alternative (7 overlapping
-``oneOf`` branches: 5,103 alternatives, 3.6 s, a 1.2M-character grammar); MaskBench
-dev: at most 48 in a schema that converts."""
 
 
 def _too_long(d: Decimal) -> bool:
@@ -119,11 +104,16 @@ class Converter:
             f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
 
     # ---------------------------------------------------------------- reporting
-    def unsupported(self, message: str, keyword: str, pointer: str) -> None:
-        """Refuse (strict) or warn that ``keyword`` is not enforced."""
+    def unsupported(self, message: str, keyword: str, pointer: str,
+                    limit: str | None = None) -> None:
+        """Refuse (strict) or warn that ``keyword`` is not enforced (past the
+        ``SchemaLimits`` field ``limit``, if given: the message says how to raise it)."""
+        hint = limit_hint(self.opts.limits, limit) + "; " if limit else ""
         if self.opts.strict:
-            raise SchemaError(message + " (strict=False ignores it with a warning)",
-                              keyword=keyword, pointer=pointer)
+            raise SchemaError(f"{message} ({hint}strict=False ignores it with a warning)",
+                              keyword=keyword, pointer=pointer, limit=limit)
+        if limit:
+            message += f" ({limit_hint(self.opts.limits, limit)})"
         note = f"{message} [{keyword}] at {pointer or '/'}"
         self.notes.append(note)
         warnings.warn(note, SchemaWarning, stacklevel=4)
@@ -250,12 +240,13 @@ class Converter:
             result = self._visit(schema, ptr, hint)
         finally:
             self.active.discard(key)
-        if self.table.size > MAX_GRAMMAR_SIZE:
+        if self.table.size > self.opts.limits.max_grammar_chars:
             keyword = next((k for k in _COMPOSITIONS if k in schema), None) or next(
                 (t for t in reversed(ptr.split("/")) if t in _COMPOSITIONS), "anyOf")
-            raise SchemaError(f"the grammar would exceed {MAX_GRAMMAR_SIZE:,} characters "
-                              "(sibling keywords distributed into many branches?)",
-                              keyword=keyword, pointer=ptr)
+            raise SchemaError(f"the grammar would exceed {self.opts.limits.max_grammar_chars:,} "
+                              "characters (sibling keywords distributed into many branches?; "
+                              f"{limit_hint(self.opts.limits, 'max_grammar_chars')})",
+                              keyword=keyword, pointer=ptr, limit="max_grammar_chars")
         if key in self.pending:
             name = self.pending.pop(key)
             self.table.define(name, result if result is not None else "[^\\x00-\\U0010FFFF]")
@@ -317,9 +308,11 @@ class Converter:
             return rest
         cond = schema["if"]
         try:
-            negation = negate(cond, lambda r: self.resolve(r, ptr))
+            negation = negate(cond, lambda r: self.resolve(r, ptr),
+                              self.opts.limits.max_negation_chars)
         except Unnegatable as e:
-            self.unsupported(f"if: its negation (for else) is not supported: {e}", "if", ptr)
+            self.unsupported(f"if: its negation (for else) is not supported: {e}", "if", ptr,
+                             e.limit)
             negation = True
         choice = {"anyOf": [{"allOf": [cond, schema.get("then", True)]},
                             {"allOf": [negation, schema.get("else", True)]}]}
@@ -410,13 +403,18 @@ class Converter:
             branches = self.one_of_branches(branches, rest, ptr)
         # a long list written out costs what it is written with; the multiplication of
         # lists by their siblings is what is bounded
-        limit = max(MAX_ALTERNATIVES, 4 * listed({**rest, comb: branches}))
+        # (the work is about 0.5 ms per alternative: 7 overlapping oneOf branches, 5,103
+        # alternatives, 3.6 s, a 1.2M-character grammar; MaskBench dev: at most 48 in a
+        # schema that converts)
+        limits = self.opts.limits
+        limit = max(limits.max_alternatives, 4 * listed({**rest, comb: branches}))
         spread = alternatives(rest, limit) * min(
             sum(alternatives(b, limit) for b in branches), limit + 1)
         if spread > limit:
             raise SchemaError(f"{comb} would spread into more than {limit:,} alternatives "
                               "(sibling keywords and nested anyOf/oneOf distributed into "
-                              "every branch)", keyword=comb, pointer=ptr)
+                              f"every branch; {limit_hint(limits, 'max_alternatives')})",
+                              keyword=comb, pointer=ptr, limit="max_alternatives")
         options = []
         for i, branch in enumerate(branches):
             sub = branch if not rest else {"allOf": [rest, branch]}
@@ -449,17 +447,20 @@ class Converter:
                 continue
             others = [flat[j] for j in overlapping[i]]
             try:
-                negation = negate({"anyOf": others}, lambda r: self.resolve(r, ptr))
+                negation = negate({"anyOf": others}, lambda r: self.resolve(r, ptr),
+                                  self.opts.limits.max_negation_chars)
             except Unnegatable as e:
                 self.unsupported(f"oneOf branches may overlap and the overlap cannot be "
                                  f"excluded ({e}); they are enforced as anyOf (an instance "
-                                 "matching several branches is accepted)", "oneOf", ptr)
+                                 "matching several branches is accepted)", "oneOf", ptr,
+                                 e.limit)
                 return branches
             if negation is not False:
                 out.append({"allOf": [b, negation]} if negation is not True else b)
-        if len(json.dumps(out)) > MAX_ONEOF_SIZE:
+        if len(json.dumps(out)) > self.opts.limits.max_oneof_chars:
             self.unsupported(f"oneOf with overlapping branches: excluding the overlaps needs "
-                             f"more than {MAX_ONEOF_SIZE} characters of schema", "oneOf", ptr)
+                             f"more than {self.opts.limits.max_oneof_chars} characters of "
+                             "schema", "oneOf", ptr, "max_oneof_chars")
             return branches
         return out
 
@@ -475,9 +476,11 @@ class Converter:
         """The schema without ``not``: its siblings and the pushed-down negation."""
         rest = {k: v for k, v in schema.items() if k != "not"}
         try:
-            negation = negate(schema["not"], lambda r: self.resolve(r, ptr))
+            negation = negate(schema["not"], lambda r: self.resolve(r, ptr),
+                              self.opts.limits.max_negation_chars)
         except Unnegatable as e:
-            self.unsupported(f"this form of not is not supported: {e}", "not", ptr + "/not")
+            self.unsupported(f"this form of not is not supported: {e}", "not", ptr + "/not",
+                             e.limit)
             return rest
         if negation is False:
             return False
@@ -624,7 +627,7 @@ class Converter:
         try:
             for kw, regex in patterns:
                 try:
-                    dfas.append(dfa_of(parse_regex(regex)))
+                    dfas.append(dfa_of(parse_regex(regex), self.opts.limits))
                 except RegexUnsupported as e:
                     self.unsupported(f"pattern {regex!r}: {e}", kw, ptr)
                     return self.string_rule()
@@ -639,24 +642,25 @@ class Converter:
                         return self.string_rule()
                 banned += [Branch(Cat(tuple(Chars(((ord(c), ord(c)),)) for c in w)), True,
                                   True) for w in not_strings]
-                dfas.append(dfa_of(banned))
+                dfas.append(dfa_of(banned, self.opts.limits))
             negative = len(dfas) > positive
             if lo > 0 or hi is not None:
-                dfas.append(length_dfa(lo, hi))
+                dfas.append(length_dfa(lo, hi, self.opts.limits))
             limited = len(dfas) > positive + negative
 
             def accept(verdicts: tuple[bool, ...]) -> bool:
                 return all(verdicts[:positive]) and not (negative and verdicts[positive]) \
                     and (not limited or verdicts[-1])
 
-            dfa = product(dfas, accept)
-        except TooBig:
+            dfa = product(dfas, accept, self.opts.limits)
+        except TooBig as e:
             keyword = "not" if not_patterns or not_strings else (
                 "minLength" if lo and hi is None else "maxLength") if (
                 lo or hi is not None) else patterns[1][0]
             self.unsupported(f"this combination of patterns, not and length limits needs "
-                             f"more than {MAX_DFA} automaton states per pattern or "
-                             f"{MAX_PRODUCT} in their product", keyword, ptr)
+                             f"more than {self.opts.limits.max_dfa_states} automaton states "
+                             f"per pattern or {self.opts.limits.max_product_states} in their "
+                             "product", keyword, ptr, e.limit)
             return self.string_rule()
         body = emit_dfa(dfa, self.table, self.chars.of, "string-dfa")
         return None if body is None else seq('"\\""', body, '"\\""')
@@ -708,19 +712,26 @@ class Converter:
         lo, lo_s, hi, hi_s = self.bounds(schema, ptr)
         ilo = None if lo is None else (math.floor(lo) + 1 if lo_s else math.ceil(lo))
         ihi = None if hi is None else (math.ceil(hi) - 1 if hi_s else math.floor(hi))
+        limits = self.opts.limits
         if m is not None and Decimal(1) % m != 0:
+            listed_too_many = False
             if ilo is not None and ihi is not None:
                 # few multiples between the bounds: listed (a multipleOf m, lcm with 1)
                 first = math.ceil(Decimal(ilo) / m) * m
                 count = 0 if first > ihi else int((Decimal(ihi) - first) // m) + 1
-                if count <= MAX_LISTED_MULTIPLES:
+                if count <= limits.max_listed_multiples:
                     values = [first + k * m for k in range(count)]
                     ints = [int(v) for v in values if v == v.to_integral_value()]
                     return alt(literal(str(v)) for v in ints) if ints else None
-            if m != m.to_integral_value() or lo is not None or hi is not None or m > 1000:
+                listed_too_many = True
+            if m != m.to_integral_value() or lo is not None or hi is not None or \
+                    m > limits.max_multiple_of:
+                limit = "max_listed_multiples" if listed_too_many else "max_multiple_of" if (
+                    m == m.to_integral_value() and lo is None and hi is None) else None
                 self.unsupported(f"multipleOf {m} is enforced only on unbounded integers "
-                                 f"(multiples up to 1000) or between bounds with at most "
-                                 f"{MAX_LISTED_MULTIPLES} multiples", "multipleOf", ptr)
+                                 f"(multiples up to {limits.max_multiple_of}) or between "
+                                 f"bounds with at most {limits.max_listed_multiples} "
+                                 "multiples", "multipleOf", ptr, limit)
             else:
                 return self.integer_multiple(int(m))
         if lo is None and hi is None:

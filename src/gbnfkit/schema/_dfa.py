@@ -4,8 +4,8 @@ Used where a grammar needs a Boolean combination of patterns: "a string that doe
 match these patterns" (object keys outside ``patternProperties``, ``not: {pattern}``),
 several patterns at once, a pattern with ``minLength``/``maxLength`` (the product with a
 character counter).  Automata are built over decoded characters and emitted through a
-class emitter, so JSON escapes stay exact.  Past the state limits the functions return
-``None`` (or raise :class:`TooBig`) and the caller refuses.
+class emitter, so JSON escapes stay exact.  Past the state limits (``SchemaLimits``) the
+functions raise :class:`TooBig` naming the limit, and the caller refuses.
 """
 
 from __future__ import annotations
@@ -13,39 +13,41 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from gbnfkit.schema._gbnf import RuleTable, alt, seq
 from gbnfkit.schema._regex_parse import ANY_CHAR, Branch, Cat, Chars, Node, Or, Rep
 
+if TYPE_CHECKING:
+    from gbnfkit.schema._limits import SchemaLimits
+
 __all__ = ["complement_grammar", "Dfa", "TooBig", "dfa_of", "length_dfa", "product",
-           "emit_dfa", "MAX_NFA", "MAX_DFA", "MAX_PRODUCT"]
+           "emit_dfa"]
 
 Ranges = tuple[tuple[int, int], ...]
-MAX_NFA = 4000
-"""Most NFA states built for one set of patterns."""
-MAX_DFA = 400
-"""Most DFA states for one set of patterns (subset construction)."""
-MAX_PRODUCT = 2000
-"""Most states of a product automaton (patterns x complement x length counter); each
-state becomes one grammar rule."""
 
 
 class TooBig(Exception):
-    """An automaton would exceed its state limit."""
+    """An automaton would exceed its state limit (``limit``: the field of
+    ``SchemaLimits``)."""
+
+    def __init__(self, limit: str) -> None:
+        super().__init__(limit)
+        self.limit = limit
 
 
 _TooBig = TooBig
 
 
 class _Nfa:
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
         self.eps: list[list[int]] = []
         self.edges: list[list[tuple[Ranges, int]]] = []
 
     def state(self) -> int:
-        if len(self.eps) >= MAX_NFA:
-            raise _TooBig
+        if len(self.eps) >= self.limit:
+            raise _TooBig("max_nfa_states")
         self.eps.append([])
         self.edges.append([])
         return len(self.eps) - 1
@@ -125,8 +127,8 @@ class Dfa:
         return self.moves[state][bisect.bisect_right(self.cuts, code) - 1]
 
 
-def _search_nfa(branches: Sequence[Branch]) -> tuple[_Nfa, int, int]:
-    nfa = _Nfa()
+def _search_nfa(branches: Sequence[Branch], limit: int) -> tuple[_Nfa, int, int]:
+    nfa = _Nfa(limit)
     start = nfa.state()
     final = nfa.state()
     for b in branches:
@@ -146,9 +148,9 @@ State = TypeVar("State", bound=Hashable)
 
 
 def _explore(first: State, width: int, step: Callable[[State, int], State],
-             limit: int) -> tuple[list[State], list[list[int]]]:
+             limit: int, name: str) -> tuple[list[State], list[list[int]]]:
     """The states reachable from ``first`` (breadth first) and their moves on each of
-    ``width`` intervals; raises TooBig past ``limit`` states."""
+    ``width`` intervals; raises TooBig(``name``) past ``limit`` states."""
     index = {first: 0}
     order = [first]
     moves: list[list[int]] = []
@@ -161,7 +163,7 @@ def _explore(first: State, width: int, step: Callable[[State, int], State],
             target = step(current, k)
             if target not in index:
                 if len(order) >= limit:
-                    raise TooBig
+                    raise TooBig(name)
                 index[target] = len(order)
                 order.append(target)
             row.append(index[target])
@@ -169,13 +171,14 @@ def _explore(first: State, width: int, step: Callable[[State, int], State],
     return order, moves
 
 
-def dfa_of(branches: Sequence[Branch], limit: int = MAX_DFA) -> Dfa:
+def dfa_of(branches: Sequence[Branch], limits: SchemaLimits,
+           limit: str = "max_dfa_states") -> Dfa:
     """The strings in which ``re.search`` finds one of ``branches``.
 
     Raises:
-        TooBig: more than ``MAX_NFA`` NFA or ``limit`` DFA states.
+        TooBig: more than ``limits.max_nfa_states`` NFA or ``limits.<limit>`` DFA states.
     """
-    nfa, start, final = _search_nfa(branches)
+    nfa, start, final = _search_nfa(branches, limits.max_nfa_states)
     intervals = _intervals(nfa)
 
     def closure(states: set[int]) -> frozenset[int]:
@@ -197,26 +200,27 @@ def dfa_of(branches: Sequence[Branch], limit: int = MAX_DFA) -> Dfa:
                     nxt.add(t)
         return closure(nxt)
 
-    order, moves = _explore(closure({start}), len(intervals), step, limit)
+    order, moves = _explore(closure({start}), len(intervals), step, getattr(limits, limit),
+                            limit)
     return Dfa([lo for lo, _ in intervals], moves, [final in st for st in order])
 
 
-def length_dfa(lo: int, hi: int | None) -> Dfa:
+def length_dfa(lo: int, hi: int | None, limits: SchemaLimits) -> Dfa:
     """Strings of lo..hi characters (a counter; the last state is a sink)."""
     top = (hi + 1) if hi is not None else lo
-    if top > MAX_PRODUCT:
-        raise TooBig  # the product with it would be larger anyway; never build it
+    if top > limits.max_product_states:  # the product with it would be larger anyway
+        raise TooBig("max_product_states")  # never build it
     moves = [[min(c + 1, top)] for c in range(top + 1)]
     accepting = [c >= lo and (hi is None or c <= hi) for c in range(top + 1)]
     return Dfa([0], moves, accepting)
 
 
 def product(dfas: Sequence[Dfa], accept: Callable[[tuple[bool, ...]], bool],
-            limit: int = MAX_PRODUCT) -> Dfa:
+            limits: SchemaLimits) -> Dfa:
     """The product automaton; a state accepts when ``accept`` of the components' verdicts.
 
     Raises:
-        TooBig: more than ``limit`` reachable states.
+        TooBig: more than ``limits.max_product_states`` reachable states.
     """
     cuts = sorted({c for d in dfas for c in d.cuts})
     column = [[bisect.bisect_right(d.cuts, c) - 1 for c in cuts] for d in dfas]
@@ -225,7 +229,8 @@ def product(dfas: Sequence[Dfa], accept: Callable[[tuple[bool, ...]], bool],
         return tuple(d.moves[s][column[j][k]] for j, (d, s) in
                      enumerate(zip(dfas, current, strict=True)))
 
-    order, moves = _explore(tuple(0 for _ in dfas), len(cuts), step, limit)
+    order, moves = _explore(tuple(0 for _ in dfas), len(cuts), step,
+                            limits.max_product_states, "max_product_states")
     labels = [tuple(d.accepting[s] for d, s in zip(dfas, st, strict=True)) for st in order]
     return Dfa(cuts, moves, [accept(v) for v in labels], labels)
 
@@ -275,13 +280,13 @@ def emit_dfa(dfa: Dfa, table: RuleTable, emit: Callable[[Ranges], str],
 
 
 def complement_grammar(branches: list[Branch], table: RuleTable,
-                       emit: Callable[[Ranges], str], hint: str) -> str | None:
-    """A rule matching the strings that ``re.search`` finds none of ``branches`` in
-    (None: the automaton is too large)."""
-    try:
-        dfa = dfa_of(branches)
-    except TooBig:
-        return None
+                       emit: Callable[[Ranges], str], hint: str, limits: SchemaLimits) -> str:
+    """A rule matching the strings that ``re.search`` finds none of ``branches`` in.
+
+    Raises:
+        TooBig: the automaton is too large.
+    """
+    dfa = dfa_of(branches, limits)
     dfa.accepting = [not a for a in dfa.accepting]
     rule = emit_dfa(dfa, table, emit, hint)
     return rule if rule is not None else table.add(hint + "-none", "[^\\x00-\\U0010FFFF]")

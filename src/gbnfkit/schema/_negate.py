@@ -22,7 +22,7 @@ from typing import Any
 from gbnfkit.schema._instance import ANNOTATIONS, VALIDATION_KEYWORDS, json_type
 from gbnfkit.schema._shapes import check_shapes
 
-__all__ = ["Unnegatable", "negate", "NOT_STRINGS", "NOT_PATTERNS", "MAX_NEGATION_SIZE",
+__all__ = ["Unnegatable", "negate", "NOT_STRINGS", "NOT_PATTERNS",
            "FROM_NOT", "FRACTION", "NEED_OTHER_KEY"]
 
 NOT_STRINGS = "$gbnfkit-not-strings"
@@ -37,8 +37,6 @@ NEED_OTHER_KEY = "$gbnfkit-need-other-key"
 whose key is none of the names and whose value matches the schema."""
 FRACTION = "$gbnfkit-fraction"
 """Internal keyword: a number that is not an integer (written without exponent)."""
-MAX_NEGATION_SIZE = 50_000
-"""Largest negation (characters of JSON) built before ``not`` is refused."""
 
 _TYPES = ("null", "boolean", "object", "array", "number", "string")
 _GROUPS = (("properties", "patternProperties", "additionalProperties"),
@@ -56,10 +54,12 @@ Resolve = Callable[[Any], Any]
 
 
 class Unnegatable(Exception):
-    """``not`` of this keyword has no grammar form."""
+    """``not`` of this keyword has no grammar form (``limit``: the field of
+    ``SchemaLimits`` that was reached, if that is why)."""
 
-    def __init__(self, keyword: str, reason: str) -> None:
+    def __init__(self, keyword: str, reason: str, limit: str | None = None) -> None:
         self.keyword = keyword
+        self.limit = limit
         super().__init__(reason)
 
 
@@ -309,18 +309,18 @@ class _Negator:
         return _any(options)
 
 
-def negate(schema: Any, resolve: Resolve) -> Any:
+def negate(schema: Any, resolve: Resolve, max_chars: int) -> Any:
     """A schema (without ``not`` at its top) for the instances ``schema`` rejects.
 
     Raises:
         Unnegatable: a keyword has no negation a grammar can express, or the negation
-            would exceed :data:`MAX_NEGATION_SIZE`.
+            would exceed ``max_chars`` characters of JSON (``max_negation_chars``).
     """
     try:
         out = _Negator(resolve).neg(schema)
     except (TypeError, ValueError, AttributeError, KeyError) as e:  # malformed values
         raise Unnegatable("not", f"malformed schema under not: {e}") from None
-    if len(json.dumps(out)) > MAX_NEGATION_SIZE:
-        raise Unnegatable("not", f"the negation is larger than {MAX_NEGATION_SIZE} "
-                          "characters of schema")
+    if len(json.dumps(out)) > max_chars:
+        raise Unnegatable("not", f"the negation is larger than {max_chars} "
+                          "characters of schema", "max_negation_chars")
     return out

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._dfa import (
-    MAX_DFA,
-    MAX_PRODUCT,
     TooBig,
     complement_grammar,
     dfa_of,
@@ -35,10 +33,7 @@ from gbnfkit.schema._values import strings_not_in
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
-__all__ = ["object_expr", "MAX_PATTERN_PROPERTIES"]
-
-MAX_PATTERN_PROPERTIES = 6
-"""Most patternProperties combined by the product of their automata (2**n key kinds)."""
+__all__ = ["object_expr"]
 
 _MAX_FACTOR_DEPTH = 64
 """Longest key prefix below which listed keys are left-factored (``_Members.keys``):
@@ -384,11 +379,12 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
         return out
     literal_names = [Branch(Cat(tuple(Chars(((ord(c), ord(c)),)) for c in n)), True, True)
                      for n in names]
-    other = complement_grammar(all_branches + literal_names, conv.table, conv.chars.of,
-                               conv.child_hint(hint, "other-key"))
-    if other is None:
+    try:
+        other = complement_grammar(all_branches + literal_names, conv.table, conv.chars.of,
+                                   conv.child_hint(hint, "other-key"), conv.opts.limits)
+    except TooBig as e:
         conv.unsupported("the keys outside patternProperties need too large an automaton",
-                         "patternProperties", ptr)
+                         "patternProperties", ptr, e.limit)
         return out + _additional_member(conv, ptr, hint, names, additional, None)
     return out + _additional_member(conv, ptr, hint, names, additional, other)
 
@@ -420,24 +416,26 @@ def _pattern_product(conv: Converter, ptr: str, hint: str, names: list[str],
     """Keys partitioned by the set of patterns they match (and not a listed name): one
     member kind per non-empty set, its value the ``allOf`` of those pattern schemas, and
     the keys matching none for ``additionalProperties``: the product of the automata."""
-    if len(patterns) > MAX_PATTERN_PROPERTIES:
-        conv.unsupported(f"more than {MAX_PATTERN_PROPERTIES} patternProperties with "
+    limits = conv.opts.limits
+    if len(patterns) > limits.max_pattern_properties:
+        conv.unsupported(f"more than {limits.max_pattern_properties} patternProperties with "
                          "different schemas (or overlapping listed names) are not supported",
-                         "patternProperties", ptr)
+                         "patternProperties", ptr, "max_pattern_properties")
         return _additional_member(conv, ptr, hint, names, True, None)
     k = len(patterns)
     try:
-        dfas = [dfa_of(parse_regex(p)) for p in patterns]
+        dfas = [dfa_of(parse_regex(p), limits) for p in patterns]
         if names:
             dfas.append(dfa_of([Branch(Cat(tuple(Chars(((ord(c), ord(c)),)) for c in n)),
-                                       True, True) for n in names], MAX_PRODUCT))
-        prod = product(dfas, lambda v: False)
+                                       True, True) for n in names], limits, "max_product_states"))
+        prod = product(dfas, lambda v: False, limits)
     except RegexUnsupported as e:
         conv.unsupported(f"patternProperties: {e}", "patternProperties", ptr)
         return _additional_member(conv, ptr, hint, names, True, None)
-    except TooBig:
-        conv.unsupported(f"patternProperties need more than {MAX_DFA} automaton states per "
-                         f"pattern or {MAX_PRODUCT} in their product", "patternProperties", ptr)
+    except TooBig as e:
+        conv.unsupported(f"patternProperties need more than {limits.max_dfa_states} automaton "
+                         f"states per pattern or {limits.max_product_states} in their product",
+                         "patternProperties", ptr, e.limit)
         return _additional_member(conv, ptr, hint, names, True, None)
     assert prod.labels is not None
     keys = list(patterns)

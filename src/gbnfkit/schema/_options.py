@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any
 
 from gbnfkit._errors import SchemaError
+from gbnfkit.schema._limits import SchemaLimits, limit_hint
 
 __all__ = ["PropertyOrder", "SchemaOptions", "Whitespace", "make_options"]
 
@@ -60,6 +61,7 @@ class SchemaOptions:
             spec's reading, where such keywords only constrain values that are objects.
         max_required_any_order: most required properties tracked with
             ``property_order=ANY`` (2**n grammar states).
+        limits: the converter's resource limits, see :class:`SchemaLimits`.
     """
 
     whitespace: Whitespace = Whitespace.FLEXIBLE
@@ -72,6 +74,7 @@ class SchemaOptions:
     max_fraction_digits: int | None = None
     untyped_means_object: bool = False
     max_required_any_order: int = 8
+    limits: SchemaLimits = field(default_factory=SchemaLimits)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -92,20 +95,22 @@ class SchemaOptions:
         return make_options(base, changes)
 
 
-_MAX_OPTION_COUNT = 1_000
-"""The largest digit or whitespace cap (a larger one would only build huge grammars)."""
-
-
 def _check(opts: SchemaOptions) -> SchemaOptions:
-    for name in ("max_whitespace", "max_integer_digits", "max_fraction_digits"):
+    limits = opts.limits
+    for name, lo, cap, limit in (
+            ("max_whitespace", 1, limits.max_counted_characters, "max_counted_characters"),
+            ("max_integer_digits", 1, limits.max_counted_characters, "max_counted_characters"),
+            ("max_fraction_digits", 1, limits.max_counted_characters, "max_counted_characters"),
+            ("max_required_any_order", 0, limits.max_tracked_required, "max_tracked_required")):
         v = getattr(opts, name)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool)
-                              or not 1 <= v <= _MAX_OPTION_COUNT):
-            raise SchemaError(f"option {name} must be an int in 1..{_MAX_OPTION_COUNT} or "
-                              f"None, not {v!r:.40}")
-    m = opts.max_required_any_order
-    if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= 16:
-        raise SchemaError(f"option max_required_any_order must be an int in 0..16, not {m!r}")
+        if v is None and name != "max_required_any_order":
+            continue
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= cap:
+            past = isinstance(v, int) and not isinstance(v, bool) and v > cap
+            none = "" if name == "max_required_any_order" else " or None"
+            hint = f" ({limit_hint(limits, limit)})" if past else ""
+            raise SchemaError(f"option {name} must be an int in {lo}..{cap}{none}, not "
+                              f"{v!r:.40}{hint}", limit=limit if past else None)
     for name in ("closed_objects", "compact_constants", "strict", "untyped_means_object"):
         if not isinstance(getattr(opts, name), bool):
             raise SchemaError(f"option {name} must be a bool")
@@ -122,6 +127,8 @@ def _coerce(name: str, value: Any) -> Any:
             raise SchemaError(f"option {name} must be one of {allowed}, not {value!r}") from None
     if name in enums and not isinstance(value, enums[name]):
         raise SchemaError(f"option {name} must be a {enums[name].__name__}, not {value!r}")
+    if name == "limits" and not isinstance(value, SchemaLimits):
+        raise SchemaError(f"option limits must be a SchemaLimits, not {type(value).__name__}")
     return value
 
 

@@ -16,7 +16,7 @@ anything else:
   ``unevaluated*`` settled first, alone);
 * ``anyOf``/``oneOf`` are distributed: ``oneOf`` and pairwise disjoint ``anyOf``
   branches one by one; other ``anyOf`` over every non-empty subset of branches (the
-  evaluated set grows with the valid branches), up to :data:`MAX_SUBSET_BRANCHES`;
+  evaluated set grows with the valid branches), up to ``SchemaLimits.max_subset_branches``;
 * on the flat object, ``unevaluatedProperties: U`` becomes ``additionalProperties: U``
   (dropped if ``additionalProperties`` is there: it evaluates everything), and
   ``unevaluatedItems: U`` becomes the schema of the items after ``prefixItems``
@@ -36,10 +36,8 @@ from gbnfkit.schema._oneof import disjoint
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
-__all__ = ["lower_unevaluated", "MAX_SUBSET_BRANCHES", "UNEVALUATED"]
+__all__ = ["lower_unevaluated", "UNEVALUATED"]
 
-MAX_SUBSET_BRANCHES = 4
-"""Most overlapping ``anyOf`` branches beside ``unevaluated*`` (2**n - 1 subsets)."""
 UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
 
 
@@ -104,13 +102,13 @@ def _distribute(conv: Converter, merged: dict[str, Any], comb: str, keep: dict[s
         separate = False
     if separate:
         groups: list[tuple[Any, ...]] = [(b,) for b in branches]
-    elif len(branches) <= MAX_SUBSET_BRANCHES:
+    elif len(branches) <= conv.opts.limits.max_subset_branches:
         groups = [g for n in range(1, len(branches) + 1)
                   for g in itertools.combinations(branches, n)]
     else:
         conv.unsupported(f"{next(iter(keep))} beside an anyOf of more than "
-                         f"{MAX_SUBSET_BRANCHES} overlapping branches is not supported",
-                         next(iter(keep)), ptr)
+                         f"{conv.opts.limits.max_subset_branches} overlapping branches is not "
+                         "supported", next(iter(keep)), ptr, "max_subset_branches")
         return merged
     return {"anyOf": [lower_unevaluated(conv, {"allOf": [rest, *g], **keep}, ptr)
                       for g in groups]}
