@@ -18,14 +18,18 @@ from typing import TypeVar
 from gbnfkit.schema._gbnf import RuleTable, alt, seq
 from gbnfkit.schema._regex_parse import ANY_CHAR, Branch, Cat, Chars, Node, Or, Rep
 
-__all__ = ["complement_grammar", "Dfa", "TooBig", "dfa_of", "length_dfa", "product",
-           "emit_dfa", "MAX_NFA", "MAX_DFA", "MAX_PRODUCT"]
+__all__ = ["complement_grammar", "Dfa", "TooBig", "dfa_of", "length_dfa", "pattern_dfa", "product",
+           "emit_dfa", "MAX_NFA", "MAX_DFA", "MAX_PATTERN_DFA", "MAX_PRODUCT"]
 
 Ranges = tuple[tuple[int, int], ...]
 MAX_NFA = 4000
 """Most NFA states built for one set of patterns."""
 MAX_DFA = 400
 """Most DFA states for one set of patterns (subset construction)."""
+MAX_PATTERN_DFA = 160
+"""Most DFA states for writing one ambiguous pattern as its automaton (``pattern_dfa``):
+each state is a rule, and past this the direct grammar is kept (a hostname's labels of
+up to 63 characters, 251 states, cost more as rules than their parses do)."""
 MAX_PRODUCT = 2000
 """Most states of a product automaton (patterns x complement x length counter); each
 state becomes one grammar rule."""
@@ -176,29 +180,112 @@ def dfa_of(branches: Sequence[Branch], limit: int = MAX_DFA) -> Dfa:
         TooBig: more than ``MAX_NFA`` NFA or ``limit`` DFA states.
     """
     nfa, start, final = _search_nfa(branches)
+    return _subsets(nfa, start, final, limit)[0]
+
+
+def pattern_dfa(branches: Sequence[Branch], limit: int = MAX_PATTERN_DFA) -> Dfa | None:
+    """The DFA of ``branches`` (as :func:`dfa_of`) when every branch is anchored at both
+    ends and the pattern written directly as a grammar would stay ambiguous over
+    unbounded input, else None (also past ``limit`` states).
+
+    Ambiguous: after some input, two positions of the pattern that read a character
+    both accept the same next character (``([a-z.]+)\\.([a-z]{2,6})``: a ``.`` may end
+    the first group or stay in it).  The direct grammar then holds a parse per such
+    position, each of which may end at the next character, so its contexts hand over
+    inside most tokens and their tails are checked from the frames below (a URL pattern
+    after ``https://example.com``: 21-27 ms per mask); the DFA's rules call the next
+    state in tail position, so a context ends only at the closing quote.  Only when
+    such a DFA state lies on a cycle: an ambiguity that ends within a few characters
+    (``date``'s leap years) costs the direct grammar little and the DFA's rules more.
+    Unanchored sides stay direct: their ``.*`` is the JSON string's body, which the
+    token layer splits through the vocabulary's slice, while the DFA's states before a
+    match read classes of their own (``docs/schema.md``, "Patterns")."""
+    if not all(b.start_anchored and b.end_anchored for b in branches):
+        return None
+    nfa, start, final = _search_nfa(branches)
+    try:
+        dfa, ambiguous = _subsets(nfa, start, final, limit)
+    except TooBig:
+        return None
+    return dfa if any(_on_cycle(dfa, s) for s in ambiguous) else None
+
+
+def _on_cycle(dfa: Dfa, state: int) -> bool:
+    """Whether ``state`` can be reached again from itself."""
+    seen = set()
+    todo = list(set(dfa.moves[state]))
+    while todo:
+        s = todo.pop()
+        if s == state:
+            return True
+        if s not in seen:
+            seen.add(s)
+            todo.extend(dfa.moves[s])
+    return False
+
+
+def _subsets(nfa: _Nfa, start: int, final: int, limit: int) -> tuple[Dfa, list[int]]:
+    """The subset construction, and the DFA states whose set holds two NFA states that
+    read the same character.  Each DFA state's set of NFA states is a bit set
+    (bit ``s``: NFA state ``s``), stepped on every interval at once: each of its NFA
+    states' edges adds the closure of its target to the intervals it covers."""
     intervals = _intervals(nfa)
-
-    def closure(states: set[int]) -> frozenset[int]:
-        todo = list(states)
-        seen = set(states)
+    los = [lo for lo, _ in intervals]
+    n = len(nfa.eps)
+    closures: list[int] = [0] * n  # the epsilon closure of each NFA state, found lazily
+    for s in range(n):
+        seen = 1 << s
+        todo = [s]
         while todo:
-            for n in nfa.eps[todo.pop()]:
-                if n not in seen:
-                    seen.add(n)
-                    todo.append(n)
-        return frozenset(seen)
-
-    def step(current: frozenset[int], k: int) -> frozenset[int]:
-        lo, hi = intervals[k]
-        nxt = set()
-        for s in current:
-            for ranges, t in nfa.edges[s]:
-                if any(a <= lo and hi <= b for a, b in ranges):
-                    nxt.add(t)
-        return closure(nxt)
-
-    order, moves = _explore(closure({start}), len(intervals), step, limit)
-    return Dfa([lo for lo, _ in intervals], moves, [final in st for st in order])
+            for t in nfa.eps[todo.pop()]:
+                if not seen >> t & 1:
+                    seen |= 1 << t
+                    todo.append(t)
+        closures[s] = seen
+    # each NFA state's edges: (first interval, last interval + 1, target closure) runs
+    runs: list[list[tuple[int, int, int]]] = []
+    for s in range(n):
+        out = []
+        for ranges, t in nfa.edges[s]:  # one edge per state (a character class)
+            for lo, hi in ranges:
+                a = bisect.bisect_left(los, lo)
+                b = bisect.bisect_right(los, hi)
+                if a < b:
+                    out.append((a, b, closures[t]))
+        runs.append(out)
+    width = len(intervals)
+    first = closures[start]
+    index = {first: 0}
+    order = [first]
+    moves: list[list[int]] = []
+    ambiguous: list[int] = []
+    i = 0
+    while i < len(order):
+        current = order[i]
+        i += 1
+        nxt = [0] * width
+        read = [False] * width  # the intervals some NFA state of the set reads
+        bits = current
+        while bits:
+            low = bits & -bits
+            bits ^= low
+            for a, b, target in runs[low.bit_length() - 1]:
+                for k in range(a, b):
+                    nxt[k] |= target
+                    if read[k] and (not ambiguous or ambiguous[-1] != i - 1):
+                        ambiguous.append(i - 1)
+                    read[k] = True
+        row = []
+        for target in nxt:
+            got = index.get(target)
+            if got is None:
+                if len(order) >= limit:
+                    raise TooBig
+                got = index[target] = len(order)
+                order.append(target)
+            row.append(got)
+        moves.append(row)
+    return Dfa(los, moves, [bool(st >> final & 1) for st in order]), ambiguous
 
 
 def length_dfa(lo: int, hi: int | None) -> Dfa:
