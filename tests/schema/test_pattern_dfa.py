@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gbnfkit import Grammar
-from gbnfkit.schema._dfa import Dfa, dfa_of, pattern_dfa
+from gbnfkit.schema._dfa import Dfa, _on_cycles, dfa_of, minimal, pattern_dfa
 from gbnfkit.schema._formats import FORMAT_PATTERNS
 from gbnfkit.schema._regex_length import limit_length
 from gbnfkit.schema._regex_parse import parse_regex
@@ -29,6 +29,7 @@ PATTERNS = [
     "",
 ]
 ALPHABET = "abcdgopstx.-/:019 é"
+# \d, \w and \s follow ECMA-262 (ASCII), as re.ASCII does (docs/schema.md)
 
 
 def _dfa_accepts(dfa: Dfa, text: str) -> bool:
@@ -45,7 +46,7 @@ def test_dfa_is_search(text: str, index: int) -> None:
     strings ``re.search`` finds the pattern in."""
     pattern = PATTERNS[index]
     dfa = dfa_of(parse_regex(pattern))
-    assert _dfa_accepts(dfa, text) == (re.search(pattern, text) is not None)
+    assert _dfa_accepts(dfa, text) == (re.search(pattern, text, re.ASCII) is not None)
 
 
 @pytest.mark.parametrize("pattern", [URL, r"^[a-z]*x$", r"^(\.\d+)+\.?$",
@@ -54,7 +55,22 @@ def test_ambiguous_anchored_patterns_get_a_dfa(pattern: str) -> None:
     """Ambiguous over unbounded input (an ambiguous DFA state on a cycle)."""
     dfa = pattern_dfa(parse_regex(pattern))
     assert dfa is not None
-    assert dfa.moves == dfa_of(parse_regex(pattern)).moves
+    assert dfa.moves == minimal(dfa_of(parse_regex(pattern))).moves
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=ALPHABET, max_size=12), index=st.integers(0, len(PATTERNS) - 1))
+def test_minimal_dfa_same_language(text: str, index: int) -> None:
+    dfa = dfa_of(parse_regex(PATTERNS[index]))
+    small = minimal(dfa)
+    assert _dfa_accepts(small, text) == _dfa_accepts(dfa, text)
+    assert len(minimal(small).moves) == len(small.moves) <= len(dfa.moves)
+
+
+def test_minimal_url_dfa() -> None:
+    """149 subset states, 14 distinct (the Myhill-Nerode classes)."""
+    dfa = dfa_of(parse_regex(URL))
+    assert (len(dfa.moves), len(minimal(dfa).moves)) == (149, 14)
 
 
 @pytest.mark.parametrize("pattern", [
@@ -114,4 +130,12 @@ def test_dfa_string_language(text: str, ascii_only: bool) -> None:
     grammar, _ = _schema_grammar(URL)
     doc = json.dumps({"u": text}, ensure_ascii=ascii_only)
     accepted = grammar.match(doc).status.value == "accept"
-    assert accepted == (re.search(URL, text) is not None)
+    assert accepted == (re.search(URL, text, re.ASCII) is not None)
+
+
+def test_states_on_cycles() -> None:
+    """Tarjan's components: a self-loop or a component of two or more states."""
+    # 0 -> 1 -> 2 -> 1, 2 -> 3 (3 loops), 0 -> 4 -> 5 -> 6 (6 loops)
+    moves = [[1, 4], [2, 2], [1, 3], [3, 3], [5, 5], [6, 6], [6, 6]]
+    dfa = Dfa([0, 1], moves, [False] * len(moves))
+    assert _on_cycles(dfa) == [False, True, True, True, False, False, True]

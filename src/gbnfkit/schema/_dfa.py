@@ -18,8 +18,9 @@ from typing import TypeVar
 from gbnfkit.schema._gbnf import RuleTable, alt, seq
 from gbnfkit.schema._regex_parse import ANY_CHAR, Branch, Cat, Chars, Node, Or, Rep
 
-__all__ = ["complement_grammar", "Dfa", "TooBig", "dfa_of", "length_dfa", "pattern_dfa", "product",
-           "emit_dfa", "MAX_NFA", "MAX_DFA", "MAX_PATTERN_DFA", "MAX_PRODUCT"]
+__all__ = ["complement_grammar", "Dfa", "TooBig", "dfa_of", "length_dfa", "minimal",
+           "pattern_dfa", "product", "emit_dfa", "MAX_NFA", "MAX_DFA", "MAX_PATTERN_DFA",
+           "MAX_PRODUCT"]
 
 Ranges = tuple[tuple[int, int], ...]
 MAX_NFA = 4000
@@ -207,21 +208,95 @@ def pattern_dfa(branches: Sequence[Branch], limit: int = MAX_PATTERN_DFA) -> Dfa
         dfa, ambiguous = _subsets(nfa, start, final, limit)
     except TooBig:
         return None
-    return dfa if any(_on_cycle(dfa, s) for s in ambiguous) else None
+    if not ambiguous:
+        return None
+    cyclic = _on_cycles(dfa)
+    return minimal(dfa) if any(cyclic[s] for s in ambiguous) else None
 
 
-def _on_cycle(dfa: Dfa, state: int) -> bool:
-    """Whether ``state`` can be reached again from itself."""
-    seen = set()
-    todo = list(set(dfa.moves[state]))
-    while todo:
-        s = todo.pop()
-        if s == state:
-            return True
-        if s not in seen:
-            seen.add(s)
-            todo.extend(dfa.moves[s])
-    return False
+def _on_cycles(dfa: Dfa) -> list[bool]:
+    """Whether each state can be reached again from itself: its strongly connected
+    component has more than one state, or it moves to itself (Tarjan's algorithm,
+    iterative)."""
+    n = len(dfa.moves)
+    succ = [sorted(set(row)) for row in dfa.moves]
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    out = [False] * n
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        work = [(root, 0)]
+        while work:
+            v, i = work[-1]
+            if i < len(succ[v]):
+                work[-1] = (v, i + 1)
+                w = succ[v][i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, 0))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    component.append(w)
+                    if w == v:
+                        break
+                cyclic = len(component) > 1 or v in succ[v]
+                for w in component:
+                    out[w] = cyclic
+    return out
+
+
+def minimal(dfa: Dfa) -> Dfa:
+    """The minimal DFA of the same language (Moore's partition refinement; states
+    numbered in breadth-first order from the start, which stays 0; no labels).  The
+    subset construction of a URL pattern gives 149 states, 14 of them distinct."""
+    n = len(dfa.moves)
+    # intervals every state moves alike on are one column
+    columns = list(dict.fromkeys(zip(*dfa.moves)))
+    rows = list(zip(*columns))
+    block = [int(a) for a in dfa.accepting]
+    count = len(set(block))
+    while True:
+        keys: dict[tuple[int, ...], int] = {}
+        refined = [keys.setdefault((block[s], *[block[t] for t in rows[s]]), len(keys))
+                   for s in range(n)]
+        if len(keys) == count:
+            break
+        block, count = refined, len(keys)
+    number = {block[0]: 0}
+    order = [0]  # one state of each block, in breadth-first order
+    moves: list[list[int]] = []
+    i = 0
+    while i < len(order):
+        row = []
+        for t in dfa.moves[order[i]]:
+            if block[t] not in number:
+                number[block[t]] = len(order)
+                order.append(t)
+            row.append(number[block[t]])
+        moves.append(row)
+        i += 1
+    return Dfa(list(dfa.cuts), moves, [dfa.accepting[s] for s in order])
 
 
 def _subsets(nfa: _Nfa, start: int, final: int, limit: int) -> tuple[Dfa, list[int]]:
