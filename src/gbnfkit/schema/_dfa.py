@@ -272,8 +272,8 @@ def minimal(dfa: Dfa) -> Dfa:
     subset construction of a URL pattern gives 149 states, 14 of them distinct."""
     n = len(dfa.moves)
     # intervals every state moves alike on are one column
-    columns = list(dict.fromkeys(zip(*dfa.moves)))
-    rows = list(zip(*columns))
+    columns = list(dict.fromkeys(zip(*dfa.moves, strict=True)))
+    rows = list(zip(*columns, strict=True))
     block = [int(a) for a in dfa.accepting]
     count = len(set(block))
     while True:
