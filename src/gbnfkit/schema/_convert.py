@@ -10,7 +10,14 @@ from decimal import Decimal
 from typing import Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._dfa import TooBig, dfa_of, emit_dfa, length_dfa, product
+from gbnfkit.schema._dfa import (
+    TooBig,
+    dfa_of,
+    emit_dfa,
+    length_dfa,
+    pattern_dfa,
+    product,
+)
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
@@ -90,6 +97,8 @@ class Converter:
         self.not_in_rules: dict[frozenset[str], str] = {}
         self.resolver = Resolver(root if isinstance(root, dict) else {})
         self.memo: dict[str, str | None] = {}
+        # the DFA rule of each ambiguous pattern with its length bounds ("": not ambiguous)
+        self.pattern_rules: dict[tuple[str, int, int | None], str] = {}
         # the canonical text of the document's own dicts, which the conversion never
         # changes, by id: a subschema reached again (a $ref used in many places) is not
         # serialized again (the dicts the conversion builds are, every time)
@@ -616,6 +625,19 @@ class Converter:
             if not narrowed:
                 return None
             branches = narrowed
+        rule = "" if kw == "format" else self.pattern_rules.get((regex, lo, hi))
+        if rule is None:
+            # an ambiguous pattern as its DFA: one parse at every point (docs/schema.md,
+            # "Patterns"); emitted once per pattern and bounds.  No format pattern is
+            # such a one (tests/schema/test_pattern_dfa.py): not asked for them
+            dfa = pattern_dfa(branches, self.opts.limits)
+            rule = "" if dfa is None else emit_dfa(dfa, self.table, self.chars.of,
+                                                   "string-dfa") or "-"
+            self.pattern_rules[(regex, lo, hi)] = rule
+        if rule == "-":  # the DFA accepts nothing
+            return None
+        if rule:
+            return seq('"\\""', rule, '"\\""')
         return seq('"\\""', regex_expr(branches, self.chars.of), '"\\""')
 
     def string_automaton(self, patterns: list[tuple[str, str]], not_patterns: list[str],

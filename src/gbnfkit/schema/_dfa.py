@@ -21,8 +21,8 @@ from gbnfkit.schema._regex_parse import ANY_CHAR, Branch, Cat, Chars, Node, Or, 
 if TYPE_CHECKING:
     from gbnfkit.schema._limits import SchemaLimits
 
-__all__ = ["complement_grammar", "Dfa", "TooBig", "dfa_of", "length_dfa", "product",
-           "emit_dfa"]
+__all__ = ["complement_grammar", "Dfa", "TooBig", "dfa_of", "length_dfa", "minimal",
+           "pattern_dfa", "product", "emit_dfa"]
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -179,30 +179,189 @@ def dfa_of(branches: Sequence[Branch], limits: SchemaLimits,
         TooBig: more than ``limits.max_nfa_states`` NFA or ``limits.<limit>`` DFA states.
     """
     nfa, start, final = _search_nfa(branches, limits.max_nfa_states)
+    return _subsets(nfa, start, final, getattr(limits, limit), limit)[0]
+
+
+def pattern_dfa(branches: Sequence[Branch], limits: SchemaLimits) -> Dfa | None:
+    """The DFA of ``branches`` (as :func:`dfa_of`) when every branch is anchored at both
+    ends and the pattern written directly as a grammar would stay ambiguous over
+    unbounded input, else None (also past ``limits.max_pattern_dfa_states`` states or
+    ``limits.max_nfa_states`` NFA states).
+
+    Ambiguous: after some input, two positions of the pattern that read a character
+    both accept the same next character (``([a-z.]+)\\.([a-z]{2,6})``: a ``.`` may end
+    the first group or stay in it).  The direct grammar then holds a parse per such
+    position, each of which may end at the next character, so its contexts hand over
+    inside most tokens and their tails are checked from the frames below (a URL pattern
+    after ``https://example.com``: 21-27 ms per mask); the DFA's rules call the next
+    state in tail position, so a context ends only at the closing quote.  Only when
+    such a DFA state lies on a cycle: an ambiguity that ends within a few characters
+    (``date``'s leap years) costs the direct grammar little and the DFA's rules more.
+    Unanchored sides stay direct: their ``.*`` is the JSON string's body, which the
+    token layer splits through the vocabulary's slice, while the DFA's states before a
+    match read classes of their own (``docs/schema.md``, "Patterns")."""
+    if not all(b.start_anchored and b.end_anchored for b in branches):
+        return None
+    try:
+        nfa, start, final = _search_nfa(branches, limits.max_nfa_states)
+        dfa, ambiguous = _subsets(nfa, start, final, limits.max_pattern_dfa_states,
+                                  "max_pattern_dfa_states")
+    except TooBig:
+        return None
+    if not ambiguous:
+        return None
+    cyclic = _on_cycles(dfa)
+    return minimal(dfa) if any(cyclic[s] for s in ambiguous) else None
+
+
+def _on_cycles(dfa: Dfa) -> list[bool]:
+    """Whether each state can be reached again from itself: its strongly connected
+    component has more than one state, or it moves to itself (Tarjan's algorithm,
+    iterative)."""
+    n = len(dfa.moves)
+    succ = [sorted(set(row)) for row in dfa.moves]
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    out = [False] * n
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        work = [(root, 0)]
+        while work:
+            v, i = work[-1]
+            if i < len(succ[v]):
+                work[-1] = (v, i + 1)
+                w = succ[v][i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, 0))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    component.append(w)
+                    if w == v:
+                        break
+                cyclic = len(component) > 1 or v in succ[v]
+                for w in component:
+                    out[w] = cyclic
+    return out
+
+
+def minimal(dfa: Dfa) -> Dfa:
+    """The minimal DFA of the same language (Moore's partition refinement; states
+    numbered in breadth-first order from the start, which stays 0; no labels).  The
+    subset construction of a URL pattern gives 149 states, 14 of them distinct."""
+    n = len(dfa.moves)
+    # intervals every state moves alike on are one column
+    columns = list(dict.fromkeys(zip(*dfa.moves, strict=True)))
+    rows = list(zip(*columns, strict=True))
+    block = [int(a) for a in dfa.accepting]
+    count = len(set(block))
+    while True:
+        keys: dict[tuple[int, ...], int] = {}
+        refined = [keys.setdefault((block[s], *[block[t] for t in rows[s]]), len(keys))
+                   for s in range(n)]
+        if len(keys) == count:
+            break
+        block, count = refined, len(keys)
+    number = {block[0]: 0}
+    order = [0]  # one state of each block, in breadth-first order
+    moves: list[list[int]] = []
+    i = 0
+    while i < len(order):
+        row = []
+        for t in dfa.moves[order[i]]:
+            if block[t] not in number:
+                number[block[t]] = len(order)
+                order.append(t)
+            row.append(number[block[t]])
+        moves.append(row)
+        i += 1
+    return Dfa(list(dfa.cuts), moves, [dfa.accepting[s] for s in order])
+
+
+def _subsets(nfa: _Nfa, start: int, final: int, limit: int,
+             name: str) -> tuple[Dfa, list[int]]:
+    """The subset construction, and the DFA states whose set holds two NFA states that
+    read the same character.  Each DFA state's set of NFA states is a bit set
+    (bit ``s``: NFA state ``s``), stepped on every interval at once: each of its NFA
+    states' edges adds the closure of its target to the intervals it covers."""
     intervals = _intervals(nfa)
-
-    def closure(states: set[int]) -> frozenset[int]:
-        todo = list(states)
-        seen = set(states)
+    los = [lo for lo, _ in intervals]
+    n = len(nfa.eps)
+    closures: list[int] = [0] * n  # the epsilon closure of each NFA state, found lazily
+    for s in range(n):
+        seen = 1 << s
+        todo = [s]
         while todo:
-            for n in nfa.eps[todo.pop()]:
-                if n not in seen:
-                    seen.add(n)
-                    todo.append(n)
-        return frozenset(seen)
-
-    def step(current: frozenset[int], k: int) -> frozenset[int]:
-        lo, hi = intervals[k]
-        nxt = set()
-        for s in current:
-            for ranges, t in nfa.edges[s]:
-                if any(a <= lo and hi <= b for a, b in ranges):
-                    nxt.add(t)
-        return closure(nxt)
-
-    order, moves = _explore(closure({start}), len(intervals), step, getattr(limits, limit),
-                            limit)
-    return Dfa([lo for lo, _ in intervals], moves, [final in st for st in order])
+            for t in nfa.eps[todo.pop()]:
+                if not seen >> t & 1:
+                    seen |= 1 << t
+                    todo.append(t)
+        closures[s] = seen
+    # each NFA state's edges: (first interval, last interval + 1, target closure) runs
+    runs: list[list[tuple[int, int, int]]] = []
+    for s in range(n):
+        out = []
+        for ranges, t in nfa.edges[s]:  # one edge per state (a character class)
+            for lo, hi in ranges:
+                a = bisect.bisect_left(los, lo)
+                b = bisect.bisect_right(los, hi)
+                if a < b:
+                    out.append((a, b, closures[t]))
+        runs.append(out)
+    width = len(intervals)
+    first = closures[start]
+    index = {first: 0}
+    order = [first]
+    moves: list[list[int]] = []
+    ambiguous: list[int] = []
+    i = 0
+    while i < len(order):
+        current = order[i]
+        i += 1
+        nxt = [0] * width
+        read = [False] * width  # the intervals some NFA state of the set reads
+        bits = current
+        while bits:
+            low = bits & -bits
+            bits ^= low
+            for a, b, target in runs[low.bit_length() - 1]:
+                for k in range(a, b):
+                    nxt[k] |= target
+                    if read[k] and (not ambiguous or ambiguous[-1] != i - 1):
+                        ambiguous.append(i - 1)
+                    read[k] = True
+        row = []
+        for target in nxt:
+            got = index.get(target)
+            if got is None:
+                if len(order) >= limit:
+                    raise TooBig(name)
+                got = index[target] = len(order)
+                order.append(target)
+            row.append(got)
+        moves.append(row)
+    return Dfa(los, moves, [bool(st >> final & 1) for st in order]), ambiguous
 
 
 def length_dfa(lo: int, hi: int | None, limits: SchemaLimits) -> Dfa:

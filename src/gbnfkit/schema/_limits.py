@@ -55,6 +55,11 @@ class SchemaLimits:
             ``not`` of patterns or strings, a pattern with length limits, keys outside
             listed names and patterns); each becomes one grammar rule. Default 2,000;
             past it: the keyword refused.
+        max_pattern_dfa_states: deterministic automaton states of one pattern anchored
+            at both ends that the converter writes as its minimal automaton rather than
+            as its parse (an ambiguous pattern, such as a URL's, whose parses would
+            otherwise multiply inside tokens: docs/schema.md, "Patterns"). Default 160;
+            past it: the pattern is written as its parse, as any other (not refused).
         max_counted_characters: the largest ``max_whitespace``, ``max_integer_digits``
             and ``max_fraction_digits`` option. Default 1,000; past it: SchemaError for
             the option.
@@ -74,6 +79,7 @@ class SchemaLimits:
     max_nfa_states: int = 4000
     max_dfa_states: int = 400
     max_product_states: int = 2000
+    max_pattern_dfa_states: int = 160
     max_counted_characters: int = 1000
     max_tracked_required: int = 16
 
