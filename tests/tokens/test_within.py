@@ -21,7 +21,7 @@ from gbnfkit.tokens._bytestate import ByteState
 from gbnfkit.tokens._slices import Covers
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vocabulary import Vocabulary
-from gbnfkit.tokens._within import within_signature
+from gbnfkit.tokens._within import signature_after, within_signature
 
 # tokens that start inside a name after a multi-byte character and go on past its end
 MORE = [b'\xc3\xa9"', b'\xc3\xa9": ', b'\xe4\xb8\xad",', b'\xc3\xa91"', b"\xc3", b"\xe4\xb8"]
@@ -86,6 +86,18 @@ def test_equal_signatures_decide_every_token_alike() -> None:
         sig = within_signature(automaton, child, chains)
         if sig is not None:
             by_sig[sig].append(child)
+    # read from a root's stacks without stepping, the same signature as the state's
+    after = 0
+    for root in _roots(compiled, document):
+        for c in automaton.classes(root):
+            byte = (c & -c).bit_length() - 1
+            sig = signature_after(automaton, root, byte, chains)
+            if sig is not None:
+                after += 1
+                child = automaton.step(root, byte)
+                assert child is not None
+                assert within_signature(automaton, child, chains) == sig
+    assert after > 10
     shared = [states for states in by_sig.values() if len(states) > 1]
     # several prefixes' contexts meet each lead byte in a state of their own
     assert len(shared) >= 3

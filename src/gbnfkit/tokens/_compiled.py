@@ -36,7 +36,13 @@ from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, follow_only, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_runs, walk_sorted
-from gbnfkit.tokens._within import SecondBytes, Signature, cut_spans, within_signature
+from gbnfkit.tokens._within import (
+    SecondBytes,
+    Signature,
+    cut_spans,
+    signature_after,
+    within_signature,
+)
 
 if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
@@ -841,19 +847,25 @@ class CompiledGrammar:
         missing = 0
         with self._lock:
             for c in automaton.classes(root):
-                child = automaton.step(root, (c & -c).bit_length() - 1)
-                assert child is not None
-                todo = c
-                known = self._suffixes.get(child)
-                if known is None and self._within:
-                    # a kept state deciding every token as this one does
-                    sig = within_signature(automaton, child, self._chains)
+                byte = (c & -c).bit_length() - 1
+                known = None
+                if self._within:
+                    # a kept state deciding every token as the one after ``byte`` does
+                    # (found without stepping to that state when it is a chain's)
+                    sig = signature_after(automaton, root, byte, self._chains)
                     same = self._within.get(sig) if sig is not None else None
                     if same is not None:
                         known = self._suffixes.get(same)
-                        if known is not None:
-                            child = same
-                            self.within_reused += 1
+                if known is not None:
+                    assert same is not None
+                    child = same
+                    self.within_reused += 1
+                else:
+                    after_byte = automaton.step(root, byte)
+                    assert after_byte is not None
+                    child = after_byte
+                    known = self._suffixes.get(child)
+                todo = c
                 if known is not None:
                     self._suffixes.move_to_end(child)
                     for bits, walked in reversed(known):

@@ -35,7 +35,14 @@ from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._vecwalk import WideSplit
 
-__all__ = ["Chunk", "SecondBytes", "Signature", "cut_spans", "within_signature"]
+__all__ = [
+    "Chunk",
+    "SecondBytes",
+    "Signature",
+    "cut_spans",
+    "signature_after",
+    "within_signature",
+]
 
 # (frames below the returning frame, what returning into it leaves and whether it
 # finishes, the tops' chains)
@@ -64,8 +71,40 @@ def within_signature(
     ``base + (q,)`` with one ``base`` of at least two frames, each ``q`` the start of a
     chain of tests to its rule's end), else ``None``.  ``chains`` keeps each position's
     chain (per grammar)."""
-    stacks = state.stacks
-    if state.bottom or state.complete or not stacks:
+    if state.bottom or state.complete:
+        return None
+    return _signature(automaton, state.stacks, chains)
+
+
+def signature_after(
+    automaton: ByteAutomaton,
+    root: ByteState,
+    byte: int,
+    chains: dict[int, tuple[int, ...] | None],
+) -> Signature | None:
+    """:func:`within_signature` of the state ``root`` reaches by ``byte``, without
+    stepping: when the next position of every top test accepting ``byte`` is a test,
+    that state's stacks are those stacks with their top advanced by one (no closure
+    to compute, none of them the bottom marker); else ``None``."""
+    program = automaton.program
+    kind, arg = program.kind, program.arg
+    at = 1 << byte
+    stacks: list[Stack] = []
+    for stack in root.stacks:
+        p = stack[-1] if stack else -1
+        if p >= 0 and kind[p] == TEST and arg[p] & at:
+            if kind[p + 1] != TEST:
+                return None
+            stacks.append(stack[:-1] + (p + 1,))
+    return _signature(automaton, stacks, chains)
+
+
+def _signature(
+    automaton: ByteAutomaton,
+    stacks: tuple[Stack, ...] | list[Stack],
+    chains: dict[int, tuple[int, ...] | None],
+) -> Signature | None:
+    if not stacks:
         return None
     base = stacks[0][:-1]
     if len(base) < 2 or base[-1] < 0:
