@@ -36,6 +36,13 @@ from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, follow_only, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_runs, walk_sorted
+from gbnfkit.tokens._within import (
+    SecondBytes,
+    Signature,
+    cut_spans,
+    signature_after,
+    within_signature,
+)
 
 if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
@@ -59,31 +66,11 @@ def _cut_by_runs(
     trie: TokenTrie, split: WideSplit, first_bytes: int, accepted: bool = True
 ) -> list[tuple[int, _Chunk]]:
     """``split`` cut by runs of consecutive bytes of ``first_bytes``: per run, its first
-    byte and its tokens' part of the split (one ``searchsorted`` per array in all);
-    without ``accepted``, every part's accepted positions are left empty (the caller
-    takes them from the flags)."""
-    runs = byte_runs(first_bytes)
-    spans = [trie.first_byte_span(a, b) for a, b in runs]
-    edges = np.array([e for span in spans for e in span], dtype=np.int64)
-    listed = split.accepted if accepted else split.uncertain[:0]
-    acc = np.searchsorted(listed, edges).tolist()
-    unc = np.searchsorted(split.uncertain, edges).tolist()
-    hand = np.searchsorted(split.handover_positions, edges).tolist()
-    out: list[tuple[int, _Chunk]] = []
-    for i, (first, _) in enumerate(runs):
-        j = 2 * i
-        out.append(
-            (
-                first,
-                (
-                    listed[acc[j] : acc[j + 1]],
-                    split.uncertain[unc[j] : unc[j + 1]],
-                    split.handover_positions[hand[j] : hand[j + 1]],
-                    split.handover_offsets[hand[j] : hand[j + 1]],
-                ),
-            )
-        )
-    return out
+    sorted position and its tokens' part of the split (one ``searchsorted`` per array in
+    all); without ``accepted``, every part's accepted positions are left empty (the
+    caller takes them from the flags)."""
+    spans = [trie.first_byte_span(a, b) for a, b in byte_runs(first_bytes)]
+    return cut_spans(split, spans, accepted)
 
 
 # tokens accepted through tails (_tails_accepted): sparse words (the indices of the
@@ -215,6 +202,12 @@ class CompiledGrammar:
         # state after a first byte -> (the first bytes that lead to it in a wide split's
         # walk, that split), the latest last (see _walk_by_first_byte)
         self._suffixes: OrderedDict[ByteState, list[tuple[int, WideSplit]]] = OrderedDict()
+        # a kept state after a first byte by its signature within a character, and each
+        # position's chain of tests (see _within.py)
+        self._within: dict[Signature, ByteState] = {}
+        self._chains: dict[int, tuple[int, ...] | None] = {}
+        # the same walks by their first byte and the state after a second one
+        self._second = SecondBytes(tuning.max_suffixes)
         # per slice (by its index): whether a state loops on the slice's class
         self._loops: dict[int, dict[ByteState, bool]] = {}
         # the same for "open on the class" (a counted repetition); per state, the
@@ -226,6 +219,10 @@ class CompiledGrammar:
         # wide splits that reused parts of others (read by tests: compiled modules call
         # vector_walk directly, so its calls cannot be recorded from outside)
         self.parts_reused = 0
+        # of the first bytes' states those reused, the ones found by signature (_within.py)
+        self.within_reused = 0
+        # first bytes decided by their second byte (_within.SecondBytes)
+        self.second_reused = 0
         # wide splits that walked only a slice's rest under some first bytes (read by tests)
         self.sliced_walks = 0
         # of those, the walks that walked some first byte's inside tokens node by node
@@ -235,9 +232,7 @@ class CompiledGrammar:
         self.union_walks = 0
         self._union_failed: set[Stack] = set()
         # (id of a wide split's tails, state below) -> (those tails, tokens accepted)
-        self._tail_checks: OrderedDict[tuple[int, ByteState], tuple[Tails, _Found]] = (
-            OrderedDict()
-        )
+        self._tail_checks: OrderedDict[tuple[int, ByteState], tuple[Tails, _Found]] = OrderedDict()
         # per rule: the bytes that can come first once it returns (see _follow_of);
         # where each rule starts (see _call_sites), each rule's calls
         self._follows: dict[int, int] = {}
@@ -640,9 +635,7 @@ class CompiledGrammar:
         is that of a kept form, or a ``cache_dir`` may hold it): if not, the form is not
         computed to look it up (``docs/masks.md``, "Canonical sharing")."""
         program = self._automaton.program
-        return self._index.may_share(
-            _key_signature(key, program.kind, program.arg, program.rules)
-        )
+        return self._index.may_share(_key_signature(key, program.kind, program.arg, program.rules))
 
     def _by_top_frame(self, key: Stack, root: ByteState) -> _Context | None:
         """The narrow split of ``key`` from the split of its top frame alone, or ``None``
@@ -730,9 +723,7 @@ class CompiledGrammar:
             return top.context
         # runs nest when the frames below accept what the top frame does (whitespace
         # after whitespace): a subtree left uncertain twice is checked once
-        return index.narrow_context(
-            acc_lo, acc_hi, tuple(dict.fromkeys(uncertain)), top.context
-        )
+        return index.narrow_context(acc_lo, acc_hi, tuple(dict.fromkeys(uncertain)), top.context)
 
     def _top_frames(self, stacks: list[Stack], root: ByteState) -> tuple[int, int, bool]:
         """How many top frames of the context of ``stacks`` (state ``root``) its split by
@@ -770,7 +761,12 @@ class CompiledGrammar:
             return None
         handover: list[int] = []
         walked = walk_all(
-            index.trie, automaton, root, min(tuning.short_walk, tuning.wide), None, tuning,
+            index.trie,
+            automaton,
+            root,
+            min(tuning.short_walk, tuning.wide),
+            None,
+            tuning,
             handover,
         )
         if walked is None:
@@ -812,7 +808,12 @@ class CompiledGrammar:
         if root.bottom:
             tuning = self._tuning
             split = vector_walk(
-                trie, self._automaton, root, tuning.max_tail_tokens, -1, tuning.level_gap,
+                trie,
+                self._automaton,
+                root,
+                tuning.max_tail_tokens,
+                -1,
+                tuning.level_gap,
                 tuning.thin_levels,
             )
         else:
@@ -846,10 +847,25 @@ class CompiledGrammar:
         missing = 0
         with self._lock:
             for c in automaton.classes(root):
-                child = automaton.step(root, (c & -c).bit_length() - 1)
-                assert child is not None
+                byte = (c & -c).bit_length() - 1
+                known = None
+                if self._within:
+                    # a kept state deciding every token as the one after ``byte`` does
+                    # (found without stepping to that state when it is a chain's)
+                    sig = signature_after(automaton, root, byte, self._chains)
+                    same = self._within.get(sig) if sig is not None else None
+                    if same is not None:
+                        known = self._suffixes.get(same)
+                if known is not None:
+                    assert same is not None
+                    child = same
+                    self.within_reused += 1
+                else:
+                    after_byte = automaton.step(root, byte)
+                    assert after_byte is not None
+                    child = after_byte
+                    known = self._suffixes.get(child)
                 todo = c
-                known = self._suffixes.get(child)
                 if known is not None:
                     self._suffixes.move_to_end(child)
                     for bits, walked in reversed(known):
@@ -861,7 +877,26 @@ class CompiledGrammar:
                 if todo:
                     missing |= todo
                     after[child] = after.get(child, 0) | todo
-        if not reused:
+        # a first byte alone in its class: the tokens under it by their second byte
+        # (``docs/masks.md``, "Suffixes by first byte")
+        seconds: list[tuple[int, _Chunk]] = []
+        spans: list[tuple[WideSplit, int, int]] = []  # from a walk kept by second byte
+        stepped: list[npt.NDArray[np.int64]] = []  # accepted, stepped one by one
+        for child, bits in list(after.items()) if self._second.kept else ():
+            if bits & (bits - 1):
+                continue
+            with self._lock:
+                under = self._second.pieces(
+                    trie, automaton, root, bits.bit_length() - 1, child, tuning.second_tokens
+                )
+            if under is not None:
+                seconds += under[0]
+                spans += under[1]
+                stepped += under[2]
+                missing ^= bits
+                del after[child]  # not walked: not kept under it
+                self.second_reused += 1
+        if not reused and not seconds:
             split = self._sliced_walk(root, -1)
             self._keep_walk(split, after)
             return split
@@ -872,19 +907,21 @@ class CompiledGrammar:
             self._keep_walk(split, after)
             sources.append((split, missing))
         # the accepted flags, copied span by span from the walks the pieces come from
-        # (each piece is its walk's tokens under its bytes' span of sorted positions);
-        # the positions are listed only when some walk has no flags
-        flags: npt.NDArray[np.bool_] | None = None
-        if all(walked.flags is not None for walked, _ in sources):
-            flags = np.zeros(len(trie.sorted_bytes), dtype=np.bool_)
-            for walked, bits in sources:
-                assert walked.flags is not None
-                for first, last in byte_runs(bits):
-                    a, b = trie.first_byte_span(first, last)
-                    flags[a:b] = walked.flags[a:b]
-        pieces: list[tuple[int, _Chunk]] = []
+        # (each piece is its walk's tokens under its bytes' span of sorted positions)
+        flags = np.zeros(len(trie.sorted_bytes), dtype=np.bool_)
         for walked, bits in sources:
-            pieces += _cut_by_runs(trie, walked, bits, flags is None)
+            spans += [(walked, *trie.first_byte_span(a, b)) for a, b in byte_runs(bits)]
+        for walked, a, b in spans:
+            if walked.flags is not None:
+                flags[a:b] = walked.flags[a:b]
+            else:
+                listed = walked.accepted
+                flags[listed[np.searchsorted(listed, a) : np.searchsorted(listed, b)]] = True
+        for at in stepped:
+            flags[at] = True
+        pieces = seconds
+        for walked, bits in sources:
+            pieces += _cut_by_runs(trie, walked, bits, False)
         pieces.sort(key=lambda piece: piece[0])
         order = [chunk for _, chunk in pieces]
         uncertain = np.concatenate([c[1] for c in order])
@@ -896,10 +933,9 @@ class CompiledGrammar:
             )
         else:
             handover = (empty, empty)
-        # with the flags, the accepted positions are found only if read (a mask packs
+        # the accepted positions are found from the flags only if read (a mask packs
         # them from the flags)
-        accepted = np.concatenate([c[0] for c in order]) if flags is None else None
-        return WideSplit(accepted, uncertain, *handover, flags)
+        return WideSplit(None, uncertain, *handover, flags)
 
     def _sliced_walk(self, root: ByteState, first_bytes: int) -> WideSplit:
         """:func:`vector_walk` of ``root`` (not holding the bottom marker) over the
@@ -935,7 +971,7 @@ class CompiledGrammar:
             # a counted repetition with few characters left is decided by counting
             # them (sliced_walk), not by the forms covers(root) would compare
             few = covers.few_left(root)
-            covered = 0 if few else covers(root) & first_bytes
+            covered = 0 if few else covers.covered(root, first_bytes)
             budget = tuning.slice_nodes
             split = sliced_walk(
                 trie, piece, automaton, root, limit, first_bytes, covered, covers, budget
@@ -994,12 +1030,22 @@ class CompiledGrammar:
         if len(split.uncertain) > tuning.max_tail_tokens or not tuning.max_suffixes:
             return
         with self._lock:
+            within = self._within
+            if len(within) > self._max_contexts:
+                within.clear()
             for child, bits in after.items():
+                if not bits & (bits - 1):  # a first byte alone in its class
+                    self._second.keep(
+                        self._index.trie, self._automaton, split, bits.bit_length() - 1, child
+                    )
                 # a walk whose bytes the new one all walked again is superseded
                 known = [part for part in self._suffixes.get(child, []) if part[0] & ~bits]
                 known.append((bits, split))
                 self._suffixes[child] = known[-tuning.max_suffixes :]
                 self._suffixes.move_to_end(child)
+                sig = within_signature(self._automaton, child, self._chains)
+                if sig is not None:
+                    within[sig] = child
             while len(self._suffixes) > tuning.max_suffixes:
                 self._suffixes.popitem(last=False)
 
@@ -1429,9 +1475,7 @@ class CompiledGrammar:
             "uncertain_lengths": np.array([len(e.uncertain) for _, e in items], dtype=np.int64),
             "uncertain": np.array([n for _, e in items for n in e.uncertain], dtype=np.int64),
             "depths": np.array([e.depth for _, e in items], dtype=np.int64),
-            "token_lengths": np.array(
-                [len(e.uncertain_tokens) for _, e in items], dtype=np.int64
-            ),
+            "token_lengths": np.array([len(e.uncertain_tokens) for _, e in items], dtype=np.int64),
             "uncertain_tokens": np.array(
                 [n for _, e in items for n in e.uncertain_tokens], dtype=np.int64
             ),
@@ -1611,8 +1655,10 @@ def _check_arrays(
         ("token_lengths", "uncertain_tokens"),
     ):
         counts = arrays[lengths]
-        if counts.shape[0] != rows or (counts < 0).any() or int(counts.sum()) != len(
-            arrays[values]
+        if (
+            counts.shape[0] != rows
+            or (counts < 0).any()
+            or int(counts.sum()) != len(arrays[values])
         ):
             raise LoadError(f"fields {lengths} and {values} do not agree", path=where)
     if arrays["depths"].shape[0] != rows or (arrays["depths"] < 0).any():

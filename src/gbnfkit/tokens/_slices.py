@@ -435,9 +435,11 @@ def covered_bytes(
     same: Same | None = None,
     merged: dict[ByteState, ByteState] | None = None,
     deeper: Callable[[ByteState], bool] | None = None,
+    wanted: int = -1,
 ) -> int:
     """The first bytes ``b`` under which every token inside the class of ``dfa`` is
-    accepted from ``root``.
+    accepted from ``root``, among ``wanted`` (the others are not looked at: a first
+    byte's exploration steps the states within its character).
 
     ``S*`` is the state most of ``root``'s single-byte characters of the class lead
     to; it must loop on the class (:func:`loops_on`, cached in ``loops``) or, given
@@ -449,6 +451,8 @@ def covered_bytes(
     states found the same as another are noted in ``merged``, and ``deeper`` lets
     characters lead to another open state (see :func:`opens_on`).
     """
+    if not wanted & dfa.first:
+        return 0
     best = _most_single(automaton, root, dfa)
     if best is None:
         return 0
@@ -465,7 +469,7 @@ def covered_bytes(
     covered = 0
     first_row = dfa.first_row
     for c in classes:
-        part = c & dfa.first
+        part = c & dfa.first & wanted
         if not part:
             continue
         after = automaton.step(root, (part & -part).bit_length() - 1)
@@ -541,6 +545,28 @@ class Covers:
                 )
             self.found[state] = got
         return got
+
+    def covered(self, state: ByteState, wanted: int) -> int:
+        """``self(state) & wanted``, exploring only the first bytes in ``wanted``
+        (not kept when ``wanted`` leaves some out)."""
+        got = self.found.get(state)
+        if got is not None:
+            return got & wanted
+        if wanted == -1:
+            return self(state)
+        with self.lock:
+            return covered_bytes(
+                self.automaton,
+                state,
+                self.dfa,
+                self.loops,
+                self.limit,
+                self.opens,
+                self.same,
+                self.merged,
+                self._deeper(self.chain),
+                wanted,
+            )
 
     def count_at(self, state: ByteState) -> Counted:
         """:func:`counted_left` of ``state`` (kept in ``counts``; ``(-1, ())``
@@ -764,8 +790,10 @@ def sliced_walk(
         inside.unsure += part.unsure
     covers.stepped |= stepped
     others &= ~stepped
-    if not covered and (others or not stepped):
+    if not covered and others:
         return None  # nothing covered, or the budget ran out: walked whole
+    # (with nothing covered or stepped, every first byte wanted starts no character of
+    # the class, as a quote or an escape: the rest trie holds all their tokens)
     # (the states found the same as another are walked as that one: ``covers.merged``)
     merged = covers.merged or None
     walked = vector_walk(rest, automaton, root, max_tail_tokens, wanted & ~others, merge=merged)

@@ -105,6 +105,11 @@ class Tuning:
             at most this (``docs/masks.md``, "Shallower shared contexts"); past it the
             wide split would leave too many of them uncertain, and it is walked
             narrow first as before.
+        second_tokens: a wide split takes the verdicts under a first byte alone in
+            its class from walks kept by that byte and the state after a second byte
+            when the tokens under it that no kept walk decides (stepped one by one)
+            number at most this (``docs/masks.md``, "Suffixes by first byte"); else
+            that byte is walked.
     """
 
     many_first_bytes: int = 48
@@ -137,6 +142,7 @@ class Tuning:
     early_walk: int = 400
     early_wide: int = 32_000
     shallow_at_once: int = 1_024
+    second_tokens: int = 64
 
 
 DEFAULT_TUNING = Tuning()
