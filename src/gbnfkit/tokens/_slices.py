@@ -531,19 +531,7 @@ class Covers:
     def __call__(self, state: ByteState) -> int:
         got = self.found.get(state)
         if got is None:
-            with self.lock:
-                got = covered_bytes(
-                    self.automaton,
-                    state,
-                    self.dfa,
-                    self.loops,
-                    self.limit,
-                    self.opens,
-                    self.same,
-                    self.merged,
-                    self._deeper(self.chain),
-                )
-            self.found[state] = got
+            got = self.found[state] = self._explore(state, -1)
         return got
 
     def covered(self, state: ByteState, wanted: int) -> int:
@@ -554,6 +542,9 @@ class Covers:
             return got & wanted
         if wanted == -1:
             return self(state)
+        return self._explore(state, wanted)
+
+    def _explore(self, state: ByteState, wanted: int) -> int:
         with self.lock:
             return covered_bytes(
                 self.automaton,
