@@ -211,6 +211,17 @@ class Chains:
         more than ``U`` calls of the item in a row, and otherwise in rules the item
         reaches: then in the representative link, or ``U`` calls before the row's
         end; else ``key`` itself (``docs/masks.md``, "Canonical sharing")."""
+        # most keys have no frame that calls a long chain's next link or is followed
+        # by a row of calls: no rule looked up for them
+        kind, arg = self._program.kind, self._program.arg
+        for p in key:
+            if p >= 0 and kind[p] == CALL and (
+                self.uniform(arg[p]) >= self._uniform - 1
+                or (kind[p + 1] == CALL and arg[p + 1] == arg[p] and self.run(p) > self._uniform)
+            ):
+                break
+        else:
+            return key
         rule_at = self._rule_at
         link = -1
         row = -1  # the position of a frame followed by a row of calls

@@ -401,7 +401,7 @@ class CompiledGrammar:
 
         walked = None
         top = _group_key(_stacks_of(key), _key_depth(key) - 1) if shallower else key
-        if shallower:
+        if shallower and many:  # a string body (narrow contexts are no links' bodies)
             top = self._chain_normal(top)
         if many:
             if shallower:
