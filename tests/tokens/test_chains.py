@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from test_masks import fast_mask, reference_mask
+from test_prewarm import _vocabulary as words_vocabulary
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
@@ -18,13 +19,7 @@ _WORDS = (
 
 
 def _vocabulary() -> Vocabulary:
-    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
-    for word in _WORDS:
-        data = word.encode("utf-8")
-        if data not in tokens:
-            tokens.append(data)
-    tokens.append(None)  # EOS
-    return Vocabulary(tokens, eos_token_ids=[len(tokens) - 1])
+    return words_vocabulary(_WORDS)
 
 
 def _walk(grammar: Grammar, text: str) -> tuple[gbnfkit.CompiledGrammar, int]:

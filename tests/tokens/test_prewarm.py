@@ -21,9 +21,10 @@ _WORDS = (
 )
 
 
-def _vocabulary() -> Vocabulary:
+def _vocabulary(words: tuple[str, ...] = _WORDS) -> Vocabulary:
+    """The 256 bytes, ``words`` and EOS."""
     tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
-    for word in _WORDS:
+    for word in words:
         data = word.encode("utf-8")
         if data not in tokens:
             tokens.append(data)
