@@ -21,9 +21,10 @@ _WORDS = (
 )
 
 
-def _vocabulary() -> Vocabulary:
+def _vocabulary(words: tuple[str, ...] = _WORDS) -> Vocabulary:
+    """The 256 bytes, ``words`` and EOS."""
     tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
-    for word in _WORDS:
+    for word in words:
         data = word.encode("utf-8")
         if data not in tokens:
             tokens.append(data)
@@ -161,3 +162,29 @@ def test_an_index_without_prewarm_has_no_fixed_splits() -> None:
     assert not index.fixed
     prewarm(index)
     assert index.fixed and not index.shared
+
+
+def test_a_long_max_length_string_is_served_by_a_fixed_split() -> None:
+    """A string of ``maxLength`` beyond the longest token's reach has one canonical
+    form at its first characters, whatever the count (the chain's end is out of reach):
+    the fixed split made from the prewarm's own count serves it, exactly; a count
+    within reach has another form, and near its end a long string's does too."""
+    vocabulary = _vocabulary()
+    compiler = gbnfkit.GrammarCompiler(vocabulary)
+    index = compiler._index
+    longest = index.trie.max_depth
+    far = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 5 * longest}}}
+    grammar = Grammar.from_json_schema(far)
+    compiled = compiler.compile(grammar)
+    before = index.fixed_hits
+    _check(compiled, grammar, '{"s": "')
+    assert index.fixed_hits > before
+    for text in ('{"s": "ab', '{"s": "' + "x" * (5 * longest - 2), '{"s": "\\u00e9'):
+        _check(compiled, grammar, text)
+    near = {"type": "object", "properties": {"s": {"type": "string", "maxLength": longest}}}
+    grammar = Grammar.from_json_schema(near)
+    compiled = compiler.compile(grammar)
+    before = index.fixed_hits
+    for text in ('{"s": "', '{"s": "a', '{"s": "' + "x" * (longest - 1)):
+        _check(compiled, grammar, text)
+    assert index.fixed_hits == before

@@ -27,6 +27,7 @@ from gbnfkit._arguments import expect
 from gbnfkit._errors import LoadError, VocabularyError
 from gbnfkit.tokens._byteprogram import CALL, END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
+from gbnfkit.tokens._chains import Chains
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
 from gbnfkit.tokens._slices import Counted, Covers, Slice, sliced_walk
@@ -197,6 +198,7 @@ class CompiledGrammar:
         self._uses: dict[Stack, int] = {}
         self._early: dict[Stack, bool] = {}  # see _hands_over_early
         self._least: dict[int, int] = {}  # rule -> lower bound of its strings' lengths
+        self._chains: Chains | None = None  # counted repetitions' links (_chain_normal)
         # context of one frame -> its split and where the frame can finish (_top_split)
         self._tops: dict[Stack, _TopSplit | None] = {}
         # state after a first byte -> (the first bytes that lead to it in a wide split's
@@ -394,7 +396,16 @@ class CompiledGrammar:
 
         walked = None
         top = _group_key(_stacks_of(key), _key_depth(key) - 1) if shallower else key
+        if shallower and many:  # a string body (narrow contexts are no links' bodies)
+            top = self._chain_normal(top)
         if many:
+            if shallower:
+                # its shallower context, split already and usable (a string body's,
+                # taken to one key at every count of a long ``maxLength``): no form
+                # of this context to look up first
+                entry = self._cached_context(top)
+                if entry is not None and self._serves_deeper(entry):
+                    return entry
             more()
         else:
             by_top = self._by_top_frame(key, root)
@@ -461,6 +472,22 @@ class CompiledGrammar:
             # not looked up (no kept form may equal it): its form, to keep its split
             canon = self._canonical(key, tuning.max_wide_canonical)
         return self._wide_split(key, canon)
+
+    def _chain_normal(self, key: Stack) -> Stack:
+        """``key``, or a key of the same canonical form in a counted repetition's
+        representative link (``tokens/_chains.py``): inside a long ``maxLength``
+        string, the body's context of every count then has one key."""
+        chains = self._chains
+        if chains is None:
+            chains = self._chains = Chains(
+                self._automaton.program, self._least_of, self._rule_at,
+                self._index.trie.max_depth,
+            )
+        with self._lock:
+            return chains.normal(key)
+
+    def _least_of(self, rule: int) -> int:
+        return self._least_length(rule, 0)
 
     def _narrow_slice(self) -> tuple[Slice | None, dict[ByteState, bool]]:
         """The slice narrow walks use (the first of the index's, ``docs/masks.md``,

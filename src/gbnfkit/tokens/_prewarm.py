@@ -10,7 +10,8 @@ the index keeps its shared splits in an LRU that ``clear_shared`` empties.
 
 :func:`prewarm` compiles those grammars with the index, the converter's from a schema
 written here that uses every one of its value rules (a known property, a property
-name extending it, one starting with another letter, every value kind), and steps
+name extending it, one starting with another letter, every value kind, and a string
+whose ``maxLength`` puts its end beyond the longest token's reach), and steps
 through a document of each byte by byte, computing the mask of every state on the way.
 What this leaves in the index's shared splits is kept as *fixed*
 (:meth:`~gbnfkit.tokens._index.VocabularyIndex.fix_shared`): nothing here names a
@@ -42,16 +43,26 @@ _SCHEMA: dict[str, object] = {
     "properties": {"k": {"type": "string"}},
     "additionalProperties": True,
 }
-_DOCUMENT = '{"k": "a b\\n\\u00e9", "kx": "y"}'
+_DOCUMENT = '{"k": "a b\\n\\u00e9", "m": "ab", "kx": "y"}'
+# a `maxLength` string ("m") this many characters longer than the longest token: the
+# states of its first characters have the canonical form of every string of
+# `maxLength` above about the longest token plus 4 (the chain's end is out of reach)
+_BEYOND = 8
 
 
-def fixed_documents() -> list[tuple[Grammar, str]]:
+def fixed_documents(longest: int = 0) -> list[tuple[Grammar, str]]:
     """The grammars whose wide contexts every JSON grammar shares, each with a document
     that goes through their free text: the ``json`` builtin, and the schema converter's
-    output (its string and property-name rules are the same in either property order)."""
+    output (its string and property-name rules are the same in either property order),
+    with a string of ``maxLength`` beyond ``longest`` bytes (the longest token)."""
     from gbnfkit._grammar import Grammar
 
-    return [(Grammar.builtin("json"), _DOCUMENT), (Grammar.from_json_schema(_SCHEMA), _DOCUMENT)]
+    schema = dict(_SCHEMA)
+    schema["properties"] = {
+        "k": {"type": "string"},
+        "m": {"type": "string", "maxLength": longest + _BEYOND},
+    }
+    return [(Grammar.builtin("json"), _DOCUMENT), (Grammar.from_json_schema(schema), _DOCUMENT)]
 
 
 def inside_strings(data: bytes) -> list[int]:
@@ -85,7 +96,7 @@ def prewarm(index: VocabularyIndex) -> None:
     mask of each state inside a string, :func:`inside_strings`), and keep the wide
     splits this made as the index's fixed splits and their cuts (``clear_shared``
     keeps them)."""
-    documents = fixed_documents()
+    documents = fixed_documents(index.trie.max_depth)
     # as any grammar splits them (tails cut to what the frames below read: kept as
     # cuts), then keeping every tail
     for tuning in (DEFAULT_TUNING, replace(DEFAULT_TUNING, follow_calls=0)):
