@@ -207,7 +207,7 @@ class CompiledGrammar:
         # a kept state after a first byte by its signature within a character, and each
         # position's chain of tests (see _within.py)
         self._within: dict[Signature, ByteState] = {}
-        self._chains: dict[int, tuple[int, ...] | None] = {}
+        self._test_chains: dict[int, tuple[int, ...] | None] = {}
         # the same walks by their first byte and the state after a second one
         self._second = SecondBytes(tuning.max_suffixes)
         # per slice (by its index): whether a state loops on the slice's class
@@ -879,7 +879,7 @@ class CompiledGrammar:
                 if self._within:
                     # a kept state deciding every token as the one after ``byte`` does
                     # (found without stepping to that state when it is a chain's)
-                    sig = signature_after(automaton, root, byte, self._chains)
+                    sig = signature_after(automaton, root, byte, self._test_chains)
                     same = self._within.get(sig) if sig is not None else None
                     if same is not None:
                         known = self._suffixes.get(same)
@@ -1070,7 +1070,7 @@ class CompiledGrammar:
                 known.append((bits, split))
                 self._suffixes[child] = known[-tuning.max_suffixes :]
                 self._suffixes.move_to_end(child)
-                sig = within_signature(self._automaton, child, self._chains)
+                sig = within_signature(self._automaton, child, self._test_chains)
                 if sig is not None:
                     within[sig] = child
             while len(self._suffixes) > tuning.max_suffixes:
