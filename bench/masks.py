@@ -28,6 +28,7 @@ import resource
 import sys
 import time
 import traceback
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,8 +96,10 @@ class Result:
     mode: str = "first"
     compile_s: list[float] = field(default_factory=list)
     ttfm_s: list[float] = field(default_factory=list)
-    mask_ns: list[int] = field(default_factory=list)
-    accept_ns: list[int] = field(default_factory=list)
+    # machine integers, not Python lists: a list of 500k ints is 500k objects that every
+    # full garbage collection of the process visits (~10 ms), which would land in masks
+    mask_ns: array[int] = field(default_factory=lambda: array("q"))
+    accept_ns: array[int] = field(default_factory=lambda: array("q"))
     false_rejects: list[str] = field(default_factory=list)
     eos_missing: list[str] = field(default_factory=list)
     accept_mismatch: list[str] = field(default_factory=list)
