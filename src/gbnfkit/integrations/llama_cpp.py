@@ -239,7 +239,7 @@ def _jinja_formatter(llm: Any, template: str) -> Any:
     chat_format = require(
         "llama_cpp.llama_chat_format", "llama-cpp-python", LLAMA_CPP, needed_for="chat templates"
     )
-    import jinja2  # a dependency of llama-cpp-python
+    import jinja2  # type: ignore[import-not-found,unused-ignore]  # llama-cpp-python needs it
 
     special = {"eos": llm.token_eos(), "bos": llm.token_bos()}
     names = {
@@ -271,7 +271,7 @@ def _render_error(exc: Exception) -> ChatTemplateError:
         frame = frame.tb_next
     if refused:
         return ChatTemplateError(str(exc), line=line, refused=True)
-    import jinja2
+    import jinja2  # type: ignore[import-not-found,unused-ignore]
 
     text = str(exc) if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: {exc}"
     return ChatTemplateError(text, line=line)
