@@ -21,7 +21,7 @@ from gbnfkit.tokens._bytestate import ByteState
 from gbnfkit.tokens._slices import Covers
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vocabulary import Vocabulary
-from gbnfkit.tokens._within import signature_after, within_signature
+from gbnfkit.tokens._within import home_state, signature_after, within_signature
 
 # tokens that start inside a name after a multi-byte character and go on past its end
 MORE = [b'\xc3\xa9"', b'\xc3\xa9": ', b'\xe4\xb8\xad",', b'\xc3\xa91"', b"\xc3", b"\xe4\xb8"]
@@ -29,6 +29,9 @@ MORE = [b'\xc3\xa9"', b'\xc3\xa9": ', b'\xe4\xb8\xad",', b'\xc3\xa91"', b"\xc3",
 # and escapes: back in the body after most, a class's own exclusions after "\u"
 MORE += [b"\\n", b'\\n"', b'\\"', b"\\u00", b"\\u0062", b'\\u00e9":', b"\\\\", b"\\t ", b"\\x"]
 MORE += [b"\\", b"\\u", b'\\/"', b'\\"",', b'\\u0063"']
+
+# lead bytes of one class's other branch (U+E000-U+FFFF): another state, one signature
+MORE += ["\ue000".encode(), '\ue000"'.encode(), "\uff41\u4e2d".encode(), '\uff41":'.encode()]
 
 
 def _vocabulary() -> Vocabulary:
@@ -57,7 +60,7 @@ def _grammar() -> tuple[Grammar, str]:
     schema = {"type": "object", "properties": known, "additionalProperties": {"type": "string"}}
     document = (
         '{"abé": "中x", "ac": 1, "b-é": "é", "éz": "y", "aé": "", "a中": 2, "é1": 3, '
-        '"nick": "é中", "tag": "中é中"}'
+        '"nick": "é中", "tag": "中é中", "abｂ": "ａ", "a\ue000": ""}'
     )
     return Grammar.from_json_schema(schema, property_order="any"), document
 
@@ -116,6 +119,37 @@ def test_equal_signatures_decide_every_token_alike() -> None:
             if a[0] == b[0] and a[3] == b[3]:
                 # the same frames below and chains: only the frame returned into differs
                 assert (a[1], a[2]) != (b[1], b[2])
+
+
+def test_walks_are_kept_under_the_first_state_of_their_signature() -> None:
+    """After ``e4`` and after ``ee`` a name's class is in two states (two branches of
+    its rule) with one signature: a walk kept after either is kept under the first
+    of them, so that a later context finds it whichever lead byte it starts with."""
+    vocabulary = _vocabulary()
+    grammar, document = _grammar()
+    compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
+    automaton = compiled.automaton
+    chains: dict[int, tuple[int, ...] | None] = {}
+    pairs = 0
+    for root in _roots(compiled, document):
+        a, b = automaton.step(root, 0xE4), automaton.step(root, 0xEE)
+        if a is None or b is None or a == b:
+            continue
+        sig = within_signature(automaton, a, chains)
+        if sig is None or sig != within_signature(automaton, b, chains):
+            continue
+        pairs += 1
+        homes: dict[object, ByteState] = {}
+        assert home_state(homes, automaton, a, chains) is a  # nothing kept: itself
+        assert homes == {}
+        assert home_state(homes, automaton, a, chains, keep=True) is a
+        assert home_state(homes, automaton, b, chains, keep=True) is a
+        assert home_state(homes, automaton, b, chains) is a
+        assert homes == {sig: a}
+        # they decide every token alike
+        trie = compiled.index.trie
+        assert _by_stepping(trie, automaton, a) == _by_stepping(trie, automaton, b)
+    assert pairs >= 2
 
 
 @pytest.mark.parametrize("tuning", [Tuning(), Tuning(wide=0)])

@@ -41,8 +41,8 @@ from gbnfkit.tokens._within import (
     SecondBytes,
     Signature,
     cut_spans,
+    home_state,
     signature_after,
-    within_signature,
 )
 
 if TYPE_CHECKING:
@@ -892,6 +892,10 @@ class CompiledGrammar:
                     assert after_byte is not None
                     child = after_byte
                     known = self._suffixes.get(child)
+                    if known is None and self._within:
+                        # kept under the first state of its signature (_within.py)
+                        child = home_state(self._within, automaton, child, self._test_chains)
+                        known = self._suffixes.get(child)
                 todo = c
                 if known is not None:
                     self._suffixes.move_to_end(child)
@@ -1065,14 +1069,13 @@ class CompiledGrammar:
                     self._second.keep(
                         self._index.trie, self._automaton, split, bits.bit_length() - 1, child
                     )
+                # kept under the first state kept with its signature (_within.py)
+                home = home_state(within, self._automaton, child, self._test_chains, keep=True)
                 # a walk whose bytes the new one all walked again is superseded
-                known = [part for part in self._suffixes.get(child, []) if part[0] & ~bits]
+                known = [part for part in self._suffixes.get(home, []) if part[0] & ~bits]
                 known.append((bits, split))
-                self._suffixes[child] = known[-tuning.max_suffixes :]
-                self._suffixes.move_to_end(child)
-                sig = within_signature(self._automaton, child, self._test_chains)
-                if sig is not None:
-                    within[sig] = child
+                self._suffixes[home] = known[-tuning.max_suffixes :]
+                self._suffixes.move_to_end(home)
             while len(self._suffixes) > tuning.max_suffixes:
                 self._suffixes.popitem(last=False)
 

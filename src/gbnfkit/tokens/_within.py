@@ -40,6 +40,7 @@ __all__ = [
     "SecondBytes",
     "Signature",
     "cut_spans",
+    "home_state",
     "signature_after",
     "within_signature",
 ]
@@ -74,6 +75,34 @@ def within_signature(
     if state.bottom or state.complete:
         return None
     return _signature(automaton, state.stacks, chains)
+
+
+def home_state(
+    homes: dict[Signature, ByteState],
+    automaton: ByteAutomaton,
+    state: ByteState,
+    chains: dict[int, tuple[int, ...] | None],
+    keep: bool = False,
+) -> ByteState:
+    """The state kept first in ``homes`` with the signature of ``state`` (``state``
+    itself if it has none, or if none is kept yet: then, with ``keep``, it becomes
+    that signature's home).  The walks kept after a first byte are kept under the
+    home of the state that byte leads to, so that states of one signature reached
+    by different bytes find each other's walks: a class's lead bytes ``e1-ec`` and
+    ``ee-ef`` lead to two states (two branches of its rule) with one signature, and
+    a later class's state after ``e1`` finds the walk kept for ``e1-ec`` even when
+    the walk kept for ``ee-ef`` came after it."""
+    if not homes and not keep:
+        return state
+    sig = within_signature(automaton, state, chains)
+    if sig is None:
+        return state
+    home = homes.get(sig)
+    if home is None:
+        if keep:
+            homes[sig] = state
+        return state
+    return home
 
 
 def signature_after(
