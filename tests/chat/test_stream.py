@@ -78,6 +78,20 @@ def test_qwen3_coder_text_values_stream_as_json_strings() -> None:
     assert stream.finish().tool_calls[0].arguments == '{"query": "say \\"hi\\""}'
 
 
+@pytest.mark.parametrize("one_by_one", [True, False])
+def test_qwen3_coder_drops_one_leading_newline_of_a_value_not_two(one_by_one: bool) -> None:
+    # found by test_roundtrip: fed one character at a time, the second newline was
+    # dropped too, and the arguments had to be taken back at </parameter>
+    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\n\na\n</parameter>\n"
+    text += "</function>\n</tool_call>"
+    stream = MessageStream("qwen3-coder", TOOLS)
+    chunks = list(text) if one_by_one else [text[:52], text[52:]]
+    deltas = [d for chunk in chunks for d in stream.feed(chunk)] + stream.close()
+    arguments = "".join(c.arguments for d in deltas for c in d.tool_calls)
+    assert arguments == '{"city": "\\na"}'
+    assert stream.finish().tool_calls == (ToolCall(None, "get_weather", '{"city": "\\na"}'),)
+
+
 def test_a_broken_stream_stops_and_close_raises() -> None:
     stream = MessageStream("hermes", TOOLS)
     assert stream.feed("Hi\n<tool_call>") == [MessageDelta("Hi")]

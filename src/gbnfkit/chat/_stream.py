@@ -281,10 +281,14 @@ class MessageStream:
         """Add ``chunk`` (no stop character in it) to the open region."""
         raw = region.pending + chunk if region.pending else chunk
         if region.lead is not Trim.NONE:
-            raw = lead_strip(raw, region.lead)
+            stripped = lead_strip(raw, region.lead)
+            if stripped or region.lead is Trim.NEWLINE:
+                # the first text after the leading whitespace, or the one newline dropped
+                # (a second one is the value's)
+                region.lead = Trim.NONE
+            raw = stripped
             if not raw:
                 return []
-            region.lead = Trim.NONE
         hold = region.hold
         if hold is Trim.NONE and not region.delimiter:
             kept = raw
