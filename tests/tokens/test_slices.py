@@ -231,21 +231,33 @@ def _sliced_walks_equal_stepping(
 ) -> list[tuple[int, WideSplit]]:
     """The sliced walks of ``root`` under all, some and two first bytes (with the
     first bytes), each checked against stepping every token's bytes."""
-    trie = compiled.index.trie
-    accepted, uncertain, pairs = _by_stepping(trie, compiled.automaton, root)
+    stepped = _by_stepping(compiled.index.trie, compiled.automaton, root)
     walks = []
     for first_bytes in (-1, 0x7FFF_FFFF << 96, 1 << 0x22 | 0xFF << 0xC0):
-        split = compiled._sliced_walk(root, first_bytes)
-        starts = [(first_bytes >> data[0]) & 1 for data in trie.sorted_bytes]
-        assert split.accepted.tolist() == [p for p in accepted if starts[p]]
-        assert split.uncertain.tolist() == [p for p in uncertain if starts[p]]
-        got = list(
-            zip(split.handover_positions.tolist(), split.handover_offsets.tolist(), strict=True)
-        )
-        assert got == [(p, k) for p, k in pairs if starts[p]]
-        assert_flags_match(trie, split)
+        split = sliced_walk_equals_stepping(compiled, root, first_bytes, stepped)
+        assert_flags_match(compiled.index.trie, split)
         walks.append((first_bytes, split))
     return walks
+
+
+def sliced_walk_equals_stepping(
+    compiled: gbnfkit.CompiledGrammar,
+    root: ByteState,
+    first_bytes: int,
+    stepped: tuple[list[int], list[int], list[tuple[int, int]]],
+) -> WideSplit:
+    """``compiled._sliced_walk(root, first_bytes)``, checked against ``stepped`` (every
+    token's bytes stepped from ``root``: ``_by_stepping``) under those first bytes."""
+    accepted, uncertain, pairs = stepped
+    split = compiled._sliced_walk(root, first_bytes)
+    starts = [(first_bytes >> data[0]) & 1 for data in compiled.index.trie.sorted_bytes]
+    assert split.accepted.tolist() == [p for p in accepted if starts[p]]
+    assert split.uncertain.tolist() == [p for p in uncertain if starts[p]]
+    got = list(
+        zip(split.handover_positions.tolist(), split.handover_offsets.tolist(), strict=True)
+    )
+    assert got == [(p, k) for p, k in pairs if starts[p]]
+    return split
 
 
 def test_sliced_walks_equal_stepping_each_token() -> None:
