@@ -216,8 +216,14 @@ DASHED_TOKENS = [
 
 def _dashed_vocabulary(seed: int) -> Vocabulary:
     """The synthetic vocabulary, with tokens under "-" that :data:`DASHED` rejects."""
-    base = synthetic_vocabulary(EXTRA + "-", seed=seed)
-    tokens = list(base.tokens) + [t for t in DASHED_TOKENS if t not in base.tokens]
+    return vocabulary_with(EXTRA + "-", seed, DASHED_TOKENS)
+
+
+def vocabulary_with(chars: str, seed: int, more: list[bytes]) -> Vocabulary:
+    """The synthetic vocabulary of ``chars`` and ``seed``, with the tokens of ``more``
+    it lacks added (and five ids past the last token, as a model's padding)."""
+    base = synthetic_vocabulary(chars, seed=seed)
+    tokens = list(base.tokens) + [t for t in more if t not in base.tokens]
     return Vocabulary(
         tokens,
         eos_token_ids=base.eos_token_ids,

@@ -11,13 +11,13 @@ from collections import defaultdict
 from dataclasses import replace
 
 import pytest
-from test_masks import synthetic_vocabulary
 from test_slices import (
     EXTRA,
     _follow,
     _roots,
     _sliced_walks_equal_stepping,
     sliced_walk_equals_stepping,
+    vocabulary_with,
 )
 from test_widesplit import _by_stepping
 
@@ -41,14 +41,7 @@ MORE += ["\ue000".encode(), '\ue000"'.encode(), "\uff41\u4e2d".encode(), '\uff41
 
 
 def _vocabulary() -> Vocabulary:
-    base = synthetic_vocabulary(EXTRA + "é中1", seed=11)
-    tokens = list(base.tokens) + [t for t in MORE if t not in base.tokens]
-    return Vocabulary(
-        tokens,
-        eos_token_ids=base.eos_token_ids,
-        special_token_ids=base.special_token_ids,
-        size=len(tokens) + 5,
-    )
+    return vocabulary_with(EXTRA + "é中1", 11, MORE)
 
 
 def _grammar() -> tuple[Grammar, str]:
