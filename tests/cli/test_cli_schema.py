@@ -157,21 +157,24 @@ def test_check_schema_uses_the_same_flags(cli: Cli, person: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "flags",
+    ("flags", "expected"),
     [
-        ["--max-whitespace", "0"],
-        ["--max-integer-digits", "x"],
-        ["--max-required-any-order", "none"],
-        ["--max-dfa-states", "0"],
-        ["--max-dfa-states", "none"],
-        ["--whitespace", "tabs"],
-        ["--property-order", "random"],
+        (["--max-whitespace", "0"], "expected a positive integer or 'none', not '0'"),
+        (["--max-integer-digits", "x"], "expected a positive integer or 'none', not 'x'"),
+        (["--max-required-any-order", "none"], "expected a positive integer, not 'none'"),
+        (["--max-dfa-states", "0"], "expected a positive integer, not '0'"),
+        (["--max-dfa-states", "none"], "expected a positive integer, not 'none'"),
+        (["--whitespace", "tabs"], "invalid choice: 'tabs'"),
+        (["--property-order", "random"], "invalid choice: 'random'"),
     ],
 )
-def test_bad_flag_values_are_usage_errors(cli: Cli, person: str, flags: list[str]) -> None:
+def test_bad_flag_values_are_usage_errors(
+    cli: Cli, person: str, flags: list[str], expected: str
+) -> None:
     run = cli("schema", person, *flags)
     assert run.status == 4
     assert "usage: gbnfkit schema" in run.err
+    assert f"argument {flags[0]}: {expected}" in run.err
     assert run.out == ""
 
 

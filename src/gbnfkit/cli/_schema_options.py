@@ -28,19 +28,20 @@ __all__ = ["add_schema_option_arguments", "schema_grammar", "schema_to_gbnf"]
 def _positive_or_none(text: str) -> int | None:
     if text.lower() == "none":
         return None
+    return _parse_positive(text, "a positive integer or 'none'")
+
+
+def _positive(text: str) -> int:
+    return _parse_positive(text, "a positive integer")
+
+
+def _parse_positive(text: str, expected: str) -> int:
     try:
         value = int(text)
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', not {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _positive_or_none(text)
-    if value is None:
-        raise argparse.ArgumentTypeError("expected a positive integer, not 'none'")
+        raise argparse.ArgumentTypeError(f"expected {expected}, not {text!r}")
     return value
 
 
