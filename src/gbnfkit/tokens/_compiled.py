@@ -576,14 +576,14 @@ class CompiledGrammar:
         kind = program.kind
         arg = program.arg
         calls: dict[int, list[int]] = {}
-        p = -1
-        for _ in range(kind.count(CALL)):
-            p = kind.index(CALL, p + 1)
-            got = calls.get(arg[p])
-            if got is None:
-                calls[arg[p]] = [p]
-            else:
-                got.append(p)
+        for p, k in enumerate(kind):
+            if k == CALL:
+                r = arg[p]
+                got = calls.get(r)
+                if got is None:
+                    calls[r] = [p]
+                else:
+                    got.append(p)
         with self._lock:
             self._calls = calls
             self._start_rules = owners
