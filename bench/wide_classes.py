@@ -12,7 +12,7 @@ back to itself, with ``+U`` when every character of two bytes or more does too (
 no such state within three bytes, as in a counted string; then the widest set of ASCII
 bytes that lead the first ``S*`` to one state is named, a counted repetition's class).
 Prints the walks' time by class, split into walks a slice served and walks of the full
-trie, beside the total mask time (``docs/masks.md``, "Slices"; bench/README.md, "Issue
+trie, beside the total mask time (``docs/masks.md``, "Slices"; bench/issue11-journal.md, "Issue
 11, 2026-11-26 morning: classes"). Pure Python: the recording replaces a method of a
 class mypyc compiles.
 
