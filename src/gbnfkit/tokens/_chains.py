@@ -43,17 +43,14 @@ from gbnfkit.tokens._bytestate import Stack
 
 __all__ = ["Chains"]
 
-# rules reached from a repeated item, at most (its character classes and escapes: a
-# JSON string's character reaches a dozen); past that, its keys are kept as they are
-_ITEM_RULES = 64
-
 
 class Chains:
     """The links of a byte program's counted repetitions and their representatives
     (memoised per rule: a few ints per rule of the program at most)."""
 
     __slots__ = (
-        "_items", "_least", "_program", "_rep", "_rule_at", "_runs", "_uniform", "_uniforms",
+        "_item_limit", "_items", "_least", "_program", "_rep", "_rule_at", "_runs", "_uniform",
+        "_uniforms",
     )
 
     def __init__(
@@ -62,11 +59,13 @@ class Chains:
         least: Callable[[int], int],
         rule_at: Callable[[int], int],
         reach: int,
+        item_limit: int,
     ) -> None:
         self._program = program
         self._least = least  # a lower bound of the bytes a rule's strings hold
         self._rule_at = rule_at  # the rule whose alternatives hold a position
         self._uniform = reach + 3  # the links of one shape a representative has from it down
+        self._item_limit = item_limit  # the most rules an item may reach (Tuning)
         # per rule: the links of its shape from it down (0: no link; a lower bound)
         self._uniforms: dict[int, int] = {}
         # per link: its representative, -1 if it has fewer than `_uniform` links down
@@ -158,7 +157,7 @@ class Chains:
 
     def _item_rules(self, item: int) -> frozenset[int]:
         """The rules ``item`` reaches (itself included), if it consumes a byte at
-        least and none of them is a link, and they are at most ``_ITEM_RULES``; else
+        least and none of them is a link, and they are at most ``Tuning.chain_item_rules``; else
         empty."""
         got = self._items.get(item)
         if got is not None:
@@ -179,7 +178,7 @@ class Chains:
                     if kind[p] == CALL and arg[p] not in found:
                         found.add(arg[p])
                         todo.append(arg[p])
-                        if len(found) > _ITEM_RULES:
+                        if len(found) > self._item_limit:
                             ok = False
                     p += 1
         out = frozenset(found) if ok else frozenset()
@@ -210,7 +209,8 @@ class Chains:
         link with ``U`` uniform links from it down, or at one position followed by
         more than ``U`` calls of the item in a row, and otherwise in rules the item
         reaches: then in the representative link, or ``U`` calls before the row's
-        end; else ``key`` itself (``docs/masks.md``, "Canonical sharing")."""
+        end; else ``key`` itself (``docs/masks.md``, "Counted repetitions, one key per
+        count")."""
         # most keys have no frame that calls a long chain's next link or is followed
         # by a row of calls: no rule looked up for them
         kind, arg = self._program.kind, self._program.arg

@@ -481,7 +481,7 @@ class CompiledGrammar:
         if chains is None:
             chains = self._chains = Chains(
                 self._automaton.program, self._least_of, self._rule_at,
-                self._index.trie.max_depth,
+                self._index.trie.max_depth, self._tuning.chain_item_rules,
             )
         with self._lock:
             return chains.normal(key)

@@ -110,6 +110,10 @@ class Tuning:
             when the tokens under it that no kept walk decides (stepped one by one)
             number at most this (``docs/masks.md``, "Suffixes by first byte"); else
             that byte is walked.
+        chain_item_rules: the rules a counted repetition's item may reach (a JSON
+            string's character reaches a dozen: its classes and escapes) for its
+            contexts to be taken to one key per count (``docs/masks.md``, "Counted
+            repetitions, one key per count"); past it they are kept as they are.
     """
 
     many_first_bytes: int = 48
@@ -143,6 +147,7 @@ class Tuning:
     early_wide: int = 32_000
     shallow_at_once: int = 1_024
     second_tokens: int = 64
+    chain_item_rules: int = 64
 
 
 DEFAULT_TUNING = Tuning()
