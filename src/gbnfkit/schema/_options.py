@@ -97,17 +97,19 @@ class SchemaOptions:
 
 def _check(opts: SchemaOptions) -> SchemaOptions:
     limits = opts.limits
-    for name, lo, cap, limit in (
-            ("max_whitespace", 1, limits.max_counted_characters, "max_counted_characters"),
-            ("max_integer_digits", 1, limits.max_counted_characters, "max_counted_characters"),
-            ("max_fraction_digits", 1, limits.max_counted_characters, "max_counted_characters"),
-            ("max_required_any_order", 0, limits.max_tracked_required, "max_tracked_required")):
+    # option, least value, the limit that caps it, whether None (unbounded) is allowed
+    for name, lo, limit, optional in (
+            ("max_whitespace", 1, "max_counted_characters", True),
+            ("max_integer_digits", 1, "max_counted_characters", True),
+            ("max_fraction_digits", 1, "max_counted_characters", True),
+            ("max_required_any_order", 0, "max_tracked_required", False)):
         v = getattr(opts, name)
-        if v is None and name != "max_required_any_order":
+        if v is None and optional:
             continue
+        cap: int = getattr(limits, limit)
         if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= cap:
             past = isinstance(v, int) and not isinstance(v, bool) and v > cap
-            none = "" if name == "max_required_any_order" else " or None"
+            none = " or None" if optional else ""
             hint = f" ({limit_hint(limits, limit)})" if past else ""
             raise SchemaError(f"option {name} must be an int in {lo}..{cap}{none}, not "
                               f"{v!r:.40}{hint}", limit=limit if past else None)
