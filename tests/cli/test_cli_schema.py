@@ -95,6 +95,11 @@ def test_flags_have_help_from_the_docstring(cli: Cli) -> None:
             ["--property-order", "any", "--max-required-any-order", "2"],
             {"property_order": "any", "max_required_any_order": 2},
         ),
+        (
+            # 0 is a value the option takes (every required property in schema order)
+            ["--property-order", "any", "--max-required-any-order", "0"],
+            {"property_order": "any", "max_required_any_order": 0},
+        ),
     ],
 )
 def test_flags_mirror_the_options(
@@ -161,7 +166,8 @@ def test_check_schema_uses_the_same_flags(cli: Cli, person: str) -> None:
     [
         (["--max-whitespace", "0"], "expected a positive integer or 'none', not '0'"),
         (["--max-integer-digits", "x"], "expected a positive integer or 'none', not 'x'"),
-        (["--max-required-any-order", "none"], "expected a positive integer, not 'none'"),
+        (["--max-required-any-order", "none"], "expected an integer of at least 0, not 'none'"),
+        (["--max-required-any-order", "-1"], "expected an integer of at least 0, not '-1'"),
         (["--max-dfa-states", "0"], "expected a positive integer, not '0'"),
         (["--max-dfa-states", "none"], "expected a positive integer, not 'none'"),
         (["--whitespace", "tabs"], "invalid choice: 'tabs'"),

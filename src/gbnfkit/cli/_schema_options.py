@@ -21,28 +21,28 @@ from gbnfkit import Grammar, SchemaError, SchemaLimits, SchemaOptions, json_sche
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._inputs import load_schema
 from gbnfkit.schema import SchemaWarning
+from gbnfkit.schema._options import least_value
 
 __all__ = ["add_schema_option_arguments", "schema_grammar", "schema_to_gbnf"]
 
 
-def _positive_or_none(text: str) -> int | None:
-    if text.lower() == "none":
-        return None
-    return _parse_positive(text, "a positive integer or 'none'")
+def _count(least: int, none: bool) -> Callable[[str], int | None]:
+    """The flag's value parser: an int of at least ``least`` (or ``none`` when allowed)."""
+    kind = "a positive integer" if least == 1 else f"an integer of at least {least}"
+    expected = kind + (" or 'none'" if none else "")
 
+    def parse(text: str) -> int | None:
+        if none and text.lower() == "none":
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(f"expected {expected}, not {text!r}")
+        return value
 
-def _positive(text: str) -> int:
-    return _parse_positive(text, "a positive integer")
-
-
-def _parse_positive(text: str, expected: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected {expected}, not {text!r}")
-    return value
+    return parse
 
 
 def _plain(doc: str) -> str:
@@ -75,9 +75,9 @@ def _flag(field: dataclasses.Field[Any], hint: Any) -> tuple[str, dict[str, Any]
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return name, {"choices": [member.value for member in hint]}
     if hint is int:
-        return name, {"type": _positive, "metavar": "N"}
+        return name, {"type": _count(least_value(field.name), False), "metavar": "N"}
     if set(typing.get_args(hint)) == {int, type(None)}:
-        return name, {"type": _positive_or_none, "metavar": "N|none"}
+        return name, {"type": _count(least_value(field.name), True), "metavar": "N|none"}
     if hint in (str, float):
         return name, {"type": hint}
     return None

@@ -95,14 +95,23 @@ class SchemaOptions:
         return make_options(base, changes)
 
 
+_BOUNDED = (
+    # option, least value, the limit that caps it, whether None (unbounded) is allowed
+    ("max_whitespace", 1, "max_counted_characters", True),
+    ("max_integer_digits", 1, "max_counted_characters", True),
+    ("max_fraction_digits", 1, "max_counted_characters", True),
+    ("max_required_any_order", 0, "max_tracked_required", False),
+)
+
+
+def least_value(name: str) -> int:
+    """The least value the int option ``name`` takes (the CLI's flags check it too)."""
+    return next((lo for option, lo, _, _ in _BOUNDED if option == name), 1)
+
+
 def _check(opts: SchemaOptions) -> SchemaOptions:
     limits = opts.limits
-    # option, least value, the limit that caps it, whether None (unbounded) is allowed
-    for name, lo, limit, optional in (
-            ("max_whitespace", 1, "max_counted_characters", True),
-            ("max_integer_digits", 1, "max_counted_characters", True),
-            ("max_fraction_digits", 1, "max_counted_characters", True),
-            ("max_required_any_order", 0, "max_tracked_required", False)):
+    for name, lo, limit, optional in _BOUNDED:
         v = getattr(opts, name)
         if v is None and optional:
             continue
