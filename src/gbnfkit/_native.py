@@ -47,13 +47,16 @@ COMPILED = (
     "gbnfkit.grammar._parser",
     "gbnfkit.tokens._byteprogram",
     "gbnfkit.tokens._bytestate",
+    "gbnfkit.tokens._chains",
     "gbnfkit.tokens._compiled",
     "gbnfkit.tokens._forms",
     "gbnfkit.tokens._index",
+    "gbnfkit.tokens._slices",
     "gbnfkit.tokens._tails",
     "gbnfkit.tokens._trie",
     "gbnfkit.tokens._vecwalk",
     "gbnfkit.tokens._walk",
+    "gbnfkit.tokens._within",
 )
 MANIFEST = "_native.json"  # written by the build next to this file
 PURE_ENV = "GBNFKIT_PURE"

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -196,7 +196,7 @@ def _character_starts(
     ones): how many characters it starts, and the offsets where its second, third...
     characters start (``starts[starts_at[p] : starts_at[p + 1]]``, ascending): the
     bytes that are not UTF-8 continuation bytes, past the first."""
-    lengths = np.fromiter((len(t) for t in data), dtype=np.int64, count=len(data))
+    lengths = np.array([len(t) for t in data], dtype=np.int64)
     ends = np.cumsum(lengths)
     flat = np.frombuffer(b"".join(data), dtype=np.uint8)
     offsets = np.arange(len(flat), dtype=np.int64) - np.repeat(ends - lengths, lengths)
@@ -261,24 +261,46 @@ def _completes(
     ``False`` as soon as a byte the DFA allows is rejected, a character ends elsewhere,
     or more than ``limit`` pairs are met (:func:`_explore`).
     """
-    other: ByteState | None = None  # the one other state characters end in
+    ends = _Ends(home, same, merged, deeper is not None)
+    if not _explore(automaton, q, start, dfa, limit, ends, True):
+        return False
+    return ends.other is None or (deeper is not None and deeper(ends.other))
 
-    def ends_well(after: ByteState) -> bool:
-        nonlocal other
+
+class _Ends:
+    """Whether a character explored by :func:`_explore` ends well: in ``home``, or in
+    a state ``same`` as it (noted in ``merged``, as ``state -> home``), or, with
+    ``one_other``, in one other state (``other``, the first met)."""
+
+    __slots__ = ("home", "merged", "one_other", "other", "same")
+
+    def __init__(
+        self,
+        home: ByteState | None,
+        same: Same | None,
+        merged: dict[ByteState, ByteState] | None,
+        one_other: bool,
+    ) -> None:
+        self.home = home
+        self.same = same
+        self.merged = merged
+        self.one_other = one_other
+        self.other: ByteState | None = None  # the one other state characters end in
+
+    def ends_well(self, after: ByteState) -> bool:
+        home = self.home
         if after is home:
             return True
-        if same is not None and same(after, home):
+        same = self.same
+        if same is not None and home is not None and same(after, home):
+            merged = self.merged
             if merged is not None:
                 merged[after] = home
             return True
-        if deeper is not None and (other is None or after is other):
-            other = after
+        if self.one_other and (self.other is None or after is self.other):
+            self.other = after
             return True
         return False
-
-    if not _explore(automaton, q, start, dfa, limit, ends_well, True):
-        return False
-    return other is None or (deeper is not None and deeper(other))
 
 
 def _explore(
@@ -287,12 +309,12 @@ def _explore(
     start: ByteState,
     dfa: Utf8Dfa,
     limit: int,
-    at_end: Callable[[ByteState], bool],
+    at_end: _Ends,
     bottom_within: bool,
 ) -> bool:
     """Step every byte string that takes the DFA from ``q`` to its next character
-    boundary from the automaton state ``start``, calling ``at_end`` with the state
-    each character ends in; ``False`` as soon as ``at_end`` says so, a byte the DFA
+    boundary from the automaton state ``start``, calling ``at_end.ends_well`` with the
+    state each character ends in; ``False`` as soon as it says no, a byte the DFA
     allows is rejected, a state within a character holds the bottom marker (unless
     ``bottom_within``), or more than ``limit`` pairs are met.
 
@@ -316,7 +338,7 @@ def _explore(
                 after = automaton.step(here, (part & -part).bit_length() - 1)
                 assert after is not None  # the byte is allowed
                 if target == _BOUNDARY:
-                    if not at_end(after):
+                    if not at_end.ends_well(after):
                         return False
                     continue
                 if after.bottom and not bottom_within:
@@ -338,18 +360,10 @@ def _single_next(
     (``None`` if some byte the DFA allows is rejected, a state within a character
     holds the marker, characters end in two states, or more than ``limit`` pairs (DFA
     state, automaton state) are met)."""
-    end: ByteState | None = None
-
-    def one_end(after: ByteState) -> bool:
-        nonlocal end
-        if end is not None and after is not end:
-            return False
-        end = after
-        return True
-
-    if not _explore(automaton, _BOUNDARY, start, dfa, limit, one_end, False):
+    ends = _Ends(None, None, None, True)
+    if not _explore(automaton, _BOUNDARY, start, dfa, limit, ends, False):
         return None
-    return end
+    return ends.other
 
 
 # per state: what :func:`counted_left` found (characters left, and whether the state
@@ -646,16 +660,19 @@ class Covers:
         return lambda state: self.open_at(state, chain - 1)
 
 
-@dataclass
 class _Inside:
     """What :func:`_inside_walk` finds: ranges of sorted positions ``(lo, hi)`` whose
     inside tokens are accepted (under a covered byte of a node), whose tokens are
     accepted (they end at a node walked: all inside), and whose inside tokens are
-    uncertain, with the offsets where the walk's state held the bottom marker."""
+    uncertain, with the offsets where the walk's state held the bottom marker.  (A
+    plain class: a dataclass's ``__init__`` runs interpreted even compiled.)"""
 
-    covered: list[tuple[int, int]] = field(default_factory=list)
-    ended: list[tuple[int, int]] = field(default_factory=list)
-    unsure: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
+    __slots__ = ("covered", "ended", "unsure")
+
+    def __init__(self) -> None:
+        self.covered: list[tuple[int, int]] = []
+        self.ended: list[tuple[int, int]] = []
+        self.unsure: list[tuple[int, int, tuple[int, ...]]] = []
 
 
 def _inside_walk(
