@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gbnfkit import Grammar, Limits
 from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram, lower_program
-from gbnfkit.tokens._bytestate import _COMPOSE_DEPTH, BOTTOM, ByteAutomaton, ByteState
+from gbnfkit.tokens._bytestate import _COMPOSE_DEPTH, BOTTOM, ByteAutomaton, ByteState, _refine
 
 # "a", or "b" then a rule that only calls itself (the grammar checks refuse such a rule,
 # a byte program need not): after "b" the closure is empty
@@ -173,3 +173,52 @@ def test_local_closures_of_cycles_and_deep_calls_are_explored() -> None:
         assert (set(suffixes), pops) == _explored(ByteAutomaton(deep), p)
     lengths = {len(s) for s in automaton._local_closure(0)[0]}
     assert lengths == {n, n + 1}  # "a" after each call, "b" (or nothing) at the bottom
+
+
+def _by_membership(allowed: int, tops: tuple[int, ...]) -> set[int]:
+    """The bytes of ``allowed`` grouped by which of ``tops`` hold them (the definition
+    of a state's byte classes), each group as a 256-bit set."""
+    groups: dict[tuple[bool, ...], int] = {}
+    for byte in range(256):
+        if allowed >> byte & 1:
+            sig = tuple(bool(m >> byte & 1) for m in tops)
+            groups[sig] = groups.get(sig, 0) | 1 << byte
+    return set(groups.values())
+
+
+def test_byte_classes_are_the_bytes_the_same_tests_accept() -> None:
+    """``classes`` is exactly the partition of the allowed bytes by the top tests that
+    accept them: a one-byte test makes its byte a class of its own, a wider test cuts
+    every class it overlaps, and bytes no test tells apart stay together (the states
+    after ``{\\n`` and inside a statement of c hold 15-18 tests, most of one byte)."""
+    grammar = Grammar.builtin("c")
+    automaton = ByteAutomaton(lower_program(grammar.program, grammar.limits), grammar.limits)
+    text = b"int gcd(int a, int b) {\n    while (b != 0) {\n        int t = a % b;\n"
+    state: ByteState | None = automaton.initial
+    checked = many = 0
+    for byte in text:
+        assert state is not None
+        tops = tuple(automaton._tops(state))
+        classes = automaton.classes(state)
+        assert len(classes) == len(set(classes))
+        assert set(classes) == _by_membership(automaton.allowed_bits(state), tops)
+        checked += 1
+        many += len(tops) >= 10
+        state = automaton.step(state, byte)
+    assert checked == len(text) and many > 5
+    # overlapping wide tests, single bytes inside and outside them, a test equal to
+    # the union, and none at all
+    digits = sum(1 << b for b in range(ord("0"), ord("9") + 1))
+    lower = sum(1 << b for b in range(ord("a"), ord("z") + 1))
+    hexes = digits | sum(1 << b for b in range(ord("a"), ord("f") + 1))
+    for tops in [
+        (digits, lower, hexes, 1 << ord("x"), 1 << ord("5"), 1 << ord("+")),
+        (1 << ord("a"), 1 << ord("b")),
+        (lower, lower | digits, 1 << ord("q")),
+        (),
+    ]:
+        allowed = 0
+        for m in tops:
+            allowed |= m
+        assert set(_refine(allowed, tops)) == _by_membership(allowed, tops)
+        assert len(_refine(allowed, tops)) == len(_by_membership(allowed, tops))
