@@ -13,7 +13,9 @@ inside tokens start more than 48).  So the chain ``S_k, S_(k-1), ...`` is follow
 through states within the character that do not hold the bottom marker:
 ``_single_next``): every inside token starting at most ``count_chain`` characters is
 then accepted; the few starting more are stepped one by one from the root; the rest
-trie is walked as under covered bytes.
+trie is walked as under covered bytes.  The first such mask of a string compares the
+open states' forms first (open states keep their own path); the chain's states are
+then noted (:data:`LONG`), and the string's next masks take the chain at once.
 
 *Invariant:* an inside token starting ``j <= count_chain`` characters is, from ``S_k``,
 a path through ``S_k, ..., S_(k-j+1)`` (each whole character leads to the next state of
@@ -203,14 +205,20 @@ def count_or_cover(
     first_bytes: int,
     tuning: Tuning,
 ) -> tuple[int, WideSplit | None]:
-    """The split of a long chain (:func:`long_count_walk`), else the first bytes
-    :func:`~gbnfkit.tokens._slices.sliced_walk` may take as covered (none for a counted
-    repetition with few characters left, ``Covers.few_left``: it counts them).  The
-    chain is tried before the open states' forms, which such a state would compute
-    for nothing (the chain's end is within their reach)."""
+    """The first bytes :func:`~gbnfkit.tokens._slices.sliced_walk` may take as covered
+    (none for a counted repetition with few characters left, ``Covers.few_left``: it
+    counts them), else the split of a long chain (:func:`long_count_walk`) when
+    nothing is covered.  A state noted as heading a long chain (:data:`LONG`: the next
+    masks of a string after the first) takes its chain at once, without the open
+    states' forms, which it would compare for nothing."""
     if covers.few_left(root):
         return 0, None
-    far = long_count_walk(trie, piece, covers.automaton, root, first_bytes, tuning, covers.counts)
-    if far is not None:
-        return 0, far
-    return covers.covered(root, first_bytes), None
+    counts = covers.counts
+    noted = counts is not None and counts.get(root) == LONG
+    covered = 0 if noted else covers.covered(root, first_bytes)
+    if covered:
+        return covered, None
+    far = long_count_walk(trie, piece, covers.automaton, root, first_bytes, tuning, counts)
+    if far is None and noted:
+        covered = covers.covered(root, first_bytes)
+    return covered, far
