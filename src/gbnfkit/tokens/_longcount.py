@@ -28,6 +28,9 @@ those of a whole walk.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
 import numpy as np
 
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
@@ -114,13 +117,16 @@ def long_count_walk(
     first_bytes: int,
     tuning: Tuning,
     counts: dict[ByteState, Counted] | None = None,
+    lock: AbstractContextManager[Any] | None = None,
 ) -> WideSplit | None:
     """The wide split of ``root`` over the tokens starting with ``first_bytes`` when it
     heads a long chain (:func:`follows_far`), else ``None``: the inside tokens starting
     at most ``count_chain`` characters accepted, those starting more stepped one by
-    one (``None`` if more than ``count_long_tokens``), the rest trie walked."""
-    if not follows_far(automaton, root, piece, tuning, counts):
-        return None
+    one (``None`` if more than ``count_long_tokens``), the rest trie walked.  The
+    chain is followed under ``lock`` (``Covers.lock``: ``counts`` is shared)."""
+    with lock if lock is not None else nullcontext():
+        if not follows_far(automaton, root, piece, tuning, counts):
+            return None
     reach = tuning.count_chain
     wanted = automaton.allowed_bits(root) & first_bytes
     covered = wanted & piece.dfa.first
@@ -218,7 +224,8 @@ def count_or_cover(
     covered = 0 if noted else covers.covered(root, first_bytes)
     if covered:
         return covered, None
-    far = long_count_walk(trie, piece, covers.automaton, root, first_bytes, tuning, counts)
+    automaton = covers.automaton
+    far = long_count_walk(trie, piece, automaton, root, first_bytes, tuning, counts, covers.lock)
     if far is None and noted:
         covered = covers.covered(root, first_bytes)
     return covered, far
