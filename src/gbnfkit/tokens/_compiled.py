@@ -30,6 +30,7 @@ from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._chains import Chains
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
+from gbnfkit.tokens._longcount import count_or_cover
 from gbnfkit.tokens._slices import Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -1000,15 +1001,14 @@ class CompiledGrammar:
                 tuning.count_chain,
             )
             # a counted repetition with few characters left is decided by counting
-            # them (sliced_walk), not by the forms covers(root) would compare
-            few = covers.few_left(root)
-            covered = 0 if few else covers.covered(root, first_bytes)
+            # them (sliced_walk), not by the forms covers(root) would compare, and
+            # one with many but no repeating form by following its chain a while
+            covered, far = count_or_cover(trie, piece, covers, root, first_bytes, tuning)
             budget = tuning.slice_nodes
-            split = sliced_walk(
+            split = far or sliced_walk(
                 trie, piece, automaton, root, limit, first_bytes, covered, covers, budget
             )
-            if covers.stepped:
-                self.inside_walks += 1
+            self.inside_walks += 1 if covers.stepped else 0
             if split is not None:
                 self.sliced_walks += 1
                 return split

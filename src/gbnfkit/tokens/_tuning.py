@@ -114,6 +114,11 @@ class Tuning:
             string's character reaches a dozen: its classes and escapes) for its
             contexts to be taken to one key per count (``docs/masks.md``, "Counted
             repetitions, one key per count"); past it they are kept as they are.
+        count_long_tokens: a wide split of a counted repetition with more than
+            ``count_chain`` characters left and too few for its states to be open
+            follows its chain for ``count_chain`` states and steps the inside tokens
+            that start more characters one by one, when they number at most this
+            (``docs/masks.md``, "Slices", many characters left); else it is walked.
     """
 
     many_first_bytes: int = 48
@@ -148,6 +153,7 @@ class Tuning:
     shallow_at_once: int = 1_024
     second_tokens: int = 64
     chain_item_rules: int = 64
+    count_long_tokens: int = 256
 
 
 DEFAULT_TUNING = Tuning()
