@@ -114,6 +114,10 @@ class Tuning:
             string's character reaches a dozen: its classes and escapes) for its
             contexts to be taken to one key per count (``docs/masks.md``, "Counted
             repetitions, one key per count"); past it they are kept as they are.
+        key_positions: the calls one question of whether a key's stacks cover a
+            string's class explores (``_keywalk.Universal``: a schema's known names,
+            one call per prefix); past it the key is split group by group (0: never
+            joined).
     """
 
     many_first_bytes: int = 48
@@ -148,6 +152,7 @@ class Tuning:
     shallow_at_once: int = 1_024
     second_tokens: int = 64
     chain_item_rules: int = 64
+    key_positions: int = 4_096
 
 
 DEFAULT_TUNING = Tuning()
