@@ -1451,7 +1451,7 @@ class CompiledGrammar:
         few: dict[int, int] = {}
         extra_lo: list[int] = []
         extra_hi: list[int] = []
-        keys, todo = join_keys(_groups(state.stacks), self._keys)
+        keys, todo = join_keys(_groups(state.stacks), self._keys, automaton.allowed_bits(state))
         if len(todo) > self._tuning.union_groups:
             todo = self._union_walk(todo, words, extra_lo, extra_hi)
         for i, group in enumerate(keys + todo):

@@ -76,9 +76,9 @@ class Universal:
         self._longer = longer
         self._width = max([len(m) for m in longer], default=1)
         self._all = (1 << len(longer)) - 1
-        self._first = single
+        self.first = single  # the bytes a character of the class starts with
         for want in longer:
-            self._first |= want[0]
+            self.first |= want[0]
         self._read: dict[int, tuple[tuple[int, int, int], ...]] = {}  # see _reads
         self._held: dict[tuple[int, ...], int] = {}  # see _reads
         self._rules = program.rules
@@ -100,7 +100,7 @@ class Universal:
         kind = self._kind
         arg = self._arg
         out: list[tuple[int, int, int]] = []
-        if arg[top] & self._first:
+        if arg[top] & self.first:
             if arg[top] & self._single:
                 out.append((1, arg[top] & self._single, 0))
             n = 1
@@ -280,11 +280,14 @@ class Universal:
 
 
 def join_keys(
-    groups: list[list[Stack]], universal: Universal
+    groups: list[list[Stack]], universal: Universal, allowed: int
 ) -> tuple[list[list[Stack]], list[list[Stack]]]:
     """The groups of a state split into those joined (each the groups whose stacks share
     all but their top two frames, when more than one and their top two frames cover
-    the class) and the others, as they were."""
+    the class) and the others, as they were.  ``allowed``: the bytes the state allows
+    (a state not allowing every first byte of the class has no covering group)."""
+    if universal.first & ~allowed:
+        return [], groups
     by_base: dict[Stack, list[int]] = {}
     for i, group in enumerate(groups):
         if len(group[0]) >= 3:
