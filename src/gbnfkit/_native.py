@@ -51,6 +51,7 @@ COMPILED = (
     "gbnfkit.tokens._compiled",
     "gbnfkit.tokens._forms",
     "gbnfkit.tokens._index",
+    "gbnfkit.tokens._keywalk",
     "gbnfkit.tokens._longcount",
     "gbnfkit.tokens._slices",
     "gbnfkit.tokens._tails",

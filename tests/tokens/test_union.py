@@ -30,9 +30,12 @@ SCHEMA = {
 @pytest.mark.parametrize(
     ("tuning", "used"),
     [
-        (Tuning(union_groups=2), True),
-        (Tuning(union_groups=0, many_first_bytes=256), True),
-        (Tuning(union_groups=2, union_nodes=3), False),  # every union walk passes its budget
+        # (keys not joined: joined, the letters and "other name" of a key are one group,
+        # ``docs/masks.md``, "Keys as one lexeme")
+        (Tuning(union_groups=2, key_positions=0), True),
+        (Tuning(union_groups=0, many_first_bytes=256, key_positions=0), True),
+        (Tuning(union_groups=2, union_nodes=3, key_positions=0), False),  # all pass the budget
+        (Tuning(union_groups=2), False),
         (Tuning(union_groups=10**6), False),
     ],
 )
@@ -60,7 +63,9 @@ def test_saved_union_contexts_reload_exact(tmp_path: Path) -> None:
     """A union of contexts is saved and read back like any narrow split."""
     grammar = Grammar.from_json_schema(SCHEMA, property_order="any")
     vocabulary = synthetic_vocabulary('abc-{}":, 0123456789onf', seed=5)
-    first = gbnfkit.CompiledGrammar(grammar, vocabulary, tuning=Tuning(union_groups=0))
+    first = gbnfkit.CompiledGrammar(
+        grammar, vocabulary, tuning=Tuning(union_groups=0, key_positions=0)
+    )
     for seed in range(4):
         _walk_compiled(first, grammar, random.Random(seed), steps=25)
     assert first.union_walks

@@ -30,8 +30,9 @@ from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._chains import Chains
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
+from gbnfkit.tokens._keywalk import Universal, join_keys
 from gbnfkit.tokens._longcount import count_or_cover
-from gbnfkit.tokens._slices import Counted, Covers, Slice, sliced_walk
+from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
@@ -219,17 +220,15 @@ class CompiledGrammar:
         self._merged: dict[int, dict[ByteState, ByteState]] = {}  # see Covers
         self._counts: dict[int, dict[ByteState, Counted]] = {}  # see Covers
         self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
-        # wide splits that reused parts of others (read by tests: compiled modules call
-        # vector_walk directly, so its calls cannot be recorded from outside)
-        self.parts_reused = 0
-        # of the first bytes' states those reused, the ones found by signature (_within.py)
-        self.within_reused = 0
-        # first bytes decided by their second byte (_within.SecondBytes)
-        self.second_reused = 0
-        # wide splits that walked only a slice's rest under some first bytes (read by tests)
-        self.sliced_walks = 0
-        # of those, the walks that walked some first byte's inside tokens node by node
-        self.inside_walks = 0
+        # whether stacks cover the first slice's class (_keywalk.py: keys as one lexeme)
+        self._keys = Universal(program, SLICE_CLASSES[0], tuning.key_positions, max_contexts)
+        # read by tests (compiled modules call vector_walk directly, so its calls cannot be
+        # recorded from outside): wide splits that reused parts of others, the first bytes'
+        # states of those found by signature (_within.py), first bytes decided by their
+        # second byte (_within.SecondBytes), wide splits that walked only a slice's rest
+        # under some first bytes, of those the ones that walked some node by node
+        self.parts_reused = self.within_reused = self.second_reused = 0
+        self.sliced_walks = self.inside_walks = 0
         # states of many groups split as one context (read by tests), and the unions
         # whose walk passed `union_nodes` (split group by group from then on)
         self.union_walks = 0
@@ -313,10 +312,10 @@ class CompiledGrammar:
                 self._masks.popitem(last=False)
         return out
 
-    def _context(self, key: Stack, shallower: bool = False) -> _Context:
+    def _context(self, key: Stack, shallower: bool = False, joined: bool = False) -> _Context:
         entry = self._cached_context(key)
         if entry is None:
-            entry = self._split(key, shallower)
+            entry = self._wide_split(key, None) if joined else self._split(key, shallower)
             self._keep_context(key, entry)
         return entry
 
@@ -449,21 +448,17 @@ class CompiledGrammar:
                 return shared
         if shallower:
             # a wide context: its top frames but one (free text, e.g. a string body) are
-            # more often shared, by other contexts and other grammars with that structure;
-            # they decide the same tokens, leaving more uncertain (checked by their tails)
-            # kept like any context: the contexts of one state often share their top
-            # frames (c's "whitespace, then X" after `for (`), and a split that is not
-            # used (narrow, with uncertain subtrees) is not made again
+            # more often shared (other contexts and grammars), decide the same tokens and
+            # leave more uncertain (checked by their tails); kept like any context (one
+            # state's contexts often share top frames; an unusable split is not remade)
             entry = self._cached_context(top)
             if entry is None:
                 top_canon = self._canonical(top, tuning.max_wide_canonical)
                 if top_canon is not None:
                     # this context's narrow walk went wide: the shallower one's walks a
-                    # part of its nodes, and it finishes only by leaving subtrees
-                    # uncertain where its frames finish (a split not used here), so it
-                    # goes wide at once unless that wide split would leave too many
-                    # tokens uncertain to be used (``docs/masks.md``, "Shallower
-                    # shared contexts")
+                    # part of its nodes and finishes only by leaving subtrees uncertain
+                    # (unusable here), so it goes wide at once unless that would leave
+                    # too many tokens uncertain (``docs/masks.md``, "Shallower shared contexts")
                     at_once = not many and not self._finishes_widely(top)
                     entry = self._split(top, known=top_canon, narrow=not at_once)
                     self._keep_context(top, entry)
@@ -1000,10 +995,15 @@ class CompiledGrammar:
                 counts,
                 tuning.count_chain,
             )
-            # a counted repetition with few characters left is decided by counting
-            # them (sliced_walk), not by the forms covers(root) would compare, and
-            # one with many but no repeating form by following its chain a while
-            covered, far = count_or_cover(trie, piece, covers, root, first_bytes, tuning)
+            # a state covering the class accepts every inside token (_keywalk.py); a
+            # counted repetition with few characters left is decided by counting them
+            # (sliced_walk), not by forms, and one with many but no repeating form by
+            # following its chain a while
+            if i == 0 and self._keys.state(root):
+                far = None
+                covered = first_bytes & piece.dfa.first & self._automaton.allowed_bits(root)
+            else:
+                covered, far = count_or_cover(trie, piece, covers, root, first_bytes, tuning)
             budget = tuning.slice_nodes
             split = far or sliced_walk(
                 trie, piece, automaton, root, limit, first_bytes, covered, covers, budget
@@ -1215,13 +1215,16 @@ class CompiledGrammar:
         self._least[rule] = best
         return best
 
-    def _entry_for(self, group: list[Stack]) -> tuple[tuple[int, ...], _Context]:
-        """The context of ``group`` (stacks that differ only in their top frame).
+    def _entry_for(self, group: list[Stack], joined: bool = False) -> tuple[Stack, _Context]:
+        """The context of ``group`` (stacks that differ only in their top frame; or,
+        ``joined``, in their top two: their top two frames split wide, ``join_keys``).
 
         The context is the group's top frames, deeper while many tokens stay uncertain.
         Taking the group at once keeps, say, the alternatives of one character class
         (one stack per UTF-8 lead byte) in one split instead of one per alternative.
         """
+        if joined:
+            return _group_key(group, 2), self._context(_group_key(group, 2), joined=True)
         tuning = self._tuning
         depth = CONTEXT_DEPTH
         size = len(group[0])
@@ -1451,11 +1454,11 @@ class CompiledGrammar:
         few: dict[int, int] = {}
         extra_lo: list[int] = []
         extra_hi: list[int] = []
-        todo = _groups(state.stacks)
+        keys, todo = join_keys(_groups(state.stacks), self._keys, automaton.allowed_bits(state))
         if len(todo) > self._tuning.union_groups:
             todo = self._union_walk(todo, words, extra_lo, extra_hi)
-        for group in todo:
-            key, entry = self._entry_for(group)
+        for i, group in enumerate(keys + todo):
+            key, entry = self._entry_for(group, i < len(keys))
             if key not in seen:
                 seen.add(key)
                 entry.add_to(words, few)

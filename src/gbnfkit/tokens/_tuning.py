@@ -119,6 +119,10 @@ class Tuning:
             follows its chain for ``count_chain`` states and steps the inside tokens
             that start more characters one by one, when they number at most this
             (``docs/masks.md``, "Slices", many characters left); else it is walked.
+        key_positions: the calls one question of whether a key's stacks cover a
+            string's class explores (``_keywalk.Universal``: a schema's known names,
+            one call per prefix); past it the key is split group by group (0: never
+            joined).
     """
 
     many_first_bytes: int = 48
@@ -154,6 +158,7 @@ class Tuning:
     second_tokens: int = 64
     chain_item_rules: int = 64
     count_long_tokens: int = 256
+    key_positions: int = 4_096
 
 
 DEFAULT_TUNING = Tuning()

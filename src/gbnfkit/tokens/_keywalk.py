@@ -1,0 +1,307 @@
+"""States that accept every string of a slice's class: object keys as one lexeme.
+
+At a JSON object's key (after ``{"``, ``, "`` or a key's first characters) a schema
+grammar offers the known names (one literal each, or a trie of them) and "a name
+other than these": a trie of rules, one per known prefix, each offering the next
+letters of the known names (``char-a other-key-Xa``) and a class excluding them
+followed by the common string body (``char-class-N char*``).  Together the letters and
+the class cover every character, so whatever characters come, some stack goes on:
+every token inside the string's class (``_slices.Slice.inside``) is allowed there.
+Split letter by letter, each letter's context walked the tokens under it and made a
+byte state per known prefix met (``docs/masks.md``, "Where the time goes").
+
+:class:`Universal` shows this from the byte program, once per position, without
+building a state: a set of stacks *covers* the class ``K`` when every character of
+``K`` is read whole by the byte tests on top of one of its stacks (one test for a
+single byte, a chain of tests for a longer character, each test's byte set holding
+the character's byte range), after which that stack goes on at a call whose local
+closure covers ``K`` again (a greatest fixed point over the calls reached this way).
+By induction on the characters of a string of ``K*`` (and on the bytes of a last,
+cut character, which the chain's first tests accept), some stack of a covering set
+reads all of it: every inside token is accepted from such a state, whatever lies
+below its frames (the frames popped on the way are the stacks' own, never past the
+bottom marker).  :func:`join_keys` joins the groups of a state whose stacks share all
+but their top two frames (the letters and the class of one key rule) when their
+contexts cover ``K``, so a key position is one wide split whose inside tokens are
+accepted at once and whose rest trie is walked (``CompiledGrammar._sliced_walk``).
+"""
+
+from __future__ import annotations
+
+from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram
+from gbnfkit.tokens._bytestate import BOTTOM, ByteState, Stack
+from gbnfkit.tokens._utf8 import utf8_sequences
+
+__all__ = ["Universal", "join_keys"]
+
+# nested first calls a rule's first characters are looked for through (a bound on the
+# recursion of Universal._summary, not a tuning knob: a JSON key's are 3 deep)
+_DEPTH = 16
+
+# one character read whole by a stack's tests: the class's single bytes among them, the
+# class's longer byte-range sequences they hold (bit i: ``Universal._longer[i]``), and
+# the call the stack goes on at
+_Chain = tuple[int, int, int]
+
+
+def _range_bits(lo: int, hi: int) -> int:
+    return ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
+
+
+class Universal:
+    """Which calls and which states of one byte program cover the class ``ranges``.
+
+    ``limit`` bounds the positions one question explores (past it, the answer is no);
+    ``max_states`` the states remembered (then forgotten, as the compiled grammar's
+    other per-state caches)."""
+
+    def __init__(
+        self,
+        program: ByteProgram,
+        ranges: tuple[tuple[int, int], ...],
+        limit: int,
+        max_states: int,
+    ) -> None:
+        self._kind = program.kind
+        self._arg = program.arg
+        single = 0
+        longer: list[tuple[int, ...]] = []
+        for lo, hi in ranges:
+            for seq in utf8_sequences(lo, hi):
+                if len(seq) == 1:
+                    single |= _range_bits(seq[0][0], seq[0][1])
+                else:
+                    longer.append(tuple(_range_bits(a, b) for a, b in seq))
+        self._single = single
+        self._longer = longer
+        self._width = max([len(m) for m in longer], default=1)
+        self._all = (1 << len(longer)) - 1
+        self.first = single  # the bytes a character of the class starts with
+        for want in longer:
+            self.first |= want[0]
+        self._read: dict[int, tuple[tuple[int, int, int], ...]] = {}  # see _reads
+        self._held: dict[tuple[int, ...], int] = {}  # see _reads
+        self._rules = program.rules
+        self._summaries: dict[int, tuple[int, int, tuple[_Chain, ...]]] = {}  # _summary
+        self._limit = limit
+        self._max_states = max_states
+        self._calls: dict[int, bool] = {}  # call position -> its local closure covers K
+        self._states: dict[ByteState, bool] = {}
+        self.explored = 0  # positions explored (read by tests)
+        self.joined = 0  # groups of states joined by join_keys (read by tests)
+
+    def _reads(self, top: int) -> tuple[tuple[int, int, int], ...]:
+        """The characters of the class the tests from ``top`` on read whole, as
+        ``(k, single bytes, longer sequences held)`` for their first ``k`` tests (kept
+        per position, and the longer sequences per tuple of byte sets)."""
+        got = self._read.get(top)
+        if got is not None:
+            return got
+        kind = self._kind
+        arg = self._arg
+        out: list[tuple[int, int, int]] = []
+        if arg[top] & self.first:
+            if arg[top] & self._single:
+                out.append((1, arg[top] & self._single, 0))
+            n = 1
+            while n < self._width and kind[top + n] == TEST:
+                n += 1
+                tests = arg[top : top + n]
+                held = self._held.get(tests)
+                if held is None:
+                    held = 0
+                    for i, want in enumerate(self._longer):
+                        if len(want) == n and all(
+                            t & w == w for t, w in zip(tests, want, strict=True)
+                        ):
+                            held |= 1 << i
+                    self._held[tests] = held
+                if held:
+                    out.append((n, 0, held))
+        got = self._read[top] = tuple(out)
+        return got
+
+    def _node(self, at: int) -> int:
+        """The node of the call at ``at``: its rule's (``-2 - rule``) in tail position,
+        whose local closure is the rule's wherever it is called, else its position."""
+        return -2 - self._arg[at] if self._kind[at + 1] == END else at
+
+    def _chains(self, stacks: tuple[Stack, ...] | list[Stack]) -> list[_Chain]:
+        """Each stack's first characters that end at a call: the stack's first ``k``
+        tests (:meth:`_reads`) when the position after them, popping ends through the
+        stack's own frames (never past the bottom marker), is a call.  A character
+        after which a test or nothing comes is left out."""
+        kind = self._kind
+        out: list[_Chain] = []
+        for stack in stacks:
+            top = stack[-1] if stack else BOTTOM
+            if top < 0 or kind[top] != TEST:
+                continue
+            for n, single, held in self._reads(top):
+                at = top + n
+                below = len(stack) - 2
+                while kind[at] == END:
+                    if below < 0 or stack[below] < 0:
+                        at = -1
+                        break
+                    at = stack[below]
+                    below -= 1
+                if at >= 0 and kind[at] == CALL:
+                    out.append((single, held, self._node(at)))
+        return out
+
+    def _summary(self, rule: int, depth: int) -> tuple[int, int, tuple[_Chain, ...]]:
+        """The characters a call of ``rule`` reads whole first: those after which it
+        returns (their single bytes and longer sequences, ORed), and those after which
+        it goes on at a call within (per node).  An alternative starting with a call
+        reads what that rule does; one that can be empty first is left out (it reads
+        fewer characters: never more than the local closure's stacks do).  Kept per
+        rule; past ``_DEPTH`` nested first calls nothing is read."""
+        got = self._summaries.get(rule)
+        if got is not None:
+            return got
+        kind = self._kind
+        arg = self._arg
+        single = 0
+        held = 0
+        inner: dict[int, tuple[int, int]] = {}
+        for a in self._rules[rule] if depth <= _DEPTH else ():
+            if kind[a] == TEST:
+                for n, bits, more in self._reads(a):
+                    if kind[a + n] == END:
+                        single |= bits
+                        held |= more
+                    elif kind[a + n] == CALL:
+                        node = self._node(a + n)
+                        was = inner.get(node, (0, 0))
+                        inner[node] = (was[0] | bits, was[1] | more)
+            elif kind[a] == CALL:
+                bits, more, within = self._summary(arg[a], depth + 1)
+                for b, m, node in within:
+                    was = inner.get(node, (0, 0))
+                    inner[node] = (was[0] | b, was[1] | m)
+                if bits | more:
+                    if kind[a + 1] == END:
+                        single |= bits
+                        held |= more
+                    elif kind[a + 1] == CALL:
+                        node = self._node(a + 1)
+                        was = inner.get(node, (0, 0))
+                        inner[node] = (was[0] | bits, was[1] | more)
+        got = (single, held, tuple((b, m, node) for node, (b, m) in inner.items()))
+        self._summaries[rule] = got
+        return got
+
+    def _node_chains(self, node: int) -> list[_Chain]:
+        """The first characters of a node's local closure (:meth:`_summary` of its rule;
+        a call not in tail position also goes on after its rule returns)."""
+        if node <= -2:
+            return list(self._summary(-2 - node, 0)[2])
+        single, held, inner = self._summary(self._arg[node], 0)
+        out = list(inner)
+        if (single | held) and self._kind[node + 1] == CALL:
+            out.append((single, held, self._node(node + 1)))
+        return out
+
+    def _covers(self, chains: list[_Chain], good: dict[int, bool] | None) -> bool:
+        """Whether ``chains`` read every character of the class, each going on at a
+        call that ``good`` says covers it (``None``: assumed of every call)."""
+        single = 0
+        held = 0
+        for bits, more, at in chains:
+            if good is None or good.get(at, False):
+                single |= bits
+                held |= more
+        return single == self._single and held == self._all
+
+    def call(self, position: int) -> bool:
+        """Whether the local closure of ``position`` (a call, or a tail call's node: see
+        :meth:`_chains`) covers the class, going on only at calls that do (the greatest
+        such set of the calls reached)."""
+        known = self._calls.get(position)
+        if known is not None:
+            return known
+        found: dict[int, list[_Chain]] = {}
+        users: dict[int, list[int]] = {}
+        todo = [position]
+        while todo:
+            p = todo.pop()
+            if p in found:
+                continue
+            if len(found) >= self._limit:
+                self._calls[position] = False  # too far to tell: not shown
+                return False
+            chains = self._node_chains(p)
+            found[p] = chains
+            self.explored += 1
+            if not self._covers(chains, None):
+                continue
+            for _, _, at in chains:
+                if at not in self._calls:
+                    users.setdefault(at, []).append(p)
+                    if at not in found:
+                        todo.append(at)
+        # the greatest fixed point: assume every call covers, drop those that do not
+        # (and recheck their users) until none is dropped
+        good: dict[int, bool] = dict.fromkeys(found, True)
+        for chains in found.values():
+            for _, _, at in chains:
+                if at not in found:
+                    good[at] = self._calls.get(at, False)
+        work = list(found)
+        while work:
+            p = work.pop()
+            if good[p] and not self._covers(found[p], good):
+                good[p] = False
+                work.extend(users.get(p, ()))
+        for p in found:
+            self._calls[p] = good[p]
+        return good[position]
+
+    def stacks(self, stacks: tuple[Stack, ...] | list[Stack]) -> bool:
+        """Whether ``stacks`` (over the bottom marker, or whole) cover the class."""
+        chains = self._chains(stacks)
+        if not self._covers(chains, None):
+            return False
+        good: dict[int, bool] = {}
+        for _, _, at in chains:
+            if at not in good:
+                good[at] = self.call(at)
+        return self._covers(chains, good)
+
+    def state(self, state: ByteState) -> bool:
+        """:meth:`stacks` of ``state``, kept per state."""
+        got = self._states.get(state)
+        if got is None:
+            if len(self._states) >= self._max_states:
+                self._states.clear()
+            got = self._states[state] = self.stacks(state.stacks)
+        return got
+
+
+def join_keys(
+    groups: list[list[Stack]], universal: Universal, allowed: int
+) -> tuple[list[list[Stack]], list[list[Stack]]]:
+    """The groups of a state split into those joined (each the groups whose stacks share
+    all but their top two frames, when more than one and their top two frames cover
+    the class) and the others, as they were.  ``allowed``: the bytes the state allows
+    (a state not allowing every first byte of the class has no covering group)."""
+    if universal.first & ~allowed:
+        return [], groups
+    by_base: dict[Stack, list[int]] = {}
+    for i, group in enumerate(groups):
+        if len(group[0]) >= 3:
+            by_base.setdefault(group[0][:-2], []).append(i)
+    joined: list[list[Stack]] = []
+    taken: set[int] = set()
+    for members in by_base.values():
+        if len(members) < 2:
+            continue
+        stacks = [s for i in members for s in groups[i]]
+        if universal.stacks([(BOTTOM,) + s[-2:] for s in stacks]):
+            joined.append(stacks)
+            taken.update(members)
+            universal.joined += len(members)
+    if not joined:
+        return [], groups
+    return joined, [g for i, g in enumerate(groups) if i not in taken]

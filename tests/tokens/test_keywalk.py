@@ -1,0 +1,162 @@
+"""Keys as one lexeme (``docs/masks.md``, "Keys as one lexeme"; ``tokens/_keywalk.py``):
+a state said to cover the string's class accepts every inside token (checked by
+stepping each one), and the masks of key positions whose letters and "other name" are
+joined equal the reference's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_masks import synthetic_vocabulary
+from test_slices import EXTRA, _follow, _roots
+
+import gbnfkit
+from gbnfkit._grammar import Grammar
+from gbnfkit.tokens._bytestate import ByteState
+from gbnfkit.tokens._compiled import _group_key, _groups, _stacks_of
+from gbnfkit.tokens._keywalk import Universal
+from gbnfkit.tokens._slices import SLICE_CLASSES
+from gbnfkit.tokens._tuning import Tuning
+
+VOCABULARY = synthetic_vocabulary(EXTRA + "é中-_", seed=3)
+
+
+def _inside_tokens_accepted(compiled: gbnfkit.CompiledGrammar, root: ByteState) -> bool:
+    """Whether every inside token of the first slice is accepted from ``root``, stepped
+    byte by byte."""
+    trie = compiled.index.trie
+    inside = compiled.index.slices[0].inside
+    automaton = compiled.automaton
+    return all(
+        automaton.feed(root, data) is not None
+        for p, data in enumerate(trie.sorted_bytes)
+        if inside[p]
+    )
+
+
+def _states(compiled: gbnfkit.CompiledGrammar, document: str) -> list[ByteState]:
+    """The whole states met feeding ``document`` byte by byte, the context states of
+    their groups (``_roots``) and those of their groups joined by all but two frames."""
+    automaton = compiled.automaton
+    out: dict[ByteState, None] = dict.fromkeys(_roots(compiled, document))
+    state: ByteState | None = automaton.initial
+    for byte in document.encode():
+        assert state is not None
+        out[state] = None
+        by_base: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+        for group in _groups(state.stacks):
+            if len(group[0]) >= 3:
+                by_base.setdefault(group[0][:-2], []).extend(group)
+        for stacks in by_base.values():
+            for depth in (2, 3):
+                out[automaton.intern(frozenset(_stacks_of(_group_key(stacks, depth))))] = None
+        state = automaton.step(state, byte)
+    return list(out)
+
+
+def _check_covering(compiled: gbnfkit.CompiledGrammar, document: str) -> int:
+    """Every state along ``document`` said to cover the class accepts every inside
+    token; returns how many were said to."""
+    universal = Universal(compiled.automaton.program, SLICE_CLASSES[0], 4096, 4096)
+    said = 0
+    for state in _states(compiled, document):
+        if universal.state(state):
+            said += 1
+            assert _inside_tokens_accepted(compiled, state), state
+    return said
+
+
+# hand-written key rules: (grammar, document, whether the state after the quote covers)
+KEYS = [
+    # every letter but `a` goes on in the body; `a` only with `b` then the end
+    (r'root ::= "\"" k "\""' "\n" r'k ::= [a] [b] | [^a"\\\x00-\x1f\x7f] [^"\\\x00-\x1f\x7f]*',
+     '"ab"', False),
+    # `a` leads to a rule that covers again: the whole covers
+    (r'root ::= "\"" k "\""' "\n" r'k ::= [a] k | [^a"\\\x00-\x1f\x7f] [^"\\\x00-\x1f\x7f]*'
+     "\n", '"aax"', True),
+    # `a` leads to a rule that covers every character but `z`
+    (r'root ::= "\"" k "\""' "\n" r'k ::= [a] m | [^a"\\\x00-\x1f\x7f] [^"\\\x00-\x1f\x7f]*'
+     "\n" r'm ::= [^z"\\\x00-\x1f\x7f] [^"\\\x00-\x1f\x7f]*', '"ax"', False),
+    # the class misses the multi-byte characters above U+FFFF
+    (r'root ::= "\"" k "\""' "\n" r'k ::= [^"\\\x00-\x1f\x7f\U00010000-\U0010FFFF]*', '"a"', False),
+    # a loop whose body reads two characters per turn still covers
+    (r'root ::= "\"" k "\""' "\n" r'k ::= c k | c | ""' "\n" r'c ::= [^"\\\x00-\x1f\x7f]',
+     '"abc"', True),
+    # the body as a literal then the loop: `x` alone is a test, not a call
+    (r'root ::= "\"" "x" [^"\\\x00-\x1f\x7f]* "\""', '"xy"', False),
+]
+
+
+@pytest.mark.parametrize(("gbnf", "document", "covers"), KEYS)
+def test_covering_is_shown_only_where_every_inside_token_is_accepted(
+    gbnf: str, document: str, covers: bool
+) -> None:
+    grammar = Grammar.from_gbnf(gbnf)
+    compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY)
+    universal = Universal(compiled.automaton.program, SLICE_CLASSES[0], 4096, 4096)
+    after_quote = compiled.automaton.step(compiled.automaton.initial, ord('"'))
+    assert after_quote is not None
+    assert universal.state(after_quote) == covers
+    _check_covering(compiled, document)
+    _follow(compiled, grammar, VOCABULARY, document)
+
+
+NAMES = st.lists(
+    st.text(alphabet="ab-é中", min_size=1, max_size=4), min_size=1, max_size=5, unique=True
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(names=NAMES, extra=st.sampled_from([True, False, {"type": "integer"}]))
+def test_key_states_said_to_cover_accept_every_inside_token(
+    names: list[str], extra: object
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": "integer"} for name in names},
+        "additionalProperties": extra,
+    }
+    grammar = Grammar.from_json_schema(schema, property_order="any")
+    compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY)
+    other = names[0] + "x" if extra is not False else names[-1]
+    members = [f'"{name}": 1' for name in names[:-1]] + [f'"{other}": 1']
+    document = "{" + ", ".join(members) + "}"
+    said = _check_covering(compiled, document)
+    if extra is not False:
+        assert said > 0  # the key starts cover: any name may come
+    _follow(compiled, grammar, VOCABULARY, document)
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        name: {"type": "integer"}
+        for name in ("ab", "abc", "a-b", "b", "ba", "é1", "中", "c_c", "abé")
+    },
+    "additionalProperties": {"type": "string"},
+}
+DOCUMENT = '{"abé": 1, "ba": 2, "abx": "é", "a\\u0063d": "q", "éz": "", "中中": "x", "c_c": 3}'
+
+
+@pytest.mark.parametrize("tuning", [Tuning(), Tuning(key_positions=0), Tuning(many_first_bytes=0)])
+def test_joined_key_masks_match_the_reference(tuning: Tuning) -> None:
+    grammar = Grammar.from_json_schema(SCHEMA, property_order="any")
+    compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY, tuning=tuning)
+    _follow(compiled, grammar, VOCABULARY, DOCUMENT)
+    assert (compiled._keys.joined > 0) == (tuning.key_positions > 0)
+
+
+def test_joined_key_masks_of_the_json_builtin_and_closed_objects() -> None:
+    """The ``json`` builtin's keys (no known names) and a closed object (no other
+    names: no key state covers the class)."""
+    json_grammar = Grammar.builtin("json")
+    compiled = gbnfkit.CompiledGrammar(json_grammar, VOCABULARY)
+    _follow(compiled, json_grammar, VOCABULARY, '{"ab": {"é中": [1, "x"]}, "": 2}')
+    closed = dict(SCHEMA, additionalProperties=False)
+    grammar = Grammar.from_json_schema(closed, property_order="any")
+    compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY)
+    _follow(compiled, grammar, VOCABULARY, json.dumps({"ab": 1, "中": 2}, ensure_ascii=False))
+    assert compiled._keys.joined == 0
