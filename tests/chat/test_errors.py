@@ -133,3 +133,20 @@ def test_reasoning_open_keeps_positions_in_the_output() -> None:
     assert message == Message("", "still planning")
     with pytest.raises(ChatError, match="no reasoning to start in"):
         parse_message("x", "mistral", reasoning_open=True)
+
+
+@pytest.mark.parametrize("fmt", ["hermes", "llama3", "mistral", "qwen3-coder", "deepseek-r1"])
+@pytest.mark.parametrize("choice", ["auto", "required", "search"])
+def test_a_tool_whose_schema_has_no_grammar_is_a_chat_error_naming_it(
+    fmt: str, choice: str
+) -> None:
+    """A bad tool definition is a ChatError (docs/chat.md), also when only the grammar
+    finds it: a parameters schema the converter refuses. Parsing does not need it."""
+    broken = {"name": "search", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string", "pattern": "("}}}}
+    tools = [{"name": "get", "parameters": {"type": "object"}}, broken]
+    with pytest.raises(ChatError, match="tool 'search': its parameters") as caught:
+        grammar_for(fmt, tools, choice)
+    assert "invalid regular expression" in str(caught.value)
+    assert not isinstance(caught.value, ChatParseError)
+    assert parse_message("Hi", fmt, tools).content == "Hi"

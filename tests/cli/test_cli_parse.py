@@ -94,3 +94,15 @@ def test_reasoning_open_reads_output_that_starts_in_the_reasoning(
     refused = cli("parse", "--format", "mistral", "--reasoning-open", "x")
     assert refused.status == 3
     assert "no reasoning to start in" in refused.err
+
+
+def test_tools_files_json_reads_but_python_cannot_hold_are_status_3(
+    cli: Callable[..., Any], write: Callable[[str, str | bytes], str]
+) -> None:
+    """Nesting deeper than the recursion limit, an integer longer than the 4,300 digits
+    Python converts: the tools file is bad (status 3), not an internal error (70)."""
+    huge = '[{"name": "f", "parameters": {"maximum": 1' + "0" * 5000 + "}}]"
+    for name, text in (("deep.json", "[" * 100_000), ("huge.json", huge)):
+        run = cli("parse", "--format", "hermes", "--tools", write(name, text), "x")
+        assert run.status == 3, run.err
+        assert "internal error" not in run.err and run.err.count("\n") == 1, run.err

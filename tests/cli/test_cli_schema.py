@@ -218,3 +218,12 @@ def test_schema_errors(cli: Cli, write: Write) -> None:
     run = cli("schema", write("deep.json", "[" * 100_000 + "]" * 100_000))
     assert run.status in (3, 5)
     assert "internal error" not in run.err
+
+
+def test_a_schema_with_an_integer_python_will_not_read_is_status_3(
+    cli: Cli, write: Write
+) -> None:
+    # json.loads raises a ValueError that is not a JSONDecodeError past 4,300 digits
+    run = cli("schema", write("huge.json", '{"maximum": 1' + "0" * 5000 + "}"))
+    assert run.status == 3, run.err
+    assert "internal error" not in run.err and "digits" in run.err

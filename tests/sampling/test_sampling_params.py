@@ -127,6 +127,18 @@ def test_bad_values_raise_naming_the_field(field: str, value: object) -> None:
     assert isinstance(caught.value, gbnfkit.GbnfkitError)
 
 
+def test_integers_too_long_to_print_are_named_not_a_bare_value_error() -> None:
+    # repr() refuses integers of more than 4,300 digits (ValueError); not parametrized,
+    # since pytest could not print the ids either
+    huge = 10**5000
+    cases = [("temperature", huge), ("top_k", -huge), ("seed", huge),
+             ("logit_bias", {1: huge}), ("logit_bias", {huge: 1.0})]
+    for field, value in cases:
+        with pytest.raises(SamplingError, match="bits") as caught:
+            SamplingParams(**{field: value})
+        assert caught.value.field == field
+
+
 def test_replace_refuses_unknown_fields() -> None:
     with pytest.raises(SamplingError) as caught:
         SamplingParams().replace(temp=0.5)

@@ -19,8 +19,10 @@ KEYWORDS = ["type", "properties", "required", "additionalProperties", "patternPr
             "uniqueItems", "if", "then"]
 values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-3, 30), st.floats(-5, 5),
+              # integers beyond a float, and beyond what Python prints (4,300 digits)
+              st.sampled_from([20, -400, 5000]).map(lambda d: (-1 if d < 0 else 1) * 10**abs(d)),
               st.sampled_from(["string", "integer", "object", "array", "#/$defs/a", "^a+$",
-                               "date", "(", "a"])),
+                               "date", "(", "a", "^a{4294967296}$", "a{²}"])),
     lambda inner: st.one_of(st.lists(inner, max_size=3),
                             st.dictionaries(st.sampled_from(KEYWORDS + ["a", "b"]), inner,
                                             max_size=3)),

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gbnfkit import Grammar, GrammarError, regex_to_gbnf
+from gbnfkit import Grammar, GrammarError, SchemaError, json_schema_to_gbnf, regex_to_gbnf
 
 PATTERNS = [
     r"^[a-z]+$",
@@ -129,3 +129,68 @@ def test_repeated_nullable_items(pattern: str) -> None:
             text = "".join(chars)
             expected = re.fullmatch(pattern, text) is not None
             assert (g.match(text).status.value == "accept") == expected, text
+
+
+@pytest.mark.parametrize(
+    ("pattern", "accepted", "rejected"),
+    [
+        # str.isdigit takes these, int() only the first: re and ECMA-262 read literal braces
+        ("a{٣}", "a{٣}", "aaa"),
+        ("a{²}", "a{²}", "aa"),
+        ("a{1,٣}", "a{1,٣}", "a"),
+    ],
+)
+def test_braces_without_ascii_digits_are_literal(
+    pattern: str, accepted: str, rejected: str
+) -> None:
+    assert re.fullmatch(pattern, accepted) and not re.fullmatch(pattern, rejected)
+    grammar = Grammar.from_regex(pattern)
+    assert grammar.match(accepted).status.value == "accept"
+    assert grammar.match(rejected).status.value != "accept"
+
+
+@pytest.mark.parametrize("count", ["4294967296", "1," + "9" * 20, "9" * 5000])
+def test_a_count_re_cannot_hold_is_a_grammar_error(count: str) -> None:
+    with pytest.raises(GrammarError, match="repetition number is too large"):
+        regex_to_gbnf("a{" + count + "}")
+    # the schema converter checks the pattern with re first: one SchemaError as well
+    with pytest.raises(SchemaError, match="invalid regular expression"):
+        json_schema_to_gbnf({"type": "string", "pattern": "^a{" + count + "}$"})
+
+
+_ATOMS = st.sampled_from(["a", "b", "(?:ab|a)", "[ab]", "x", "\\{", "{", "}", ""])
+_BRACES = st.text(alphabet="012,٣²x", max_size=4).map(lambda s: "{" + s + "}")
+_QUANTIFIERS = st.one_of(
+    st.sampled_from(["", "?", "*", "+", "??"]), _BRACES, _BRACES.map(lambda b: b + "?")
+)
+# '{,}' is left out: Python's re reads it as '*', gbnfkit (as ECMA-262) as a literal
+_BRACED_PATTERNS = (
+    st.lists(st.tuples(_ATOMS, _QUANTIFIERS).map("".join), max_size=4)
+    .map("".join)
+    .filter(lambda p: "{,}" not in p)
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    _BRACED_PATTERNS,
+    st.lists(st.text(alphabet="ab{}1,٣²x02", max_size=6), max_size=6),
+    st.data(),
+)
+def test_quantifier_braces_read_as_re_reads_them(
+    pattern: str, texts: list[str], data: st.DataObject
+) -> None:
+    """Patterns full of braces (quantifiers, literal braces, odd digits): when both ``re``
+    and gbnfkit take one, they accept the same texts."""
+    try:
+        compiled = re.compile(pattern)
+    except (re.error, OverflowError):
+        return
+    try:
+        grammar = Grammar.from_regex(pattern)
+    except GrammarError:
+        return
+    texts += [data.draw(st.from_regex(compiled, fullmatch=True)) for _ in range(2)]
+    for text in texts:
+        expected = compiled.fullmatch(text) is not None
+        assert (grammar.match(text).status.value == "accept") == expected, (pattern, text)

@@ -213,3 +213,47 @@ def test_outcome_counts_tokens_without_eos(engine: Engine) -> None:
     outcome = asyncio.run(scenario())
     ids = engine.tokenize(outcome.text, add_bos=False)
     assert outcome.text in ("yes", "no") and outcome.completion_tokens == len(ids)
+
+
+@pytest.mark.parametrize(
+    ("raw", "param", "words"),
+    [
+        # a JSON integer too large for a float: range-checked, not an OverflowError
+        (b'"temperature": 1' + b"0" * 400, "temperature", "between 0 and 2, not a 401-digit"),
+        (b'"repeat_penalty": 1' + b"0" * 400, "repeat_penalty", "finite number, not a 401-digit"),
+        (b'"logit_bias": {"1": -1' + b"0" * 400 + b"}", "logit_bias", "not a negative 401-digit"),
+        (b'"temperature": NaN', "temperature", "finite number, not NaN"),
+        (b'"top_p": -Infinity', "top_p", "between 0 and 1, not -Infinity"),
+    ],
+)
+def test_numbers_a_float_cannot_hold_are_refused_by_name(
+    client: TestClient, raw: bytes, param: str, words: str
+) -> None:
+    body = b'{"messages": [{"role": "user", "content": "Hi"}], ' + raw + b"}"
+    error = error_of(client.post("/v1/chat/completions", content=body))
+    assert error["param"] == param and words in error["message"], error
+
+
+def test_a_body_with_an_integer_python_will_not_read_is_invalid_json(
+    client: TestClient,
+) -> None:
+    # Python refuses to convert integers of more than 4,300 digits (a ValueError that is
+    # not a JSONDecodeError)
+    body = b'{"messages": [{"role": "user", "content": "Hi"}], "seed": 1' + b"0" * 5000 + b"}"
+    error = error_of(client.post("/v1/chat/completions", content=body))
+    assert error["code"] == "invalid_json" and "digits" in error["message"]
+
+
+@pytest.mark.parametrize("arguments", ["[" * 100_000, "1" + "0" * 5000, "{nope", "null"])
+def test_earlier_tool_call_arguments_that_json_cannot_read_stay_text(
+    client: TestClient, arguments: str
+) -> None:
+    """An assistant turn's tool-call ``arguments`` string is written into the prompt as
+    JSON when it parses, else as the text it is: never a 500 (deep nesting, huge ints)."""
+    call = {"type": "function", "function": {"name": "f", "arguments": arguments}}
+    messages = [*user("Hi"), {"role": "assistant", "content": "", "tool_calls": [call]}]
+    response = client.post(
+        "/v1/chat/completions", json={"messages": messages, "max_tokens": 1}
+    )
+    if response.status_code != 200:  # a long argument may not fit the context
+        assert error_of(response)["code"] == "context_length_exceeded"

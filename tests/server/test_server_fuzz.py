@@ -21,6 +21,7 @@ JSON = st.recursive(
     | st.booleans()
     | st.integers(-3, 3)
     | st.integers(-(10**20), 10**20)
+    | st.integers(-(10**400), 10**400)  # beyond a float
     | st.floats(allow_nan=False)
     | st.text(max_size=20),
     lambda inner: (

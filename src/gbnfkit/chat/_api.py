@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gbnfkit._errors import ArgumentError, ChatError, ChatParseError
+from gbnfkit._errors import ArgumentError, ChatError, ChatParseError, GbnfkitError, PegError
 from gbnfkit._grammar import Grammar
 from gbnfkit.chat._formats import syntax_of
 from gbnfkit.chat._formats._base import (
@@ -240,6 +240,30 @@ def grammar_for(
 
 
 def _grammar(
+    syntax: Syntax,
+    toolset: Toolset,
+    tool_choice: str | ToolChoice | Mapping[str, object],
+    reasoning_open: bool,
+) -> ChatGrammar:
+    try:
+        return _built_grammar(syntax, toolset, tool_choice, reasoning_open)
+    except PegError as error:  # a tool's parameters schema the converter refuses
+        raise _tool_schema_error(toolset, error) from None
+
+
+def _tool_schema_error(toolset: Toolset, error: PegError) -> ChatError:
+    """The ChatError of a grammar that could not be built, naming the tool at fault."""
+    from gbnfkit.schema._api import json_schema_to_gbnf
+
+    for tool in toolset.tools:
+        try:
+            json_schema_to_gbnf(dict(tool.parameters))
+        except (GbnfkitError, RecursionError) as cause:
+            return ChatError(f"tool {tool.name!r}: its parameters schema has no grammar: {cause}")
+    return ChatError(f"the tools' grammar cannot be built: {error}")
+
+
+def _built_grammar(
     syntax: Syntax,
     toolset: Toolset,
     tool_choice: str | ToolChoice | Mapping[str, object],

@@ -184,3 +184,7 @@ def load_schema(path: str) -> object:
         raise CliError(
             f"gbnfkit: schema {path!r} is nested too deeply to read", ExitCode.BAD_GRAMMAR
         ) from None
+    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+        raise CliError(
+            f"gbnfkit: schema {path!r} cannot be read: {exc}", ExitCode.BAD_GRAMMAR
+        ) from None

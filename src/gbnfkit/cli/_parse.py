@@ -81,6 +81,15 @@ def _load_tools(path: str | None) -> list[Any] | None:
             f"{path}:{exc.lineno}:{exc.colno}: the tools file is not valid JSON: {exc.msg}",
             ExitCode.BAD_GRAMMAR,
         ) from None
+    except RecursionError:
+        raise CliError(
+            f"gbnfkit parse: tools file {path!r} is nested too deeply to read",
+            ExitCode.BAD_GRAMMAR,
+        ) from None
+    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+        raise CliError(
+            f"gbnfkit parse: tools file {path!r} cannot be read: {exc}", ExitCode.BAD_GRAMMAR
+        ) from None
     if isinstance(data, dict) and "tools" in data:
         data = data["tools"]
     if not isinstance(data, list):

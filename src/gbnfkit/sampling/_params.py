@@ -151,6 +151,14 @@ def _is_bool(value: object) -> bool:
     return isinstance(value, (bool, np.bool_))
 
 
+def _shown(value: object) -> str:
+    """``repr(value)``, but an integer too long to print (Python converts at most 4,300
+    digits to text: ``repr`` raises ValueError) by its number of bits."""
+    if isinstance(value, int) and value.bit_length() > 10_000:
+        return f"an integer of {value.bit_length()} bits"
+    return repr(value)
+
+
 def _float(name: str, value: object) -> float:
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise SamplingError(f"must be a number, not {value!r}", field=name)
@@ -159,7 +167,7 @@ def _float(name: str, value: object) -> float:
     except OverflowError:
         result = math.inf
     if not math.isfinite(result):
-        raise SamplingError(f"must be finite, not {value!r}", field=name)
+        raise SamplingError(f"must be finite, not {_shown(value)}", field=name)
     return result
 
 
@@ -169,7 +177,9 @@ def _int(name: str, value: object, limit: int = MAX_INT) -> int:
         raise SamplingError(f"must be an integer, not {value!r}", field=name)
     result = int(value)
     if abs(result) > limit:
-        raise SamplingError(f"must be at most {limit} in magnitude, not {value!r}", field=name)
+        raise SamplingError(
+            f"must be at most {limit} in magnitude, not {_shown(value)}", field=name
+        )
     return result
 
 
@@ -270,7 +280,7 @@ def _logit_bias(name: str, value: object) -> LogitBias:
             value_f = math.inf if bias > 0 else -math.inf  # type: ignore[operator]
         if math.isnan(value_f) or value_f == math.inf:
             raise SamplingError(
-                f"bias of token {token_id} must be finite or -inf (a ban), not {bias!r}",
+                f"bias of token {token_id} must be finite or -inf (a ban), not {_shown(bias)}",
                 field=name,
             )
         if token_id in result:

@@ -46,7 +46,13 @@ def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
         seen += 1
         if seen > max_values:
             raise SchemaError(f"the schema holds more than {max_values} values")
-        if value is None or isinstance(value, (str, bool, int)):
+        if value is None or isinstance(value, (str, bool)):
+            continue
+        if isinstance(value, int):
+            # what json.loads refuses (more than 4,300 digits) cannot be written as text
+            if value.bit_length() > 10_000:
+                raise SchemaError(f"an integer of {value.bit_length()} bits is too long",
+                                  pointer=_pointer(path))
             continue
         if isinstance(value, float):
             if not math.isfinite(value):

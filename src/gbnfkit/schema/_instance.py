@@ -14,10 +14,14 @@ __all__ = ["json_equal", "json_type", "check_value", "py_search"]
 
 def py_search(pattern: str, text: str) -> bool:
     """``re.search`` without Python's FutureWarnings about nested-set syntax;
-    raises ``re.error`` for an invalid pattern."""
+    raises ``re.error`` for an invalid pattern (also for a count ``re`` cannot hold:
+    ``a{4294967296}`` is an OverflowError there, 5,000 digits a ValueError)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        return re.search(pattern, text) is not None
+        try:
+            return re.search(pattern, text) is not None
+        except (OverflowError, ValueError) as e:
+            raise re.error(str(e)) from None
 
 ANNOTATIONS = frozenset(
     {"title", "description", "default", "examples", "$comment", "readOnly", "writeOnly",

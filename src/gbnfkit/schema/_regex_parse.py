@@ -16,6 +16,14 @@ __all__ = ["Branch", "Cat", "Chars", "Node", "Or", "RegexUnsupported", "Rep", "p
            "complement", "DOT", "ANY_CHAR"]
 
 
+# the largest count of a {m,n} quantifier (Python's re refuses more: OverflowError)
+_MAX_REPEAT = 2**32 - 1
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 class RegexUnsupported(Exception):
     """A pattern that is invalid or outside the supported subset."""
 
@@ -187,10 +195,14 @@ class _Parser:
             return None
         body = self.p[self.i + 1 : j]
         lo_s, comma, hi_s = body.partition(",")
-        if not (lo_s.isdigit() or (comma and lo_s == "" and hi_s.isdigit())):
+        # ASCII digits only (str.isdigit also takes '٣' and '²'): otherwise, as in Python's
+        # re and ECMA-262, the brace is a literal
+        if not (_digits(lo_s) or (comma and lo_s == "" and _digits(hi_s))):
             return None
-        if hi_s and not hi_s.isdigit():
+        if hi_s and not _digits(hi_s):
             return None
+        if len(lo_s) > 10 or len(hi_s) > 10 or max(int(lo_s or 0), int(hi_s or 0)) > _MAX_REPEAT:
+            raise self.error("the repetition number is too large")
         lo = int(lo_s) if lo_s else 0
         hi: int | None = int(hi_s) if hi_s else (None if comma else lo)
         if hi is not None and hi < lo:

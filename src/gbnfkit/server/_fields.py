@@ -48,16 +48,38 @@ def optional_number(
     value = body.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise reject_unknown_type(name, value, "a finite number")
+    # an int compares exactly with the bounds, however large; float() may overflow
     if (low is not None and value < low) or (high is not None and value > high):
         bounds = (
             f"between {low:g} and {high:g}"
             if low is not None and high is not None
             else (f"at least {low:g}" if low is not None else f"at most {high:g}")
         )
-        raise ApiError(f"'{name}' must be {bounds}, not {value:g}", param=name)
-    return float(value)
+        raise ApiError(f"'{name}' must be {bounds}, not {_number_text(value)}", param=name)
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise ApiError(f"'{name}' must be a finite number, not {_number_text(value)}", param=name)
+    return number
+
+
+def _number_text(value: float) -> str:
+    """``value`` for a message: JSON's spelling of NaN and the infinities (as Python's
+    ``json`` reads them), and the length of an integer too long to show."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return f"{value:g}"
+    digits = len(str(abs(value)))
+    if digits > 20:
+        return f"{'a negative' if value < 0 else 'a'} {digits}-digit integer"
+    return str(value)
 
 
 def optional_int(

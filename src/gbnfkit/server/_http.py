@@ -61,6 +61,8 @@ async def read_body(request: Request, limit: int) -> dict[str, Any]:
         ) from None
     except RecursionError:
         raise ApiError("the request body nests too deeply", code="invalid_json") from None
+    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+        raise ApiError(f"the request body is not usable JSON: {exc}", code="invalid_json") from None
     if not isinstance(body, dict):
         raise ApiError("the request body must be a JSON object", code="invalid_json")
     return body

@@ -118,7 +118,7 @@ def _calls_text(index: int, calls: object) -> str:
         arguments = function.get("arguments", "{}")
         try:
             parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, too deep, an int too long
             parsed = arguments
         call_json = json.dumps({"name": function["name"], "arguments": parsed}, ensure_ascii=False)
         out.append(f"<tool_call>\n{call_json}\n</tool_call>")
