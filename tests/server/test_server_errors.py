@@ -91,6 +91,15 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
             {
                 "grammar": 'root ::= "a"',
                 "grammar_lazy": True,
+                "grammar_triggers": [{"type": "pattern", "value": "a{4294967296}"}],
+            },
+            "grammar_triggers[0]",
+            "",
+        ),
+        (
+            {
+                "grammar": 'root ::= "a"',
+                "grammar_lazy": True,
                 "grammar_triggers": [{"type": "token", "value": "two words"}],
             },
             "grammar_triggers[0].value",

@@ -28,6 +28,9 @@ def test_constructors_set_kind_and_value() -> None:
         (lambda: Trigger.token("3"), TypeError),  # type: ignore[arg-type]
         (lambda: Trigger.word(3), TypeError),  # type: ignore[arg-type]
         (lambda: Trigger.pattern("(unclosed"), ValueError),
+        # counts re cannot hold: OverflowError past 2**32-1, ValueError past 4,300 digits
+        (lambda: Trigger.pattern("a{4294967296}"), ValueError),
+        (lambda: Trigger.pattern_full("a{" + "9" * 5000 + "}"), ValueError),
         (lambda: Trigger("word", "x"), TypeError),  # type: ignore[arg-type]
     ],
 )

@@ -71,6 +71,14 @@ class Trigger:
                     column=(error.pos or 0) + 1,
                     source=value,
                 ) from None
+            except (OverflowError, ValueError) as error:
+                # a count past what re holds (2**32-1) or too long to read as an int
+                raise GrammarError(
+                    f"invalid regular expression for a {kind.value} trigger: {error}",
+                    line=1,
+                    column=1,
+                    source=value,
+                ) from None
 
     @classmethod
     def word(cls, text: str) -> Trigger:
