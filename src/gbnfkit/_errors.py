@@ -274,7 +274,14 @@ class TriggerRejected(InputRejected):
 
 class ChatError(GbnfkitError, ValueError):
     """A chat format, tool definition or ``tool_choice`` that cannot be used
-    (:mod:`gbnfkit.chat`)."""
+    (:mod:`gbnfkit.chat`).
+
+    Attributes:
+        tool: the name of the tool whose definition is at fault (its parameters schema
+            has no grammar), ``None`` when the error is not one tool's.
+    """
+
+    tool: str | None = None
 
 
 class ChatParseError(ChatError):

@@ -149,4 +149,5 @@ def test_a_tool_whose_schema_has_no_grammar_is_a_chat_error_naming_it(
         grammar_for(fmt, tools, choice)
     assert "invalid regular expression" in str(caught.value)
     assert not isinstance(caught.value, ChatParseError)
+    assert caught.value.tool == "search"
     assert parse_message("Hi", fmt, tools).content == "Hi"

@@ -116,6 +116,13 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
         ),
         ({"tools": [{"type": "function", "function": {"parameters": {}}}]}, "tools", ""),
         ({"tools": "all"}, "tools", "array"),
+        (
+            # a tool whose parameters schema has no grammar is the tools' fault
+            {"tools": [{"type": "function", "function": {"name": "find", "parameters": {
+                "type": "object", "properties": {"q": {"type": "string", "pattern": "("}}}}}]},
+            "tools",
+            "tool 'find': its parameters schema has no grammar",
+        ),
         ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
         ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
         ({"messages": user("word " * 600)}, "messages", "context holds"),

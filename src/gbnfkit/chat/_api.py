@@ -259,7 +259,9 @@ def _tool_schema_error(toolset: Toolset, error: PegError) -> ChatError:
         try:
             json_schema_to_gbnf(dict(tool.parameters))
         except (GbnfkitError, RecursionError) as cause:
-            return ChatError(f"tool {tool.name!r}: its parameters schema has no grammar: {cause}")
+            fault = ChatError(f"tool {tool.name!r}: its parameters schema has no grammar: {cause}")
+            fault.tool = tool.name
+            return fault
     return ChatError(f"the tools' grammar cannot be built: {error}")
 
 
