@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,9 +18,10 @@ import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteState
 from gbnfkit.tokens._compiled import _group_key, _groups, _stacks_of
-from gbnfkit.tokens._keywalk import Universal
+from gbnfkit.tokens._keywalk import Universal, WideContexts, same_walk
 from gbnfkit.tokens._slices import SLICE_CLASSES
 from gbnfkit.tokens._tuning import Tuning
+from gbnfkit.tokens._vecwalk import WideSplit
 
 VOCABULARY = synthetic_vocabulary(EXTRA + "é中-_", seed=3)
 
@@ -160,3 +162,41 @@ def test_joined_key_masks_of_the_json_builtin_and_closed_objects() -> None:
     compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY)
     _follow(compiled, grammar, VOCABULARY, json.dumps({"ab": 1, "中": 2}, ensure_ascii=False))
     assert compiled._keys.joined == 0
+
+
+@pytest.mark.parametrize("tuning", [Tuning(), Tuning(many_first_bytes=0)])
+def test_a_joined_context_is_handed_back_only_for_the_same_walk(tuning: Tuning) -> None:
+    """Inside a key each prefix is a new joined context whose walk is usually the
+    previous prefix's: the context made from it is handed back then, and only then
+    (``same_walk``: every verdict and handover pair equal)."""
+    flags = np.array([True, False, True, True, False])
+    one, pos, off = np.array([1]), np.array([1, 1]), np.array([0, 2])
+    walk = WideSplit(None, one, pos, off, flags)
+    assert same_walk(walk, WideSplit(np.array([0, 2, 3]), one, pos, off))
+    assert same_walk(walk, WideSplit(None, np.array([1]), pos.copy(), off.copy(), flags.copy()))
+    other = flags.copy()
+    other[3] = False
+    assert not same_walk(walk, WideSplit(None, one, pos, off, other))
+    assert not same_walk(walk, WideSplit(np.array([0, 2]), one, pos, off))
+    assert not same_walk(walk, WideSplit(None, np.array([4]), pos, off, flags))
+    assert not same_walk(walk, WideSplit(None, one, np.array([1]), np.array([0]), flags))
+    assert not same_walk(walk, WideSplit(None, one, pos, np.array([0, 1]), flags))
+    # along a document: handed back at some prefixes, and every mask is the reference's
+    grammar = Grammar.from_json_schema(SCHEMA, property_order="any")
+    compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY, tuning=tuning)
+    _follow(compiled, grammar, VOCABULARY, DOCUMENT)
+    assert compiled._wide_contexts.reused > 0
+    # the contexts handed back equal those made afresh, key by key
+    fresh = gbnfkit.CompiledGrammar(grammar, VOCABULARY, tuning=tuning)
+    nwords = fresh.index.nwords
+    joined = 0
+    for key, entry in list(compiled._contexts.items()):
+        if len(_stacks_of(key)[0]) == 3:  # a joined context: two frames over the marker
+            fresh._wide_contexts = WideContexts(fresh.index)  # nothing to hand back
+            made = fresh._wide_split(key, None)
+            assert made.tails == entry.tails
+            assert made.uncertain_tokens == entry.uncertain_tokens
+            assert made.follow == entry.follow
+            assert np.array_equal(made.to_words(nwords), entry.to_words(nwords))
+            joined += 1
+    assert joined > compiled._wide_contexts.reused

@@ -30,13 +30,13 @@ from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._chains import Chains
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
-from gbnfkit.tokens._keywalk import Universal, join_keys
+from gbnfkit.tokens._keywalk import Universal, WideContexts, join_keys
 from gbnfkit.tokens._longcount import count_or_cover
 from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
-from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, follow_only, vector_walk
+from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
 from gbnfkit.tokens._walk import walk, walk_all, walk_runs, walk_sorted
 from gbnfkit.tokens._within import (
@@ -222,6 +222,7 @@ class CompiledGrammar:
         self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
         # whether stacks cover the first slice's class (_keywalk.py: keys as one lexeme)
         self._keys = Universal(program, SLICE_CLASSES[0], tuning.key_positions, max_contexts)
+        self._wide_contexts = WideContexts(self._index)
         # read by tests (compiled modules call vector_walk directly, so its calls cannot be
         # recorded from outside): wide splits that reused parts of others, the first bytes'
         # states of those found by signature (_within.py), first bytes decided by their
@@ -845,18 +846,8 @@ class CompiledGrammar:
         # several (its context can finish at several points of it, as mid-word)
         pairs = len(split.handover_positions)
         follow = self._follow_of(key) if pairs > len(split.uncertain) else -1
-        if follow != -1:
-            pruned = follow_only(trie, split, follow)
-            if pruned is split:
-                follow = -1  # no tail left out: the split serves any context
-            split = pruned
-        words = index.pack_split(split)
-        positions = tuple(split.uncertain.tolist())
-        tails = index.group_tails(split.handover_positions, split.handover_offsets)
-        entry = _Context.of(words, (), positions, tails, _key_depth(key), follow)
-        if canon is not None:
-            index.keep_context(canon, entry)
-        return entry
+        # (a joined key's walk equal to the last one's: its context; _keywalk.py)
+        return self._wide_contexts.context(split, follow, _key_depth(key), canon)
 
     def _walk_by_first_byte(self, root: ByteState) -> WideSplit:
         """:func:`vector_walk` of ``root`` (not holding the bottom marker), reusing the

@@ -24,15 +24,27 @@ bottom marker).  :func:`join_keys` joins the groups of a state whose stacks shar
 but their top two frames (the letters and the class of one key rule) when their
 contexts cover ``K``, so a key position is one wide split whose inside tokens are
 accepted at once and whose rest trie is walked (``CompiledGrammar._sliced_walk``).
+
+Inside a key every prefix (``{"Pay``, ``{"Payl``...) is a new state, so a new joined
+context, whose walk is pieced from the walks kept by first byte; that walk is, in the
+documents measured, the same as the previous prefix's (the inside tokens accepted by
+covering, the rest tokens handing over at the quote or decided alike under every
+letter).  :class:`WideContexts` makes the context of a wide walk (the follow set's
+pruning, packing, the tails' grouping) and hands back the last one made when the next
+walk, follow set and depth are equal to its own: the context is a function of those.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram
 from gbnfkit.tokens._bytestate import BOTTOM, ByteState, Stack
+from gbnfkit.tokens._index import VocabularyIndex, _Context
 from gbnfkit.tokens._utf8 import utf8_sequences
+from gbnfkit.tokens._vecwalk import WideSplit, follow_only
 
-__all__ = ["Universal", "join_keys"]
+__all__ = ["Universal", "WideContexts", "join_keys", "same_walk"]
 
 # nested first calls a rule's first characters are looked for through (a bound on the
 # recursion of Universal._summary, not a tuning knob: a JSON key's are 3 deep)
@@ -305,3 +317,65 @@ def join_keys(
     if not joined:
         return [], groups
     return joined, [g for i, g in enumerate(groups) if i not in taken]
+
+
+def same_walk(a: WideSplit, b: WideSplit) -> bool:
+    """Whether two wide walks found the same verdicts: the same accepted and uncertain
+    positions and the same handover pairs."""
+    if a is b:
+        return True
+    if not (
+        np.array_equal(a.uncertain, b.uncertain)
+        and np.array_equal(a.handover_positions, b.handover_positions)
+        and np.array_equal(a.handover_offsets, b.handover_offsets)
+    ):
+        return False
+    if a.flags is not None and b.flags is not None:
+        return bool(np.array_equal(a.flags, b.flags))
+    return bool(np.array_equal(a.accepted, b.accepted))
+
+
+class WideContexts:
+    """The contexts of a grammar's wide walks, and the last one made without a canonical
+    form (a joined key's), handed back for an equal walk (:func:`same_walk`), follow
+    set and depth: :meth:`context` is a function of those three (and of the vocabulary
+    index), so the context is the one it would make."""
+
+    def __init__(self, index: VocabularyIndex) -> None:
+        self._index = index
+        # the last walk made without a form: it, its follow set, depth, context
+        self._last: tuple[WideSplit, int, int, _Context] | None = None
+        self.reused = 0  # contexts handed back (read by tests)
+
+    def context(
+        self, split: WideSplit, follow: int, depth: int, canon: tuple[object, ...] | None
+    ) -> _Context:
+        """The context of the walk ``split`` at ``depth`` whose tails need only start
+        with a byte of ``follow`` (``-1``: any byte), kept under ``canon`` when given."""
+        last = self._last
+        if (
+            canon is None
+            and last is not None
+            and last[1] == follow
+            and last[2] == depth
+            and same_walk(last[0], split)
+        ):
+            self.reused += 1
+            return last[3]
+        index = self._index
+        walk = split
+        kept = follow
+        if follow != -1:
+            pruned = follow_only(index.trie, split, follow)
+            if pruned is split:
+                kept = -1  # no tail left out: the split serves any context
+            split = pruned
+        words = index.pack_split(split)
+        positions = tuple(split.uncertain.tolist())
+        tails = index.group_tails(split.handover_positions, split.handover_offsets)
+        entry = _Context.of(words, (), positions, tails, depth, kept)
+        if canon is not None:
+            index.keep_context(canon, entry)
+        else:
+            self._last = (walk, follow, depth, entry)  # the walk before pruning
+        return entry
