@@ -100,6 +100,29 @@ def test_processor_marks_ended_rows_instead_of_failing() -> None:
     assert processor.row_states == (RowState.ACTIVE,) * 3
 
 
+def test_processor_masks_active_rows_after_free_or_ended_ones() -> None:
+    # the bitmask has a row per batch row: with one per *active* row, a free or ended
+    # row before an active one sent index 1 past the bitmask (ArgumentError mid-generate)
+    vocabulary = Vocabulary([b"yes", b"no", b"y", b"es", None], eos_token_ids=[4])
+    compiled = compile(YES_NO, vocabulary)
+    free_first = GrammarLogitsProcessor([None, compiled])
+    scores = torch.zeros(2, 6)
+    free_first(torch.zeros((2, 1), dtype=torch.long), scores)
+    assert torch.isfinite(scores).tolist() == [[True] * 6, [True, True, True, False, False, False]]
+    processor = GrammarLogitsProcessor(compiled)
+    ids = torch.tensor([[2], [2]])
+    for step, allowed in (([0, 2], [[4], [3]]), ([4, 3], [None, [4]])):
+        ids = torch.cat([ids, torch.tensor(step).unsqueeze(1)], dim=1)
+        for scores in (np.zeros((2, 5), dtype=np.float32), torch.zeros(2, 5)):
+            processor(ids[:, :1], np.zeros((2, 5), dtype=np.float32))  # a new generation
+            processor(ids, scores)
+            finite = np.isfinite(np.asarray(scores))
+            for row, ids_allowed in enumerate(allowed):
+                want = range(5) if ids_allowed is None else ids_allowed
+                assert np.flatnonzero(finite[row]).tolist() == list(want), (step, row)
+    assert processor.row_states == (RowState.FINISHED, RowState.ACTIVE)
+
+
 def test_processor_needs_a_batch_that_fits_the_grammars() -> None:
     vocabulary = Vocabulary([b"yes", b"no", None], eos_token_ids=[2])
     compiled = compile(YES_NO, vocabulary)

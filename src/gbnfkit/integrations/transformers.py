@@ -190,11 +190,12 @@ class GrammarLogitsProcessor:
         active = [row for row, state in enumerate(self._states) if state is RowState.ACTIVE]
         if not active:
             return scores
-        bitmask = allocate_bitmask(len(active), self._size)
-        for k, row in enumerate(active):
+        # a bitmask row per batch row: apply_bitmask's indices name rows of both arrays
+        bitmask = allocate_bitmask(len(self._states), self._size)
+        for row in active:
             matcher = self._matchers[row]
             assert matcher is not None
-            matcher.fill_bitmask(bitmask, k)
+            matcher.fill_bitmask(bitmask, row)
         width = min(int(scores.shape[-1]), self._size)
         apply_bitmask(scores[:, :width], bitmask, indices=active)
         if scores.shape[-1] > width:
