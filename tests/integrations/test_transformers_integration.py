@@ -123,6 +123,18 @@ def test_processor_masks_active_rows_after_free_or_ended_ones() -> None:
     assert processor.row_states == (RowState.FINISHED, RowState.ACTIVE)
 
 
+def test_processor_stops_a_row_on_an_id_beyond_the_vocabulary_with_the_reason() -> None:
+    vocabulary = Vocabulary([b"yes", b"no", None], eos_token_ids=[2])
+    processor = GrammarLogitsProcessor(compile(YES_NO, vocabulary))
+    processor(torch.zeros((1, 1), dtype=torch.long), torch.zeros(1, 8))
+    processor(torch.tensor([[0, 7]]), torch.zeros(1, 8))
+    assert processor.row_states == (RowState.STOPPED,)
+    rejection = processor.rejections[0]
+    # it was an InputRejected of "unexpected '' at position 0" with the reason as its text
+    assert (rejection.token_id, rejection.text) == (7, None)
+    assert str(rejection).startswith("token 7 rejected: token id 7 is outside the vocabulary")
+
+
 def test_processor_needs_a_batch_that_fits_the_grammars() -> None:
     vocabulary = Vocabulary([b"yes", b"no", None], eos_token_ids=[2])
     compiled = compile(YES_NO, vocabulary)

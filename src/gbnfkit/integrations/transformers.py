@@ -169,7 +169,7 @@ class GrammarLogitsProcessor:
                 return
             except ValueError as error:  # VocabularyError: an id beyond the vocabulary
                 self._states[row] = RowState.STOPPED
-                self.rejections[row] = InputRejected(0, "", [], text=str(error))
+                self.rejections[row] = InputRejected(0, "", [], token_id=token, reason=str(error))
                 return
             if matcher.is_terminated:
                 self._states[row] = RowState.FINISHED
