@@ -63,9 +63,10 @@ class GrammarError(GbnfkitError, ValueError):
 
     Attributes:
         message: what is wrong and, where possible, how to fix it.
-        line, column: 1-based position in the grammar text, or ``None`` when the
-            grammar did not come from text (a grammar built from rules) or the
-            problem has no single place (an empty grammar).
+        line, column: 1-based position in the grammar text (lines end at ``\\n``,
+            ``\\r\\n`` or a lone ``\\r``, as rules do; a column counts code points), or
+            ``None`` when the grammar did not come from text (a grammar built from
+            rules) or the problem has no single place (an empty grammar).
         source: the grammar text, when there is one.
         rules: rule names the problem is about (an undefined name, a left-recursive cycle).
     """
