@@ -104,9 +104,11 @@ class GrammarLogitsProcessor:
 
     Called by ``generate`` with the tokens so far ``(batch, length)`` and the next
     logits ``(batch, V)`` (``V`` may exceed the vocabulary: the extra ids are set to
-    ``-inf``). The first call takes its tokens as the prompts; each later call first
-    advances every row by the tokens appended since. A call with no more tokens than
-    the last one starts a new generation. Works on logits on any device.
+    ``-inf``). The first call takes its tokens as the prompts; each later call one token
+    longer (``generate`` adds one per step) first advances every row by that token. Any
+    other call starts a new generation: the next ``generate``, whose prompt may be longer
+    than the last output and even extend it (a chat's next turn). Works on logits on any
+    device.
     """
 
     def __init__(
@@ -177,8 +179,8 @@ class GrammarLogitsProcessor:
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         batch, length = int(input_ids.shape[0]), int(input_ids.shape[1])
-        if length <= self._length or batch != len(self._states):
-            self._length = -1
+        if length != self._length + 1 or batch != len(self._states):
+            self._length = -1  # not generate's next step: a new generation
         if self._length < 0:
             self._start(batch)
         else:
