@@ -7,6 +7,7 @@ Positions are attributes, never only part of the message text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -37,9 +38,13 @@ class GbnfkitError(Exception):
     """Base class of every exception gbnfkit raises on purpose."""
 
 
-def _excerpt(source: str, line: int, column: int) -> str:
-    """The source line at ``line`` (1-based) with a caret under ``column`` (1-based)."""
-    lines = source.split("\n")
+def _excerpt(source: str, line: int, column: int, *, lone_cr_breaks: bool = False) -> str:
+    """The source line at ``line`` (1-based) with a caret under ``column`` (1-based).
+
+    Lines end at ``\\n`` (and a ``\\r`` before it); with ``lone_cr_breaks`` (grammar
+    text, whose rules a lone ``\\r`` ends too) also at a lone ``\\r``.
+    """
+    lines = re.split(r"\r\n?|\n", source) if lone_cr_breaks else source.split("\n")
     if not 1 <= line <= len(lines):
         return ""
     text = lines[line - 1].rstrip("\r")
@@ -58,9 +63,10 @@ class GrammarError(GbnfkitError, ValueError):
 
     Attributes:
         message: what is wrong and, where possible, how to fix it.
-        line, column: 1-based position in the grammar text, or ``None`` when the
-            grammar did not come from text (a grammar built from rules) or the
-            problem has no single place (an empty grammar).
+        line, column: 1-based position in the grammar text (lines end at ``\\n``,
+            ``\\r\\n`` or a lone ``\\r``, as rules do; a column counts code points), or
+            ``None`` when the grammar did not come from text (a grammar built from
+            rules) or the problem has no single place (an empty grammar).
         source: the grammar text, when there is one.
         rules: rule names the problem is about (an undefined name, a left-recursive cycle).
     """
@@ -86,7 +92,7 @@ class GrammarError(GbnfkitError, ValueError):
         """The offending source line with a caret under the column ('' if unknown)."""
         if self.source is None or self.line is None or self.column is None:
             return ""
-        return _excerpt(self.source, self.line, self.column)
+        return _excerpt(self.source, self.line, self.column, lone_cr_breaks=True)
 
     def _render(self) -> str:
         if self.line is None:

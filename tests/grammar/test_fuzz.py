@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,7 +46,9 @@ def _outcome(text: str) -> None:
         assert err.source is None or err.source == text
         if err.line is not None:
             assert err.column is not None and err.column >= 1
-            assert 1 <= err.line <= text.count("\n") + 1
+            # lines end at \n, \r\n or a lone \r (where rules end)
+            assert 1 <= err.line <= len(re.split(r"\r\n?|\n", text))
+            assert err.excerpt
         str(err)  # renders
         return
     assert isinstance(ir, GrammarIR) and "root" in ir.rules

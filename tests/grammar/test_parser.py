@@ -141,6 +141,20 @@ def test_crlf_line_endings() -> None:
     assert ir.positions["extra"] == (3, 1)
 
 
+def test_a_lone_carriage_return_is_a_line_break_in_positions_too() -> None:
+    # the parser ends a rule at a lone '\r' (as llama.cpp does), so lines and excerpts
+    # count it as a line break: the position was (1, 26) and the excerpt printed the whole
+    # text with its raw '\r'
+    ir = parse_gbnf('root ::= "a"\rx ::= "b"\r\ny ::= "c"\n\rz ::= "d"')
+    assert ir.positions == {"root": (1, 1), "x": (2, 1), "y": (3, 1), "z": (5, 1)}
+    with pytest.raises(GrammarError) as info:
+        parse_gbnf('root ::= "a"\rfoo ::= "b" @\rbar ::= "c"')
+    assert (info.value.line, info.value.column) == (2, 13)
+    assert info.value.excerpt == 'foo ::= "b" @\n            ^'
+    with pytest.raises(GrammarError, match=r"defined twice \(lines 1 and 2\)"):
+        parse_gbnf('root ::= "a"\rroot ::= "b"')
+
+
 def test_trailing_bar_is_an_empty_alternative_at_the_end() -> None:
     assert body('root ::= "b" |') == Alt((Literal("b"), Seq(())))
 

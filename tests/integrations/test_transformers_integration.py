@@ -100,6 +100,57 @@ def test_processor_marks_ended_rows_instead_of_failing() -> None:
     assert processor.row_states == (RowState.ACTIVE,) * 3
 
 
+def test_processor_masks_active_rows_after_free_or_ended_ones() -> None:
+    # the bitmask has a row per batch row: with one per *active* row, a free or ended
+    # row before an active one sent index 1 past the bitmask (ArgumentError mid-generate)
+    vocabulary = Vocabulary([b"yes", b"no", b"y", b"es", None], eos_token_ids=[4])
+    compiled = compile(YES_NO, vocabulary)
+    free_first = GrammarLogitsProcessor([None, compiled])
+    scores = torch.zeros(2, 6)
+    free_first(torch.zeros((2, 1), dtype=torch.long), scores)
+    assert torch.isfinite(scores).tolist() == [[True] * 6, [True, True, True, False, False, False]]
+    for make_scores in (lambda: np.zeros((2, 5), dtype=np.float32), lambda: torch.zeros(2, 5)):
+        processor = GrammarLogitsProcessor(compiled)
+        ids = torch.tensor([[2], [2]])
+        processor(ids, make_scores())
+        for step, allowed in (([0, 2], [[4], [3]]), ([4, 3], [None, [4]])):
+            ids = torch.cat([ids, torch.tensor(step).unsqueeze(1)], dim=1)
+            scores = make_scores()
+            processor(ids, scores)
+            finite = np.isfinite(np.asarray(scores))
+            for row, ids_allowed in enumerate(allowed):
+                want = range(5) if ids_allowed is None else ids_allowed
+                assert np.flatnonzero(finite[row]).tolist() == list(want), (step, row)
+        assert processor.row_states == (RowState.FINISHED, RowState.ACTIVE)
+
+
+def test_processor_starts_anew_on_an_input_that_is_not_one_token_longer() -> None:
+    # generate adds one token per call; the next generate's prompt may be longer than the
+    # last output and even extend it (a chat's next turn): it was taken as more tokens of
+    # the finished rows, and the whole second generation went unconstrained
+    vocabulary = Vocabulary([b"yes", b"no", b"y", b"es", None, b"x"], eos_token_ids=[4])
+    processor = GrammarLogitsProcessor(compile(YES_NO, vocabulary))
+    for ids in ([[5]], [[5, 0]], [[5, 0, 4]]):
+        processor(torch.tensor(ids), torch.zeros(1, 6))
+    assert processor.row_states == (RowState.FINISHED,)
+    scores = torch.zeros(1, 6)
+    processor(torch.tensor([[5, 0, 4, 5, 5]]), scores)
+    assert processor.row_states == (RowState.ACTIVE,)
+    assert torch.isfinite(scores).tolist() == [[True, True, True, False, False, False]]
+
+
+def test_processor_stops_a_row_on_an_id_beyond_the_vocabulary_with_the_reason() -> None:
+    vocabulary = Vocabulary([b"yes", b"no", None], eos_token_ids=[2])
+    processor = GrammarLogitsProcessor(compile(YES_NO, vocabulary))
+    processor(torch.zeros((1, 1), dtype=torch.long), torch.zeros(1, 8))
+    processor(torch.tensor([[0, 7]]), torch.zeros(1, 8))
+    assert processor.row_states == (RowState.STOPPED,)
+    rejection = processor.rejections[0]
+    # it was an InputRejected of "unexpected '' at position 0" with the reason as its text
+    assert (rejection.token_id, rejection.text) == (7, None)
+    assert str(rejection).startswith("token 7 rejected: token id 7 is outside the vocabulary")
+
+
 def test_processor_needs_a_batch_that_fits_the_grammars() -> None:
     vocabulary = Vocabulary([b"yes", b"no", None], eos_token_ids=[2])
     compiled = compile(YES_NO, vocabulary)

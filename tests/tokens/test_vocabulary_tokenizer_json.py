@@ -359,6 +359,8 @@ def _mutated(change: str) -> Any:
         doc["model"] = {"type": "Unigram", "vocab": [["a", 0.0], [3, 0.0]]}
     elif change == "bad id":
         doc["model"]["vocab"]["zz"] = -4
+    elif change == "shared id":
+        doc["model"]["vocab"]["zz"] = doc["model"]["vocab"]["a"]
     elif change == "no style":
         doc["decoder"] = {"type": "WordPiece", "prefix": "##"}
     elif change == "added not list":
@@ -386,6 +388,7 @@ def _mutated(change: str) -> Any:
         ("unigram dict vocab", "vocab of a Unigram model must be a list"),
         ("unigram entry", r"Unigram vocab entry 1 is not \[piece, score\]"),
         ("bad id", "token 'zz' has id -4"),
+        ("shared id", "tokens 'a' and 'zz' both have id"),
         ("no style", "cannot tell how BPE token strings map to bytes .*WordPiece"),
         ("added not list", "added_tokens must be a list"),
         ("added not object", r"added_tokens\[0\] is not an object"),

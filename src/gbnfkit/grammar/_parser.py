@@ -54,6 +54,7 @@ _REPEAT_CHARS = frozenset("*+?{")
 _NAME = re.compile(r"[a-zA-Z0-9-]*")
 _BLANKS = re.compile(r"(?:[ \t]+|#[^\n\r]*)*")  # and comments
 _BLANKS_NEWLINES = re.compile(r"(?:[ \t\n\r]+|#[^\n\r]*)*")
+_LINE_BREAK = re.compile(r"\r\n?|\n")  # as GrammarError counts lines
 _PLAIN_STRING = re.compile(r'[^"\\]*')  # the characters of a literal up to '"' or '\\'
 
 
@@ -146,9 +147,12 @@ class _Parser:
         return self.s[i] if i < self.n else ""
 
     def where(self, i: int) -> tuple[int, int]:
-        """1-based (line, column) of index ``i``."""
+        """1-based (line, column) of index ``i``.
+
+        Lines end where rules do: at ``\\n``, ``\\r\\n`` or a lone ``\\r``.
+        """
         if self.line_starts is None:
-            self.line_starts = [0] + [m.end() for m in re.finditer("\n", self.s)]
+            self.line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.s)]
         line = bisect.bisect_right(self.line_starts, i)
         return line, i - self.line_starts[line - 1] + 1
 

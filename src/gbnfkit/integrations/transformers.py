@@ -104,9 +104,11 @@ class GrammarLogitsProcessor:
 
     Called by ``generate`` with the tokens so far ``(batch, length)`` and the next
     logits ``(batch, V)`` (``V`` may exceed the vocabulary: the extra ids are set to
-    ``-inf``). The first call takes its tokens as the prompts; each later call first
-    advances every row by the tokens appended since. A call with no more tokens than
-    the last one starts a new generation. Works on logits on any device.
+    ``-inf``). The first call takes its tokens as the prompts; each later call one token
+    longer (``generate`` adds one per step) first advances every row by that token. Any
+    other call starts a new generation: the next ``generate``, whose prompt may be longer
+    than the last output and even extend it (a chat's next turn). Works on logits on any
+    device.
     """
 
     def __init__(
@@ -169,7 +171,7 @@ class GrammarLogitsProcessor:
                 return
             except ValueError as error:  # VocabularyError: an id beyond the vocabulary
                 self._states[row] = RowState.STOPPED
-                self.rejections[row] = InputRejected(0, "", [], text=str(error))
+                self.rejections[row] = InputRejected(0, "", [], token_id=token, reason=str(error))
                 return
             if matcher.is_terminated:
                 self._states[row] = RowState.FINISHED
@@ -177,8 +179,8 @@ class GrammarLogitsProcessor:
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         batch, length = int(input_ids.shape[0]), int(input_ids.shape[1])
-        if length <= self._length or batch != len(self._states):
-            self._length = -1
+        if length != self._length + 1 or batch != len(self._states):
+            self._length = -1  # not generate's next step: a new generation
         if self._length < 0:
             self._start(batch)
         else:
@@ -190,11 +192,12 @@ class GrammarLogitsProcessor:
         active = [row for row, state in enumerate(self._states) if state is RowState.ACTIVE]
         if not active:
             return scores
-        bitmask = allocate_bitmask(len(active), self._size)
-        for k, row in enumerate(active):
+        # a bitmask row per batch row: apply_bitmask's indices name rows of both arrays
+        bitmask = allocate_bitmask(len(self._states), self._size)
+        for row in active:
             matcher = self._matchers[row]
             assert matcher is not None
-            matcher.fill_bitmask(bitmask, k)
+            matcher.fill_bitmask(bitmask, row)
         width = min(int(scores.shape[-1]), self._size)
         apply_bitmask(scores[:, :width], bitmask, indices=active)
         if scores.shape[-1] > width:

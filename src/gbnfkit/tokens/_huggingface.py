@@ -113,6 +113,17 @@ def _model_vocab(model: Mapping[str, Any], source: str) -> tuple[str, list[tuple
         for piece, tid in pairs:
             if not isinstance(tid, int) or isinstance(tid, bool) or tid < 0:
                 raise VocabularyError(f"{source}: token {piece!r} has id {tid!r}, not an id")
+        if len({tid for _, tid in pairs}) != len(pairs):
+            # two strings for one id: which one the model means cannot be told (tokenizers
+            # keeps either, as its hash order falls), so the file is corrupt
+            first: dict[int, str] = {}
+            for piece, tid in pairs:
+                if tid in first:
+                    raise VocabularyError(
+                        f"{source}: tokens {first[tid]!r} and {piece!r} both have id {tid}; "
+                        "the file is corrupt"
+                    )
+                first[tid] = piece
         return "BPE", pairs
     if kind == "Unigram":
         if not isinstance(vocab, list):
