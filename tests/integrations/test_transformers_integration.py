@@ -137,6 +137,12 @@ def test_processor_starts_anew_on_an_input_that_is_not_one_token_longer() -> Non
     processor(torch.tensor([[5, 0, 4, 5, 5]]), scores)
     assert processor.row_states == (RowState.ACTIVE,)
     assert torch.isfinite(scores).tolist() == [[True, True, True, False, False, False]]
+    # a new prompt one token longer than the last call, by chance: not the next step
+    processor(torch.tensor([[5, 0]]), torch.zeros(1, 6))  # a new generation, prompt "x", "yes"
+    scores = torch.zeros(1, 6)
+    processor(torch.tensor([[5, 5, 5]]), scores)
+    assert processor.row_states == (RowState.ACTIVE,)
+    assert torch.isfinite(scores).tolist() == [[True, True, True, False, False, False]]
 
 
 def test_processor_stops_a_row_on_an_id_beyond_the_vocabulary_with_the_reason() -> None:

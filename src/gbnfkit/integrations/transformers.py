@@ -104,11 +104,11 @@ class GrammarLogitsProcessor:
 
     Called by ``generate`` with the tokens so far ``(batch, length)`` and the next
     logits ``(batch, V)`` (``V`` may exceed the vocabulary: the extra ids are set to
-    ``-inf``). The first call takes its tokens as the prompts; each later call one token
-    longer (``generate`` adds one per step) first advances every row by that token. Any
-    other call starts a new generation: the next ``generate``, whose prompt may be longer
-    than the last output and even extend it (a chat's next turn). Works on logits on any
-    device.
+    ``-inf``). The first call takes its tokens as the prompts; each later call that is
+    the last call's tokens plus one more per row (``generate`` adds one per step) first
+    advances every row by that token. Any other call starts a new generation: the next
+    ``generate``, whose prompt may be longer than the last output, extend it (a chat's
+    next turn) or be one token longer by chance. Works on logits on any device.
     """
 
     def __init__(
@@ -128,6 +128,7 @@ class GrammarLogitsProcessor:
         self._matchers: list[AnyMatcher | None] = []
         self._states: list[RowState] = []
         self._length = -1
+        self._ids: Any = None  # the last call's tokens
         self.rejections: dict[int, InputRejected] = {}
         """Row -> the rejection that stopped it (rows in :attr:`RowState.STOPPED`)."""
 
@@ -179,7 +180,11 @@ class GrammarLogitsProcessor:
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         batch, length = int(input_ids.shape[0]), int(input_ids.shape[1])
-        if length != self._length + 1 or batch != len(self._states):
+        if (
+            length != self._length + 1
+            or batch != len(self._states)
+            or not bool((input_ids[:, :-1] == self._ids).all())
+        ):
             self._length = -1  # not generate's next step: a new generation
         if self._length < 0:
             self._start(batch)
@@ -189,6 +194,7 @@ class GrammarLogitsProcessor:
                 if state is RowState.ACTIVE:
                     self._advance(row, new[row])
         self._length = length
+        self._ids = input_ids  # generate makes a new tensor at each step
         active = [row for row, state in enumerate(self._states) if state is RowState.ACTIVE]
         if not active:
             return scores
