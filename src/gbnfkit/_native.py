@@ -52,7 +52,6 @@ COMPILED = (
     "gbnfkit.tokens._forms",
     "gbnfkit.tokens._index",
     "gbnfkit.tokens._keywalk",
-    "gbnfkit.tokens._longcount",
     "gbnfkit.tokens._slices",
     "gbnfkit.tokens._tails",
     "gbnfkit.tokens._trie",

@@ -31,7 +31,6 @@ from gbnfkit.tokens._chains import Chains
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
 from gbnfkit.tokens._keywalk import Universal, WideContexts, join_keys
-from gbnfkit.tokens._longcount import count_or_cover
 from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -986,20 +985,18 @@ class CompiledGrammar:
                 counts,
                 tuning.count_chain,
             )
-            # a state covering the class accepts every inside token (_keywalk.py); a
-            # counted repetition with few characters left is decided by counting them
-            # (sliced_walk), not by forms, and one with many but no repeating form by
-            # following its chain a while
+            # a state covering the class accepts every inside token (_keywalk.py); a counted
+            # repetition with few characters left: by counting them (sliced_walk), not forms
             if i == 0 and self._keys.state(root):
-                far = None
                 covered = first_bytes & piece.dfa.first & self._automaton.allowed_bits(root)
             else:
-                covered, far = count_or_cover(trie, piece, covers, root, first_bytes, tuning)
+                covered = 0 if covers.few_left(root) else covers.covered(root, first_bytes)
             budget = tuning.slice_nodes
-            split = far or sliced_walk(
+            split = sliced_walk(
                 trie, piece, automaton, root, limit, first_bytes, covered, covers, budget
             )
-            self.inside_walks += 1 if covers.stepped else 0
+            if covers.stepped:
+                self.inside_walks += 1
             if split is not None:
                 self.sliced_walks += 1
                 return split

@@ -114,11 +114,6 @@ class Tuning:
             string's character reaches a dozen: its classes and escapes) for its
             contexts to be taken to one key per count (``docs/masks.md``, "Counted
             repetitions, one key per count"); past it they are kept as they are.
-        count_long_tokens: a wide split of a counted repetition with more than
-            ``count_chain`` characters left and too few for its states to be open
-            follows its chain for ``count_chain`` states and steps the inside tokens
-            that start more characters one by one, when they number at most this
-            (``docs/masks.md``, "Slices", many characters left); else it is walked.
         key_positions: the calls one question of whether a key's stacks cover a
             string's class explores (``_keywalk.Universal``: a schema's known names,
             one call per prefix); past it the key is split group by group (0: never
@@ -157,7 +152,6 @@ class Tuning:
     shallow_at_once: int = 1_024
     second_tokens: int = 64
     chain_item_rules: int = 64
-    count_long_tokens: int = 256
     key_positions: int = 4_096
 
 
