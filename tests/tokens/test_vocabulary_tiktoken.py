@@ -79,6 +79,7 @@ def test_encoding_matches_ranks_file(tmp_path: Path) -> None:
         (b"YQ== 0\nY*== 1\n", r"line 2: expected"),
         (b"YQ== 0\nYg== -1\n", r"line 2: expected"),
         (b"YQ== 0\nYg== 1 2\n", r"line 2: expected"),
+        (b"YQ== 0\n 1\n", r"line 2: expected"),  # a token of no bytes
         (b"YQ== 0\rYg== 1\n", "stray line breaks"),
         (b"YQ== 0\nYQ 1\n", "not valid base64"),
         (b"YQ== 0\nYg== 0\n", "rank 0 appears twice"),

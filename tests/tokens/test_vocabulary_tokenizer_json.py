@@ -371,6 +371,8 @@ def _mutated(change: str) -> Any:
         doc["added_tokens"][0]["id"] = "7"
     elif change == "added no content":
         del doc["added_tokens"][1]["content"]
+    elif change == "added special text":
+        doc["added_tokens"][0]["special"] = "false"
     elif change == "empty":
         doc["model"]["vocab"] = {}
         doc["added_tokens"] = []
@@ -394,6 +396,7 @@ def _mutated(change: str) -> Any:
         ("added not object", r"added_tokens\[0\] is not an object"),
         ("added bad id", r"added_tokens\[0\] has id '7'"),
         ("added no content", r"added_tokens\[1\] has no string content"),
+        ("added special text", r"added_tokens\[0\] has special 'false', not true or false"),
         ("empty", "has no tokens"),
     ],
 )

@@ -178,7 +178,12 @@ def parse_tokenizer_json(data: Any, source: str) -> ParsedTokenizer:
             raise VocabularyError(f"{source}: added_tokens[{i}] has id {tid!r}, not an id")
         if not isinstance(content, str):
             raise VocabularyError(f"{source}: added_tokens[{i}] has no string content")
-        added_entries.append((tid, content, bool(entry.get("special", False))))
+        marked = entry.get("special", False)
+        if not isinstance(marked, bool):
+            raise VocabularyError(
+                f"{source}: added_tokens[{i}] has special {marked!r}, not true or false"
+            )
+        added_entries.append((tid, content, marked))
 
     count = 1 + max(
         max((tid for _, tid in pairs), default=-1),

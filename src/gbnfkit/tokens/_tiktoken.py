@@ -20,7 +20,7 @@ from gbnfkit.tokens._vocabulary import check_count
 
 __all__ = ["load_tiktoken", "read_ranks_file"]
 
-_LINE = re.compile(rb"^([A-Za-z0-9+/]*={0,2})[ \t]+([0-9]+)[ \t]*\r?$", re.MULTILINE)
+_LINE = re.compile(rb"^([A-Za-z0-9+/]+={0,2})[ \t]+([0-9]+)[ \t]*\r?$", re.MULTILINE)
 
 Loaded = tuple[list[bytes | None], frozenset[int], frozenset[int], "int | None"]
 
