@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from gbnfkit import Grammar, SamplingParams, Vocabulary
+from gbnfkit import ArgumentError, Grammar, SamplingParams, Vocabulary
 from gbnfkit.integrations import Decoder, StopReason
 
 # 0 "{", 1 "}", 2 first byte of "é", 3 its second byte, 4 "a", 5 end of sequence
@@ -102,7 +102,7 @@ def test_raw_skips_the_template_and_bad_arguments_raise() -> None:
     model = ScriptedModel([])
     Decoder(model).generate("ab", params=GREEDY, raw=True)
     assert model.seen[:2] == [4, 4]
-    with pytest.raises(ValueError, match="max_tokens"):
+    with pytest.raises(ArgumentError, match="max_tokens"):
         Decoder(model).stream("x", max_tokens=0)
     with pytest.raises(RuntimeError, match="not finished"):
         _ = Decoder(model).stream("x").result

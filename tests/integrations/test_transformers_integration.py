@@ -14,7 +14,15 @@ import torch
 from model_schemas import PROMPTS, SCHEMAS
 from transformers import LogitsProcessorList
 
-from gbnfkit import Grammar, GrammarCompiler, MatchStatus, SamplingParams, Vocabulary, compile
+from gbnfkit import (
+    ArgumentError,
+    Grammar,
+    GrammarCompiler,
+    MatchStatus,
+    SamplingParams,
+    Vocabulary,
+    compile,
+)
 from gbnfkit.cli import main
 from gbnfkit.integrations import Decoder, StopReason
 from gbnfkit.integrations import llama_cpp as llama_integration
@@ -161,7 +169,7 @@ def test_processor_needs_a_batch_that_fits_the_grammars() -> None:
     vocabulary = Vocabulary([b"yes", b"no", None], eos_token_ids=[2])
     compiled = compile(YES_NO, vocabulary)
     processor = GrammarLogitsProcessor([compiled, compiled])
-    with pytest.raises(ValueError, match="not a multiple"):
+    with pytest.raises(ArgumentError, match="not a multiple"):
         processor(torch.zeros((3, 1), dtype=torch.long), torch.zeros(3, 3))
 
 

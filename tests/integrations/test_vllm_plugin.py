@@ -15,7 +15,7 @@ import torch
 import vllm_standin
 from vllm_standin import BatchUpdate, MoveDirectionality, SamplingParams
 
-from gbnfkit import Grammar, Vocabulary
+from gbnfkit import ArgumentError, Grammar, Vocabulary
 from gbnfkit.integrations.llama_cpp import default_model_path
 
 PADDING = 64
@@ -68,9 +68,9 @@ def test_validate_params_names_the_fault(plugin: Any) -> None:
         validate(SamplingParams({"grammar": 'root ::= "a'}))
     with pytest.raises(ValueError, match="/properties/x"):
         validate(SamplingParams({"json_schema": {"properties": {"x": {"type": "nope"}}}}))
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ArgumentError, match="not both"):
         validate(SamplingParams({"grammar": 'root ::= "a"', "json_schema": {}}))
-    with pytest.raises(ValueError, match="TYPE:VALUE"):
+    with pytest.raises(ArgumentError, match="TYPE:VALUE"):
         validate(SamplingParams({"grammar": 'root ::= "a"', "grammar_triggers": ["x"]}))
     request = plugin.grammar_request(
         {

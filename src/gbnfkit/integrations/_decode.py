@@ -15,6 +15,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gbnfkit._errors import ArgumentError
 from gbnfkit._grammar import Grammar
 from gbnfkit.sampling import Sampler, SamplingParams
 from gbnfkit.tokens._compiled import CompiledGrammar
@@ -236,11 +237,11 @@ class Decoder:
         trigger_list = list(triggers)
         if grammar is None:
             if trigger_list:
-                raise ValueError("triggers need a grammar to wake")
+                raise ArgumentError("triggers need a grammar to wake")
             return None
         if isinstance(grammar, (Matcher, LazyMatcher)):
             if trigger_list:
-                raise ValueError("give triggers with a grammar, not with a ready matcher")
+                raise ArgumentError("give triggers with a grammar, not with a ready matcher")
             return grammar
         compiled = (
             grammar if isinstance(grammar, CompiledGrammar) else self.compiler.compile(grammar)
@@ -270,7 +271,7 @@ class Decoder:
             raw: give ``prompt`` to the model as it is, without the chat template.
         """
         if max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
+            raise ArgumentError(f"max_tokens must be at least 1, not {max_tokens}")
         matcher = self.matcher(grammar, triggers=triggers)
         return Generation(self._run(prompt, matcher, params or SamplingParams(), max_tokens, raw))
 
@@ -322,7 +323,7 @@ class Decoder:
         if runner.context_size is not None:
             room = min(room, runner.context_size - len(prompt_ids))
             if room < 1:
-                raise ValueError(
+                raise ArgumentError(
                     f"the prompt has {len(prompt_ids)} tokens; the model's context holds "
                     f"{runner.context_size}"
                 )

@@ -188,7 +188,7 @@ class LogitsProcessor:
     ) -> None:
         if not isinstance(grammar, CompiledGrammar):
             if llm is None:
-                raise TypeError("a Grammar needs the Llama to compile it for: pass llm")
+                raise ArgumentError("a Grammar needs the Llama to compile it for: pass llm")
             grammar = compile_grammar(grammar, vocabulary_from_llama(llm))
         trigger_list = list(triggers)
         self._matcher: AnyMatcher = (

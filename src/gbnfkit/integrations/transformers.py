@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._errors import InputRejected
+from gbnfkit._errors import ArgumentError, InputRejected
 from gbnfkit.integrations._decode import AnyMatcher, Decoder
 from gbnfkit.integrations._requires import TRANSFORMERS, require
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
@@ -119,10 +119,12 @@ class GrammarLogitsProcessor:
     ) -> None:
         self._grammars = [grammars] if isinstance(grammars, CompiledGrammar) else list(grammars)
         if not self._grammars:
-            raise ValueError("give at least one grammar (None for a free row)")
+            raise ArgumentError("give at least one grammar (None for a free row)")
         sizes = {g.vocabulary.size for g in self._grammars if g is not None}
         if len(sizes) > 1:
-            raise ValueError(f"the grammars are compiled for vocabularies of sizes {sorted(sizes)}")
+            raise ArgumentError(
+                f"the grammars are compiled for vocabularies of sizes {sorted(sizes)}"
+            )
         self._size = sizes.pop() if sizes else 0
         self._triggers = list(triggers)
         self._matchers: list[AnyMatcher | None] = []
@@ -144,7 +146,7 @@ class GrammarLogitsProcessor:
 
     def _start(self, batch: int) -> None:
         if batch % len(self._grammars):
-            raise ValueError(
+            raise ArgumentError(
                 f"the batch has {batch} rows, not a multiple of the {len(self._grammars)} grammars"
             )
         per = batch // len(self._grammars)

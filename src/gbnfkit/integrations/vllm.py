@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gbnfkit._errors import GbnfkitError
+from gbnfkit._errors import ArgumentError, GbnfkitError
 from gbnfkit._grammar import Grammar
 from gbnfkit.integrations._decode import AnyMatcher
 from gbnfkit.integrations._requires import VLLM, require
@@ -60,19 +60,19 @@ def _trigger(item: object) -> Trigger:
     if isinstance(item, str):
         kind_text, sep, value_text = item.partition(":")
         if not sep:
-            raise ValueError(f"a grammar trigger string is 'TYPE:VALUE', not {item!r}")
+            raise ArgumentError(f"a grammar trigger string is 'TYPE:VALUE', not {item!r}")
         item = {"type": kind_text, "value": value_text}
     if not isinstance(item, Mapping):
-        raise ValueError(f"a grammar trigger is an object {{type, value}}, not {item!r}")
+        raise ArgumentError(f"a grammar trigger is an object {{type, value}}, not {item!r}")
     kind, value = item.get("type"), item.get("value")
     if kind == "token":
         try:
             return Trigger.token(int(str(value)))
         except ValueError:
-            raise ValueError(f"a 'token' trigger's value is a token id, not {value!r}") from None
+            raise ArgumentError(f"a 'token' trigger's value is a token id, not {value!r}") from None
     make = _TRIGGER_KINDS.get(str(kind))
     if make is None or not isinstance(value, str):
-        raise ValueError(
+        raise ArgumentError(
             f"a grammar trigger's type is word, pattern, pattern_full or token, with a "
             f"string value: {item!r}"
         )
@@ -90,23 +90,23 @@ def grammar_request(extra_args: Mapping[str, Any] | None) -> GrammarRequest | No
     gbnf, schema = args.get("grammar"), args.get("json_schema")
     if gbnf is None and schema is None:
         if args.get("grammar_triggers"):
-            raise ValueError("grammar_triggers need a grammar or json_schema")
+            raise ArgumentError("grammar_triggers need a grammar or json_schema")
         return None
     if gbnf is not None and schema is not None:
-        raise ValueError("give grammar or json_schema, not both")
+        raise ArgumentError("give grammar or json_schema, not both")
     try:
         if gbnf is not None:
             if not isinstance(gbnf, str):
-                raise ValueError("grammar is GBNF text")
+                raise ArgumentError("grammar is GBNF text")
             grammar = Grammar.from_gbnf(gbnf)
         else:
             if isinstance(schema, str):
                 schema = json.loads(schema)
             grammar = Grammar.from_json_schema(schema)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"json_schema is not JSON: {exc}") from None
+        raise ArgumentError(f"json_schema is not JSON: {exc}") from None
     except GbnfkitError as exc:
-        raise ValueError(str(exc)) from None
+        raise ArgumentError(str(exc)) from None
     items = args.get("grammar_triggers") or []
     if not isinstance(items, Sequence) or isinstance(items, str):
         items = [items]
