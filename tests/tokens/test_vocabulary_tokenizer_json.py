@@ -312,6 +312,8 @@ def test_eos_from_config_files(tmp_path: Path) -> None:
     [
         ("tokenizer_config.json", "{not json", "tokenizer config .* is not valid JSON"),
         ("tokenizer_config.json", '{"eos_token": "<nope>"}', "eos_token '<nope>' is not a token"),
+        ("tokenizer_config.json", '{"eos_token": 2}', "eos_token is 2, not a token's text"),
+        ("tokenizer_config.json", '{"eos_token": {"id": 2}}', "eos_token is {'id': 2}, not a"),
         ("generation_config.json", '{"eos_token_id": "2"}', "eos_token_id holds '2'"),
         ("generation_config.json", '{"eos_token_id": [1, -3]}', "eos_token_id holds -3"),
     ],

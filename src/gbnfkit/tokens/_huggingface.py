@@ -254,13 +254,17 @@ def _eos_beside(path: Path, parsed: ParsedTokenizer) -> set[int]:
     config = path.with_name("tokenizer_config.json")
     if config.is_file():
         data = _read_json(config, "tokenizer config")
-        if isinstance(data, Mapping) and "eos_token" in data:
+        if isinstance(data, Mapping) and data.get("eos_token") is not None:  # null: none named
             name = _token_name(data["eos_token"])
-            if name is not None:
-                if name not in parsed.ids_by_name:
-                    raise VocabularyError(f"{config}: eos_token {name!r} is not a token of {path}")
-                eos.add(parsed.ids_by_name[name])
-                found = True
+            if name is None:
+                raise VocabularyError(
+                    f"{config}: eos_token is {data['eos_token']!r:.60}, not a token's text "
+                    "or an AddedToken object"
+                )
+            if name not in parsed.ids_by_name:
+                raise VocabularyError(f"{config}: eos_token {name!r} is not a token of {path}")
+            eos.add(parsed.ids_by_name[name])
+            found = True
     generation = path.with_name("generation_config.json")
     if generation.is_file():
         data = _read_json(generation, "generation config")
