@@ -1,12 +1,15 @@
-"""Type checks of public arguments: a wrong type is an :class:`~gbnfkit.ArgumentError`."""
+"""Type checks of public arguments (a wrong type is an :class:`~gbnfkit.ArgumentError`),
+and reading a number given as any real."""
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 from gbnfkit._errors import ArgumentError
 
-__all__ = ["expect"]
+__all__ = ["as_float", "expect"]
 
 
 def expect(value: Any, kind: type | tuple[type, ...], what: str) -> None:
@@ -17,3 +20,12 @@ def expect(value: Any, kind: type | tuple[type, ...], what: str) -> None:
         return
     names = " or ".join(k.__name__ for k in kinds)
     raise ArgumentError(f"{what} must be {names}, not {type(value).__name__} {value!r:.60}")
+
+
+def as_float(value: numbers.Real | float) -> float:
+    """``float(value)``, or the infinity of ``value``'s sign when it is too large for a
+    float (an integer past about 1.8e308, where ``float`` raises OverflowError)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return -math.inf if value < 0 else math.inf

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from gbnfkit._arguments import as_float
 from gbnfkit._errors import SamplingError
 
 __all__ = ["DEFAULT_SAMPLERS", "LogitBias", "Mirostat", "SamplerType", "SamplingParams"]
@@ -162,10 +163,7 @@ def _shown(value: object) -> str:
 def _float(name: str, value: object) -> float:
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise SamplingError(f"must be a number, not {value!r}", field=name)
-    try:
-        result = float(value)
-    except OverflowError:
-        result = math.inf
+    result = as_float(value)
     if not math.isfinite(result):
         raise SamplingError(f"must be finite, not {_shown(value)}", field=name)
     return result
@@ -274,10 +272,7 @@ def _logit_bias(name: str, value: object) -> LogitBias:
             raise SamplingError(f"token id {token_id} is negative", field=name)
         if _is_bool(bias) or not isinstance(bias, numbers.Real):
             raise SamplingError(f"bias of token {token_id} must be a number", field=name)
-        try:
-            value_f = float(bias)
-        except OverflowError:
-            value_f = math.inf if bias > 0 else -math.inf  # type: ignore[operator]
+        value_f = as_float(bias)
         if math.isnan(value_f) or value_f == math.inf:
             raise SamplingError(
                 f"bias of token {token_id} must be finite or -inf (a ban), not {_shown(bias)}",

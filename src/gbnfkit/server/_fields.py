@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from gbnfkit._arguments import as_float
 from gbnfkit.server._errors import ApiError
 
 __all__ = [
@@ -58,10 +59,7 @@ def optional_number(
             else (f"at least {low:g}" if low is not None else f"at most {high:g}")
         )
         raise ApiError(f"'{name}' must be {bounds}, not {_number_text(value)}", param=name)
-    try:
-        number = float(value)
-    except OverflowError:
-        number = math.inf
+    number = as_float(value)
     if not math.isfinite(number):
         raise ApiError(f"'{name}' must be a finite number, not {_number_text(value)}", param=name)
     return number
