@@ -988,7 +988,7 @@ class CompiledGrammar:
             # a state covering the class accepts every inside token (_keywalk.py); a counted
             # repetition with few characters left: by counting them (sliced_walk), not forms
             if i == 0 and self._keys.state(root):
-                covered = first_bytes & piece.dfa.first & self._automaton.allowed_bits(root)
+                covered = first_bytes & piece.dfa.first & automaton.allowed_bits(root)
             else:
                 covered = 0 if covers.few_left(root) else covers.covered(root, first_bytes)
             budget = tuning.slice_nodes
@@ -1212,7 +1212,8 @@ class CompiledGrammar:
         (one stack per UTF-8 lead byte) in one split instead of one per alternative.
         """
         if joined:
-            return _group_key(group, 2), self._context(_group_key(group, 2), joined=True)
+            key = _group_key(group, 2)
+            return key, self._context(key, joined=True)
         tuning = self._tuning
         depth = CONTEXT_DEPTH
         size = len(group[0])
