@@ -35,14 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["fixed_documents", "inside_strings", "prewarm"]
 
-# a known property ("k"), a name extending it ("kx": the rest of "a property name
-# other than these" after a known prefix, then the common string body), string values
-# with escapes, in a schema whose extra properties may be any value
-_SCHEMA: dict[str, object] = {
-    "type": "object",
-    "properties": {"k": {"type": "string"}},
-    "additionalProperties": True,
-}
 _DOCUMENT = '{"k": "a b\\n\\u00e9", "m": "ab", "kx": "y"}'
 # a `maxLength` string ("m") this many characters longer than the longest token: the
 # states of its first characters have the canonical form of every string of
@@ -57,10 +49,16 @@ def fixed_documents(longest: int = 0) -> list[tuple[Grammar, str]]:
     with a string of ``maxLength`` beyond ``longest`` bytes (the longest token)."""
     from gbnfkit._grammar import Grammar
 
-    schema = dict(_SCHEMA)
-    schema["properties"] = {
-        "k": {"type": "string"},
-        "m": {"type": "string", "maxLength": longest + _BEYOND},
+    # a known property ("k"), a name extending it ("kx": the rest of "a property name
+    # other than these" after a known prefix, then the common string body), string
+    # values with escapes, in a schema whose extra properties may be any value
+    schema = {
+        "type": "object",
+        "properties": {
+            "k": {"type": "string"},
+            "m": {"type": "string", "maxLength": longest + _BEYOND},
+        },
+        "additionalProperties": True,
     }
     return [(Grammar.builtin("json"), _DOCUMENT), (Grammar.from_json_schema(schema), _DOCUMENT)]
 
