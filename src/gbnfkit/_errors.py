@@ -34,6 +34,11 @@ __all__ = [
 ]
 
 
+GRAMMAR_LINE_BREAK = re.compile(r"\r\n?|\n")
+"""Where a line of grammar text ends (as its rules do): ``\n``, ``\r\n`` or a lone
+``\r``; the parser's positions and :attr:`GrammarError.excerpt` count lines by it."""
+
+
 class GbnfkitError(Exception):
     """Base class of every exception gbnfkit raises on purpose."""
 
@@ -44,7 +49,7 @@ def _excerpt(source: str, line: int, column: int, *, lone_cr_breaks: bool = Fals
     Lines end at ``\\n`` (and a ``\\r`` before it); with ``lone_cr_breaks`` (grammar
     text, whose rules a lone ``\\r`` ends too) also at a lone ``\\r``.
     """
-    lines = re.split(r"\r\n?|\n", source) if lone_cr_breaks else source.split("\n")
+    lines = GRAMMAR_LINE_BREAK.split(source) if lone_cr_breaks else source.split("\n")
     if not 1 <= line <= len(lines):
         return ""
     text = lines[line - 1].rstrip("\r")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from gbnfkit._errors import GrammarError
+from gbnfkit._errors import GRAMMAR_LINE_BREAK, GrammarError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.grammar._checks import (
     check_parsed_grammar,
@@ -54,7 +54,6 @@ _REPEAT_CHARS = frozenset("*+?{")
 _NAME = re.compile(r"[a-zA-Z0-9-]*")
 _BLANKS = re.compile(r"(?:[ \t]+|#[^\n\r]*)*")  # and comments
 _BLANKS_NEWLINES = re.compile(r"(?:[ \t\n\r]+|#[^\n\r]*)*")
-_LINE_BREAK = re.compile(r"\r\n?|\n")  # as GrammarError counts lines
 _PLAIN_STRING = re.compile(r'[^"\\]*')  # the characters of a literal up to '"' or '\\'
 
 
@@ -152,7 +151,7 @@ class _Parser:
         Lines end where rules do: at ``\\n``, ``\\r\\n`` or a lone ``\\r``.
         """
         if self.line_starts is None:
-            self.line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.s)]
+            self.line_starts = [0] + [m.end() for m in GRAMMAR_LINE_BREAK.finditer(self.s)]
         line = bisect.bisect_right(self.line_starts, i)
         return line, i - self.line_starts[line - 1] + 1
 
