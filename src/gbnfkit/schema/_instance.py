@@ -9,19 +9,30 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["json_equal", "json_type", "check_value", "py_search"]
+from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex, python_regex
+
+__all__ = ["json_equal", "json_type", "check_value", "pattern_search"]
 
 
-def py_search(pattern: str, text: str) -> bool:
-    """``re.search`` without Python's FutureWarnings about nested-set syntax;
-    raises ``re.error`` for an invalid pattern (also for a count ``re`` cannot hold:
+def pattern_search(pattern: str, text: str) -> bool:
+    """Whether ``pattern`` occurs in ``text`` (``re.search``) as the grammar reads the
+    pattern: ECMA-262's ``\\d``, ``\\w``, ``\\s``, ``.`` and ``$`` (``parse_regex``), so that
+    the values and names checked here agree with the strings the grammar accepts.  A
+    pattern ``parse_regex`` refuses (lookaround, ...) is read by Python's ``re``, which
+    raises ``re.error`` for an invalid one (also for a count ``re`` cannot hold:
     ``a{4294967296}`` is an OverflowError there, 5,000 digits a ValueError)."""
+    if isinstance(pattern, str):
+        try:
+            pattern = python_regex(parse_regex(pattern))
+        except RegexUnsupported:
+            pass
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         try:
             return re.search(pattern, text) is not None
         except (OverflowError, ValueError) as e:
             raise re.error(str(e)) from None
+
 
 ANNOTATIONS = frozenset(
     {"title", "description", "default", "examples", "$comment", "readOnly", "writeOnly",
@@ -224,7 +235,7 @@ class _Checker:
 
     def search(self, pattern: Any, text: str) -> bool | None:
         try:
-            return py_search(pattern, text)
+            return pattern_search(pattern, text)
         except (re.error, TypeError):
             return None
 
