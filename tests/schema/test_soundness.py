@@ -96,8 +96,13 @@ def _schemas(depth: int) -> st.SearchStrategy[Any]:
     return st.one_of(st.booleans(), st.lists(keyword, min_size=1, max_size=4).map(combine))
 
 
-_ROOTS = st.builds(lambda s, d: ({**s, "$defs": {"d": d}} if isinstance(s, dict) else s),
-                   _schemas(2), _schemas(1))
+def rooted(depth: int) -> st.SearchStrategy[Any]:
+    """Random schemas of ``depth`` levels whose ``$ref`` (``#/$defs/d``) has a target."""
+    return st.builds(lambda s, d: ({**s, "$defs": {"d": d}} if isinstance(s, dict) else s),
+                     _schemas(depth), _schemas(max(depth - 1, 0)))
+
+
+_ROOTS = rooted(2)
 
 
 def _literals(schema: Any) -> list[Any]:
