@@ -138,6 +138,10 @@ CASES: list[tuple[Any, list[Any]]] = [
     ({"propertyNames": {"enum": ["a", "b"]}, "properties": {"c": True},
       "patternProperties": {"^a": {"type": "integer"}}},
      [{"a": 1}, {"a": "s"}, {"b": "s"}, {"c": 1}, {}, {"d": 1}]),
+    # a listed name the names allow is held to the patterns it matches as well
+    ({"propertyNames": {"enum": ["ab", "b"]}, "properties": {"ab": {"type": "integer"}},
+      "patternProperties": {"^a": {"minimum": 3}, "b$": {"maximum": 5}}},
+     [{"ab": 1}, {"ab": 4}, {"ab": 6}, {"ab": "s"}, {"b": 9}, {"b": "s"}]),
     ({"propertyNames": {"not": {"enum": ["x", "y"]}}, "additionalProperties": {"type": "integer"}},
      [{"a": 1}, {"x": 1}, {"y": 2, "b": 3}, {"a": "s"}]),
     # length with a pattern's automaton

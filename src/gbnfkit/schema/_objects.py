@@ -507,11 +507,10 @@ def _property_names(conv: Converter, schema: dict[str, Any], ptr: str) -> dict[s
     extra = _closed(conv, schema)
     out_props: dict[str, Any] = {}
     for name in names:
-        if name in props:
-            out_props[name] = props[name]
-        else:
-            hits = [s for p, s in patterns.items() if _search(conv, p, name, ptr)]
-            out_props[name] = {"allOf": hits} if hits else extra
+        # a listed name is held to the patterns it matches too (as in properties)
+        hits = [s for p, s in patterns.items() if _search(conv, p, name, ptr)]
+        schemas = ([props[name]] if name in props else []) + hits
+        out_props[name] = {"allOf": schemas} if schemas else extra
     for name in props:
         if name not in out_props:
             out_props[name] = False
