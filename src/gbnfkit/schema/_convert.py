@@ -95,7 +95,6 @@ class Converter:
         self.chars = JsonChars(self.table, llama=self.llama)
         # the "other key" rule of each set of forbidden suffixes (``strings_not_in``)
         self.not_in_rules: dict[frozenset[str], str] = {}
-        self.resolver = Resolver(root if isinstance(root, dict) else {})
         self.memo: dict[str, str | None] = {}
         # the DFA rule of each ambiguous pattern with its length bounds ("": not ambiguous)
         self.pattern_rules: dict[tuple[str, int, int | None], str] = {}
@@ -111,6 +110,8 @@ class Converter:
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.legacy_ref = isinstance(dialect, str) and any(
             f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
+        self.resolver = Resolver(root if isinstance(root, dict) else {},
+                                 scoped=not self.legacy_ref)
 
     # ---------------------------------------------------------------- reporting
     def unsupported(self, message: str, keyword: str, pointer: str,
@@ -235,6 +236,9 @@ class Converter:
                 self.canon_texts.setdefault(id(schema), _canon(schema))
         else:
             key = _canon(schema)
+        if self.resolver.scoped and self.resolver.nested_ids:
+            # the same text may hold a $ref that resolves elsewhere under another $id
+            key = self.resolver.base_at(ptr) + "\n" + key
         if key in self.memo:
             return self.memo[key]
         if key in self.active:  # recursion through an inlined $ref: go through a rule
