@@ -78,6 +78,19 @@ def test_the_layouts_and_the_integral_float_rule_are_what_the_test_relies_on() -
     assert _integral_float([{"a": 2.0}]) and not _integral_float([0.5, 2])
 
 
+def _lone_surrogates(text: str) -> str:
+    """``text`` with each character outside the BMP as its two surrogates."""
+    return "".join(c if ord(c) <= 0xFFFF else
+                   chr(0xD800 + ((ord(c) - 0x10000) >> 10)) + chr(0xDC00 + (ord(c) & 0x3FF))
+                   for c in text)
+
+
+def test_the_lone_surrogate_reading_of_a_pair_is_what_the_grammar_counts() -> None:
+    assert _lone_surrogates("0😀é") == "0\ud83d\ude00é"
+    grammar = Grammar.from_json_schema({"type": "string", "minLength": 3})
+    assert grammar.match(json.dumps("0😀")).status.value == "accept"  # the documented case
+
+
 # scalar keywords, where random instances are valid more often -----------------------------
 
 _PATTERNS = ["^a", "b$", "^[ab]*$", "a.?b", "^[0-9]+$", "^(ab|c)+$", "é", "^\\d{2,3}$",
@@ -124,7 +137,11 @@ def test_a_valid_scalar_is_accepted_and_an_invalid_one_refused(
         text = json.dumps(value, ensure_ascii=ascii_only)
         accepted = grammar.match(text).status.value == "accept"
         if not validator.is_valid(value):
-            assert not accepted, (json.dumps(schema), text)
+            # documented (docs/schema.md, JSON strings): the grammar cannot tell a surrogate
+            # pair escape from two lone surrogates, so "\\ud83d\\ude00" may count as two
+            assert not accepted or (ascii_only and isinstance(value, str)
+                                    and validator.is_valid(_lone_surrogates(value))), (
+                json.dumps(schema), text)
         elif not (isinstance(value, float) and (integral and value.is_integer() or "e" in text)):
             # documented: integers without '.0'; bounded numbers without an exponent
             assert accepted, (json.dumps(schema), text)
