@@ -289,7 +289,7 @@ class _Parser:
             return self.hex_escape(4, start)
         if c == "U":
             return self.hex_escape(8, start)
-        if c == "c" and self.peek().isalpha():
+        if c == "c" and self.peek().isascii() and self.peek().isalpha():
             cp = ord(self.p[self.i]) % 32
             self.i += 1
             return ((cp, cp),)
