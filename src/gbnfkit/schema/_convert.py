@@ -20,7 +20,7 @@ from gbnfkit.schema._dfa import (
 )
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
-from gbnfkit.schema._instance import ANNOTATIONS, check_value, pattern_search
+from gbnfkit.schema._instance import ANNOTATIONS, check_pattern, check_value
 from gbnfkit.schema._limits import limit_hint
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._negate import FRACTION, NOT_PATTERNS, NOT_STRINGS, Unnegatable, negate
@@ -590,7 +590,7 @@ class Converter:
             if not isinstance(pattern, str):
                 raise SchemaError("pattern must be a string", keyword=kw, pointer=ptr)
             try:
-                pattern_search(pattern, "")
+                check_pattern(pattern)
             except re.error as e:
                 raise SchemaError(f"invalid regular expression {pattern!r}: {e}", keyword=kw,
                                   pointer=ptr) from None

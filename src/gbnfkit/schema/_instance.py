@@ -11,7 +11,7 @@ from typing import Any
 
 from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex, python_regex
 
-__all__ = ["json_equal", "json_type", "check_value", "pattern_search"]
+__all__ = ["json_equal", "json_type", "check_value", "check_pattern", "pattern_search"]
 
 
 def pattern_search(pattern: str, text: str) -> bool:
@@ -32,6 +32,15 @@ def pattern_search(pattern: str, text: str) -> bool:
             return re.search(pattern, text) is not None
         except (OverflowError, ValueError) as e:
             raise re.error(str(e)) from None
+
+
+def check_pattern(pattern: str) -> None:
+    """Raise ``re.error`` if ``pattern`` is not a valid regular expression: one
+    ``parse_regex`` reads is; one it refuses is judged by Python's ``re``."""
+    try:
+        parse_regex(pattern)
+    except RegexUnsupported:
+        pattern_search(pattern, "")
 
 
 ANNOTATIONS = frozenset(
