@@ -9,6 +9,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from gbnfkit.schema._formats import FORMAT_PATTERNS
 from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex, python_regex
 
 __all__ = ["json_equal", "json_type", "check_value", "check_pattern", "pattern_search"]
@@ -238,6 +239,9 @@ class _Checker:
             return self.check(value, target)
         if key == "format" and isinstance(arg, str) and arg not in _KNOWN_FORMATS:
             return True  # an unknown format is an annotation
+        if key == "format" and isinstance(arg, str) and arg in FORMAT_PATTERNS:
+            # the pattern the grammar enforces the format with (exact or approximate)
+            return self.search(FORMAT_PATTERNS[arg], value) if t == "string" else True
         if key in VALIDATION_KEYWORDS or key.startswith("$gbnfkit-"):
             return None
         return True  # an unknown keyword is an annotation: validators ignore it
