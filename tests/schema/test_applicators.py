@@ -138,8 +138,21 @@ CASES: list[tuple[Any, list[Any]]] = [
     ({"propertyNames": {"enum": ["a", "b"]}, "properties": {"c": True},
       "patternProperties": {"^a": {"type": "integer"}}},
      [{"a": 1}, {"a": "s"}, {"b": "s"}, {"c": 1}, {}, {"d": 1}]),
+    # a listed name the names allow is held to the patterns it matches as well
+    ({"propertyNames": {"enum": ["ab", "b"]}, "properties": {"ab": {"type": "integer"}},
+      "patternProperties": {"^a": {"minimum": 3}, "b$": {"maximum": 5}}},
+     [{"ab": 1}, {"ab": 4}, {"ab": 6}, {"ab": "s"}, {"b": 9}, {"b": "s"}]),
     ({"propertyNames": {"not": {"enum": ["x", "y"]}}, "additionalProperties": {"type": "integer"}},
      [{"a": 1}, {"x": 1}, {"y": 2, "b": 3}, {"a": "s"}]),
+    # a $ref inside a schema with its own $id resolves against that $id (a bundled document)
+    ({"$id": "https://example.com/root.json", "$ref": "https://example.com/item.json",
+      "$defs": {"item": {"$id": "item.json", "$ref": "#/$defs/n", "$defs": {"n": {"minimum": 5}}},
+                "n": {"type": "string"}}},
+     [5, 4, "s", 7.5]),
+    ({"$defs": {"x": {"$id": "x.json", "items": {"$ref": "#/$defs/one"},
+                      "$defs": {"one": {"const": 1}}}, "one": {"const": 2}},
+      "prefixItems": [{"$ref": "x.json"}, {"$ref": "#/$defs/one"}]},
+     [[[1], 2], [[2], 2], [[1], 1]]),
     # length with a pattern's automaton
     ({"type": "string", "pattern": "^(ab|c)+$", "minLength": 3, "maxLength": 4},
      ["ab", "abc", "cab", "abab", "ccccc", "c"]),

@@ -103,6 +103,9 @@ CASES: list[tuple[Any, list[str], list[str]]] = [
     ({"type": "string", "pattern": "^x-[a-z]+$", "minLength": 4, "maxLength": 5},
      ['"x-ab"', '"x-abc"'], ['"x-a"', '"x-abcd"']),
     ({"type": "string", "format": "date", "maxLength": 10}, ['"2020-01-01"'], ['"2020-1-1"']),
+    # enum values are checked against a sibling format with the format's own pattern
+    ({"enum": ["2024-02-29", "2023-02-29", "x", 7], "format": "date"}, ['"2024-02-29"', "7"],
+     ['"2023-02-29"', '"x"']),
     ({"$schema": "http://json-schema.org/draft-07/schema#",
       "definitions": {"s": {"type": "string"}},
       "properties": {"a": {"$ref": "#/definitions/s", "enum": ["x"]}}},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 from hypothesis import given, settings
@@ -68,3 +69,19 @@ def test_large_repetition_bounds_stay_exact() -> None:
     g = Grammar.from_gbnf("root ::= " + repeat('"a"', 2, 12_345) + "\n")
     for n, inside in ((1, False), (2, True), (12_345, True), (12_346, False)):
         assert _accepts(g, "a" * n) == inside, n
+
+
+@settings(max_examples=80, deadline=None)
+@given(value=st.floats(allow_nan=False, allow_infinity=False).filter(lambda v: not v.is_integer()),
+       zeros=st.integers(1, 3))
+def test_a_number_constant_accepts_only_texts_of_its_value(value: float, zeros: int) -> None:
+    # a small constant is written 1e-07 by json.dumps: zeros may follow its fraction digits,
+    # never its exponent (1e-0700 is another number)
+    grammar = Grammar.from_json_schema({"const": value}, whitespace="compact")
+    written = json.dumps(value)
+    fixed = format(Decimal(written), "f")
+    assert _accepts(grammar, written)
+    assert _accepts(grammar, fixed + "0" * zeros)
+    assert not _accepts(grammar, fixed + "1")
+    if "e" in written:
+        assert not _accepts(grammar, written + "0" * zeros)

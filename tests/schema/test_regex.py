@@ -74,6 +74,9 @@ def test_search_mode_is_unanchored() -> None:
         ("(ab", "missing ')'"),
         ("[abc", "unterminated"),
         ("*a", "nothing to repeat"),
+        # \c takes an ASCII letter (ECMA-262; re has no \c): not é (233 % 32 would be a tab)
+        ("\\cé", "unknown escape"),
+        ("[\\cé]", "unknown escape"),
     ],
 )
 def test_unsupported_constructs_raise(pattern: str, fragment: str) -> None:

@@ -6,6 +6,7 @@ is allowed, a wrong conversion is not."""
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import jsonschema
@@ -14,14 +15,15 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from gbnfkit import Grammar, GrammarError, SchemaError
+from grammar_sampling import walk
 
 _KEYS = ["a", "b", "c"]
 _PATTERNS = ["^a", "b$", "^[ab]*$", "a.?b", "^[0-9]+$", "^(ab|c)+$", "1"]
 _FORMATS = ["date", "ipv4", "uuid", "made-up-format"]
 
 _SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-3, 3),
-                    st.sampled_from([0.5, -1.5, 2.0, 1e2]),
-                    st.text(alphabet="ab1-", max_size=4))
+                    st.sampled_from([0.5, -1.5, 2.0, 1e2, 1e-07]),
+                    st.text(alphabet="ab1-é\"", max_size=4))
 _VALUES = st.recursive(_SCALAR, lambda inner: st.one_of(
     st.lists(inner, max_size=3),
     st.dictionaries(st.sampled_from(_KEYS), inner, max_size=3)), max_leaves=6)
@@ -96,8 +98,13 @@ def _schemas(depth: int) -> st.SearchStrategy[Any]:
     return st.one_of(st.booleans(), st.lists(keyword, min_size=1, max_size=4).map(combine))
 
 
-_ROOTS = st.builds(lambda s, d: ({**s, "$defs": {"d": d}} if isinstance(s, dict) else s),
-                   _schemas(2), _schemas(1))
+def rooted(depth: int) -> st.SearchStrategy[Any]:
+    """Random schemas of ``depth`` levels whose ``$ref`` (``#/$defs/d``) has a target."""
+    return st.builds(lambda s, d: ({**s, "$defs": {"d": d}} if isinstance(s, dict) else s),
+                     _schemas(depth), _schemas(max(depth - 1, 0)))
+
+
+_ROOTS = rooted(2)
 
 
 def _literals(schema: Any) -> list[Any]:
@@ -152,6 +159,37 @@ def test_an_accepted_instance_is_valid(case: tuple[Any, list[Any]]) -> None:
             except RecursionError:
                 return  # a $ref loop without progress: jsonschema cannot judge the schema
             assert valid, (json.dumps(schema), text)
+
+
+def _valid_but_year_zero(validator: jsonschema.Draft202012Validator, value: Any) -> bool:
+    """Valid, or invalid only for a ``date`` in year 0000: RFC 3339 (and the grammar)
+    allow it, Python's ``datetime`` (jsonschema's date checker) has no year 0."""
+    return all(e.validator == "format" and isinstance(e.instance, str)
+               and e.instance.startswith("0000-") for e in validator.iter_errors(value))
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_ROOTS, st.randoms(use_true_random=False), st.sampled_from(["schema", "any"]))
+def test_a_text_the_grammar_walks_to_is_valid(schema: Any, rng: random.Random,
+                                               order: str) -> None:
+    # the texts come from the grammar itself (random characters it allows, up to an end),
+    # so every corner it accepts is visited, not only the instances drawn above
+    try:
+        grammar = Grammar.from_json_schema(schema, property_order=order)
+    except (SchemaError, GrammarError):
+        return  # refused (or a reference loop that reads nothing): see above
+    note(json.dumps(schema))
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    for _ in range(6):
+        text = walk(grammar, rng)
+        if text is None:
+            continue
+        value = json.loads(text)
+        try:
+            assert _valid_but_year_zero(validator, value), (json.dumps(schema), text)
+        except RecursionError:
+            return  # a $ref loop without progress: jsonschema cannot judge the schema
 
 
 def test_a_reference_loop_that_reads_nothing_is_refused() -> None:

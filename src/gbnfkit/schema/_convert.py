@@ -20,7 +20,7 @@ from gbnfkit.schema._dfa import (
 )
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
-from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
+from gbnfkit.schema._instance import ANNOTATIONS, check_pattern, check_value
 from gbnfkit.schema._limits import limit_hint
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._negate import FRACTION, NOT_PATTERNS, NOT_STRINGS, Unnegatable, negate
@@ -95,7 +95,6 @@ class Converter:
         self.chars = JsonChars(self.table, llama=self.llama)
         # the "other key" rule of each set of forbidden suffixes (``strings_not_in``)
         self.not_in_rules: dict[frozenset[str], str] = {}
-        self.resolver = Resolver(root if isinstance(root, dict) else {})
         self.memo: dict[str, str | None] = {}
         # the DFA rule of each ambiguous pattern with its length bounds ("": not ambiguous)
         self.pattern_rules: dict[tuple[str, int, int | None], str] = {}
@@ -111,6 +110,8 @@ class Converter:
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.legacy_ref = isinstance(dialect, str) and any(
             f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
+        self.resolver = Resolver(root if isinstance(root, dict) else {},
+                                 scoped=not self.legacy_ref)
 
     # ---------------------------------------------------------------- reporting
     def unsupported(self, message: str, keyword: str, pointer: str,
@@ -235,6 +236,9 @@ class Converter:
                 self.canon_texts.setdefault(id(schema), _canon(schema))
         else:
             key = _canon(schema)
+        if self.resolver.scoped and self.resolver.nested_ids:
+            # the same text may hold a $ref that resolves elsewhere under another $id
+            key = self.resolver.base_at(ptr) + "\n" + key
         if key in self.memo:
             return self.memo[key]
         if key in self.active:  # recursion through an inlined $ref: go through a rule
@@ -586,7 +590,7 @@ class Converter:
             if not isinstance(pattern, str):
                 raise SchemaError("pattern must be a string", keyword=kw, pointer=ptr)
             try:
-                py_search(pattern, "")
+                check_pattern(pattern)
             except re.error as e:
                 raise SchemaError(f"invalid regular expression {pattern!r}: {e}", keyword=kw,
                                   pointer=ptr) from None

@@ -9,19 +9,40 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["json_equal", "json_type", "check_value", "py_search"]
+from gbnfkit.schema._formats import FORMAT_PATTERNS
+from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex, python_regex
+
+__all__ = ["json_equal", "json_type", "check_value", "check_pattern", "pattern_search"]
 
 
-def py_search(pattern: str, text: str) -> bool:
-    """``re.search`` without Python's FutureWarnings about nested-set syntax;
-    raises ``re.error`` for an invalid pattern (also for a count ``re`` cannot hold:
+def pattern_search(pattern: str, text: str) -> bool:
+    """Whether ``pattern`` occurs in ``text`` (``re.search``) as the grammar reads the
+    pattern: ECMA-262's ``\\d``, ``\\w``, ``\\s``, ``.`` and ``$`` (``parse_regex``), so that
+    the values and names checked here agree with the strings the grammar accepts.  A
+    pattern ``parse_regex`` refuses (lookaround, ...) is read by Python's ``re``, which
+    raises ``re.error`` for an invalid one (also for a count ``re`` cannot hold:
     ``a{4294967296}`` is an OverflowError there, 5,000 digits a ValueError)."""
+    if isinstance(pattern, str):
+        try:
+            pattern = python_regex(parse_regex(pattern))
+        except RegexUnsupported:
+            pass
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         try:
             return re.search(pattern, text) is not None
         except (OverflowError, ValueError) as e:
             raise re.error(str(e)) from None
+
+
+def check_pattern(pattern: str) -> None:
+    """Raise ``re.error`` if ``pattern`` is not a valid regular expression: one
+    ``parse_regex`` reads is; one it refuses is judged by Python's ``re``."""
+    try:
+        parse_regex(pattern)
+    except RegexUnsupported:
+        pattern_search(pattern, "")
+
 
 ANNOTATIONS = frozenset(
     {"title", "description", "default", "examples", "$comment", "readOnly", "writeOnly",
@@ -218,13 +239,16 @@ class _Checker:
             return self.check(value, target)
         if key == "format" and isinstance(arg, str) and arg not in _KNOWN_FORMATS:
             return True  # an unknown format is an annotation
+        if key == "format" and isinstance(arg, str) and arg in FORMAT_PATTERNS:
+            # the pattern the grammar enforces the format with (exact or approximate)
+            return self.search(FORMAT_PATTERNS[arg], value) if t == "string" else True
         if key in VALIDATION_KEYWORDS or key.startswith("$gbnfkit-"):
             return None
         return True  # an unknown keyword is an annotation: validators ignore it
 
     def search(self, pattern: Any, text: str) -> bool | None:
         try:
-            return py_search(pattern, text)
+            return pattern_search(pattern, text)
         except (re.error, TypeError):
             return None
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._instance import ANNOTATIONS, VALIDATION_KEYWORDS, json_equal, py_search
+from gbnfkit.schema._instance import ANNOTATIONS, VALIDATION_KEYWORDS, json_equal, pattern_search
 from gbnfkit.schema._shapes import check_shapes
 
 __all__ = ["merge_all", "PATTERNS_KEY", "UNSUPPORTED_MERGE"]
@@ -59,7 +59,7 @@ def _merge_tuples(a: dict[str, Any], b: dict[str, Any], out: dict[str, Any]) -> 
 
 def _matches_any(patterns: Any, name: str) -> bool:
     try:
-        return any(py_search(p, name) for p in patterns)
+        return any(pattern_search(p, name) for p in patterns)
     except re.error as e:
         raise SchemaError(f"invalid pattern in patternProperties: {e}",
                           keyword="patternProperties") from None

@@ -22,7 +22,7 @@ from gbnfkit.schema._dfa import (
     product,
 )
 from gbnfkit.schema._gbnf import alt, literal, name_part, paren, seq
-from gbnfkit.schema._instance import ANNOTATIONS, check_value, py_search
+from gbnfkit.schema._instance import ANNOTATIONS, check_value, pattern_search
 from gbnfkit.schema._negate import NEED_OTHER_KEY
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
@@ -344,7 +344,7 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
 
 def _search(conv: Converter, pattern: str, name: str, ptr: str) -> bool:
     try:
-        return py_search(pattern, name)
+        return pattern_search(pattern, name)
     except re.error as e:
         raise SchemaError(f"invalid pattern {pattern!r}: {e}", keyword="patternProperties",
                           pointer=ptr) from None
@@ -390,7 +390,7 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
 
 
 def _overlaps(pattern: str, names: list[str]) -> bool:
-    return any(py_search(pattern, n) for n in names)
+    return any(pattern_search(pattern, n) for n in names)
 
 
 def _additional_member(conv: Converter, ptr: str, hint: str, names: list[str],
@@ -507,11 +507,10 @@ def _property_names(conv: Converter, schema: dict[str, Any], ptr: str) -> dict[s
     extra = _closed(conv, schema)
     out_props: dict[str, Any] = {}
     for name in names:
-        if name in props:
-            out_props[name] = props[name]
-        else:
-            hits = [s for p, s in patterns.items() if _search(conv, p, name, ptr)]
-            out_props[name] = {"allOf": hits} if hits else extra
+        # a listed name is held to the patterns it matches too (as in properties)
+        hits = [s for p, s in patterns.items() if _search(conv, p, name, ptr)]
+        schemas = ([props[name]] if name in props else []) + hits
+        out_props[name] = {"allOf": schemas} if schemas else extra
     for name in props:
         if name not in out_props:
             out_props[name] = False

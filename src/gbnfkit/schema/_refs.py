@@ -17,13 +17,19 @@ def _escape(token: str) -> str:
 class Resolver:
     """Finds the target of a ``$ref`` and its JSON pointer in the root document."""
 
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: Any, scoped: bool = True) -> None:
+        """``scoped``: a ``$ref`` is resolved against the base URI of the nearest schema
+        around it with an ``$id`` (2019-09 on); otherwise against the root's (drafts 3-7,
+        where ``$id`` beside ``$ref`` is ignored and draft 4 spells it ``id``)."""
         self.root = root
         base = root.get("$id", "") if isinstance(root, dict) else ""
         self.base = base if isinstance(base, str) else ""  # a malformed $id is ignored
+        self.scoped = scoped
         self.ids: dict[str, str] = {}  # absolute URI without fragment -> pointer
+        self.bases: dict[str, str] = {}  # pointer of a schema with an $id -> its base URI
         self.anchors: dict[tuple[str, str], str] = {}  # (uri, anchor) -> pointer
         self._index(root, "", self.base if isinstance(self.base, str) else "")
+        self.nested_ids = bool(self.bases.keys() - {""})  # a schema below the root has an $id
 
     def _index(self, node: Any, ptr: str, base: str) -> None:
         if isinstance(node, dict):
@@ -31,6 +37,7 @@ class Resolver:
             if isinstance(node_id, str) and not node_id.startswith("#"):
                 base = urljoin(base, node_id)
                 self.ids.setdefault(urldefrag(base)[0], ptr)
+                self.bases[ptr] = base
             elif isinstance(node_id, str) and node_id.startswith("#") and len(node_id) > 1:
                 self.anchors.setdefault((urldefrag(base)[0], node_id[1:]), ptr)  # draft 7
             anchor = node.get("$anchor")
@@ -43,6 +50,16 @@ class Resolver:
         elif isinstance(node, list):
             for i, v in enumerate(node):
                 self._index(v, f"{ptr}/{i}", base)
+
+    def base_at(self, where: str) -> str:
+        """The base URI at pointer ``where``: that of the nearest schema with an ``$id``
+        that holds it (the root's if none)."""
+        ptr = where
+        while ptr not in self.bases:
+            if not ptr:
+                return self.base
+            ptr = ptr.rpartition("/")[0]
+        return self.bases[ptr]
 
     def pointer_get(self, pointer: str, where: str) -> Any:
         node = self.root
@@ -63,7 +80,8 @@ class Resolver:
         """(target schema, its JSON pointer) for ``ref`` found at pointer ``where``."""
         if not isinstance(ref, str):
             raise SchemaError("$ref must be a string", keyword="$ref", pointer=where)
-        absolute = urljoin(self.base, ref) if self.base else ref
+        base = self.base_at(where) if self.scoped else self.base
+        absolute = urljoin(base, ref) if base else ref
         doc, frag = urldefrag(absolute)
         if doc and doc != urldefrag(self.base)[0]:
             if doc not in self.ids:
@@ -74,7 +92,7 @@ class Resolver:
         else:
             start = ""
         if frag and not frag.startswith("/"):
-            key = (doc or urldefrag(self.base)[0], frag)
+            key = (doc or urldefrag(base)[0], frag)
             if key not in self.anchors:
                 raise SchemaError(f"$ref anchor {ref!r} is not defined", keyword="$ref",
                                   pointer=where)

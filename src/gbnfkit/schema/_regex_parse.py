@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Branch", "Cat", "Chars", "Node", "Or", "RegexUnsupported", "Rep", "parse_regex",
-           "complement", "DOT", "ANY_CHAR"]
+           "complement", "DOT", "ANY_CHAR", "python_regex"]
 
 
 # the largest count of a {m,n} quantifier (Python's re refuses more: OverflowError)
@@ -289,7 +289,7 @@ class _Parser:
             return self.hex_escape(4, start)
         if c == "U":
             return self.hex_escape(8, start)
-        if c == "c" and self.peek().isalpha():
+        if c == "c" and self.peek().isascii() and self.peek().isalpha():
             cp = ord(self.p[self.i]) % 32
             self.i += 1
             return ((cp, cp),)
@@ -360,3 +360,28 @@ class _Parser:
 def parse_regex(pattern: str) -> list[Branch]:
     """Parse ``pattern``; raises :class:`RegexUnsupported` with the position."""
     return _Parser(pattern).parse()
+
+
+def _python_node(node: Node) -> str:
+    if isinstance(node, Chars):
+        if not node.ranges:
+            return "(?!)"
+        return "[" + "".join(
+            f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in node.ranges
+        ) + "]"
+    if isinstance(node, Cat):
+        return "".join(f"(?:{_python_node(item)})" for item in node.items)
+    if isinstance(node, Or):
+        return "|".join(f"(?:{_python_node(option)})" for option in node.options)
+    high = "" if node.max is None else str(node.max)
+    return f"(?:{_python_node(node.item)}){{{node.min},{high}}}"
+
+
+def python_regex(branches: list[Branch]) -> str:
+    """A Python ``re`` pattern that reads the text as ``branches`` do (ECMA-262's classes,
+    ``.`` and ``$``, as the grammar does), each class written as explicit code points."""
+    return "|".join(
+        ("\\A" if b.start_anchored else "") + f"(?:{_python_node(b.node)})"
+        + ("\\Z" if b.end_anchored else "")
+        for b in branches
+    )

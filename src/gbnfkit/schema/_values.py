@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
@@ -31,7 +32,12 @@ def render_value(conv: Converter, value: Any, compact: bool | None = None) -> st
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
         return seq(literal(str(int(value))), '("." "0"+)?')
     if isinstance(value, float):
-        return seq(literal(json.dumps(value)), '"0"*')
+        text = json.dumps(value)
+        if "e" not in text:
+            return seq(literal(text), '"0"*')
+        # a small number (1e-07): its spelling as is, or in fixed point with any trailing
+        # zeros (zeros after the exponent would make another number)
+        return alt([literal(text), seq(literal(f"{Decimal(text):f}"), '"0"*')])
     if isinstance(value, str):
         return string_spellings(conv, value)
     if conv.llama and compact:
