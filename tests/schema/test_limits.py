@@ -9,6 +9,7 @@ import dataclasses
 import json
 import re
 import warnings
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,11 @@ def _product(n: int) -> dict[str, Any]:
     return {"type": "string", "not": {"pattern": "x"}, "maxLength": n}
 
 
+def _bound(n: int) -> dict[str, Any]:
+    """A maximum of n + 1 digits before the point."""
+    return {"type": "number", "maximum": 10**n}
+
+
 def _convert(schema: Any, **limits: int) -> str:
     return json_schema_to_gbnf(schema, options=SchemaOptions(
         property_order="any", limits=SchemaLimits(**limits)))
@@ -122,6 +128,7 @@ CASES = [
     ("max_alternatives", "anyOf", _nested, (11, 12), 8192, (1024, (10, 11))),
     ("max_oneof_chars", "oneOf", _addresses, (5, None), None, (3000, (2, 3))),
     ("max_grammar_chars", "anyOf", _spread, (40, 320), None, (3000, (2, 5))),
+    ("max_number_digits", "maximum", _bound, (39, 40), 400, (5, (4, 5))),
 ]
 IDS = [case[0] for case in CASES]
 
@@ -294,3 +301,21 @@ def test_unique_items_under_the_limit_is_exact() -> None:
     g = Grammar.from_json_schema(_unique(n))
     assert g.match(json.dumps(list(range(n)))).status.value == "accept"
     assert g.match("[1, 2, 1]").status.value != "accept"
+
+
+def test_a_double_max_bound_is_exact_with_the_digits_raised() -> None:
+    """``maximum: 1.7976931348623157e308`` (a generator's "any double") is 309 digits
+    before the point: refused by default, exact once ``max_number_digits`` allows it."""
+    top = 1.7976931348623157e308
+    schema = {"type": "number", "maximum": top, "exclusiveMinimum": -top}
+    with pytest.raises(SchemaError) as info:
+        Grammar.from_json_schema(schema)
+    assert info.value.limit == "max_number_digits"
+    grammar = Grammar.from_json_schema(
+        schema, options=SchemaOptions(limits=SchemaLimits(max_number_digits=309)))
+    whole = int(Decimal(str(top)))
+    for text, inside in [("0", True), ("-1.5", True), (str(whole), True),
+                         (str(whole + 1), False), (f"{whole}.0", True), (f"{whole}.1", False),
+                         (f"-{whole}", False), (f"-{whole - 1}.9", True),
+                         ("1" + "0" * 308, True), ("1" + "0" * 309, False), ("9" * 309, False)]:
+        assert grammar.match(text).accepted is inside, text[:20]

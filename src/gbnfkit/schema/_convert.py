@@ -52,10 +52,11 @@ _COMPOSITIONS = ("oneOf", "anyOf", "allOf", "if", "not", "dependentSchemas", "de
                  "dependentRequired", "uniqueItems", "patternProperties")
 
 
-def _too_long(d: Decimal) -> bool:
-    """More than 40 digits before or after the point: too long to write as a grammar."""
+def _too_long(d: Decimal, digits: int) -> bool:
+    """More than ``digits`` digits before or after the point
+    (``SchemaLimits.max_number_digits``)."""
     exponent = d.normalize().as_tuple().exponent
-    return not isinstance(exponent, int) or exponent < -40 or d.adjusted() >= 40
+    return not isinstance(exponent, int) or exponent < -digits or d.adjusted() >= digits
 
 
 class SchemaWarning(UserWarning):
@@ -706,9 +707,9 @@ class Converter:
             if not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
                 raise SchemaError(f"{key} must be a number", keyword=key, pointer=ptr)
             d = Decimal(str(v))
-            if _too_long(d):
+            if _too_long(d, self.opts.limits.max_number_digits):
                 self.unsupported(f"{key} {v} has too many digits to be written as a grammar",
-                                 key, ptr)
+                                 key, ptr, "max_number_digits")
                 continue
             strict = key.startswith("exclusive") or schema.get(
                 "exclusive" + key[0].upper() + key[1:]) is True
@@ -728,8 +729,9 @@ class Converter:
             raise SchemaError("multipleOf must be a positive number", keyword="multipleOf",
                               pointer=ptr)
         d = Decimal(str(m))
-        if _too_long(d):
-            self.unsupported(f"multipleOf {m} has too many digits", "multipleOf", ptr)
+        if _too_long(d, self.opts.limits.max_number_digits):
+            self.unsupported(f"multipleOf {m} has too many digits", "multipleOf", ptr,
+                             "max_number_digits")
             return None
         return d
 

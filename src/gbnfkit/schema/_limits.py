@@ -65,6 +65,10 @@ class SchemaLimits:
             the option.
         max_tracked_required: the largest ``max_required_any_order`` option (2**n
             grammar states). Default 16; past it: SchemaError for the option.
+        max_number_digits: digits before or after the point of a number bound
+            (``minimum``, ``maximum``, their exclusive forms) or ``multipleOf`` written
+            out in fixed point (``1e300`` has 301); the grammar compares digit by digit.
+            Default 40; past it: the keyword refused.
     """
 
     max_grammar_chars: int = 2_000_000
@@ -82,6 +86,7 @@ class SchemaLimits:
     max_pattern_dfa_states: int = 160
     max_counted_characters: int = 1000
     max_tracked_required: int = 16
+    max_number_digits: int = 40
 
     def __post_init__(self) -> None:
         for f in fields(self):
