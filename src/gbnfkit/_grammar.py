@@ -87,11 +87,14 @@ class Grammar:
         return cls(converted.ir(lim), limits=lim)
 
     @classmethod
-    def from_regex(cls, pattern: str, *, limits: Limits | None = None) -> Grammar:
-        """The texts ``pattern`` matches as a whole (see :func:`gbnfkit.regex_to_gbnf`)."""
+    def from_regex(cls, pattern: str, *, search: bool = False,
+                   limits: Limits | None = None) -> Grammar:
+        """The texts ``pattern`` matches as a whole, or with ``search=True`` the texts it
+        occurs in (see :func:`gbnfkit.regex_to_gbnf`)."""
         from gbnfkit.schema import regex_to_gbnf
 
-        return cls.from_gbnf(regex_to_gbnf(pattern), limits=limits)
+        expect(search, bool, "search")
+        return cls.from_gbnf(regex_to_gbnf(pattern, search=search), limits=limits)
 
     @classmethod
     def from_pydantic(cls, model: Any, *, limits: Limits | None = None, **options: Any) -> Grammar:
@@ -141,7 +144,10 @@ class Grammar:
         return self._engine
 
     def to_gbnf(self) -> str:
-        """Canonical GBNF text of the grammar."""
+        """Canonical GBNF text of the grammar.
+
+        GBNF text does not name its start rule: ``Grammar.from_gbnf(text, root=self.root)``
+        gives this grammar back (``root="root"``, the default, when it starts there)."""
         from gbnfkit.grammar._printer import to_gbnf
 
         return to_gbnf(self._ir)

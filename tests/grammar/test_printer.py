@@ -10,7 +10,7 @@ from gbnf_llama_reference import llama_verdict
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from gbnfkit import GrammarError
+from gbnfkit import Grammar, GrammarError
 from gbnfkit.grammar import (
     ANY,
     Alt,
@@ -201,3 +201,9 @@ def test_an_option_repeated_zero_times_stays_a_group_llama_cpp_accepts() -> None
     text = to_gbnf(normalize_ir(ir))
     assert llama_verdict(text) is None, text
     assert normalize_ir(parse_gbnf(text)).rules == normalize_ir(ir).rules
+
+
+def test_a_grammar_not_starting_at_root_parses_back_with_its_root() -> None:
+    grammar = Grammar.from_gbnf('expr ::= term ("+" term)*\nterm ::= [0-9]+\n', root="expr")
+    text = grammar.to_gbnf()
+    assert Grammar.from_gbnf(text, root=grammar.root) == grammar

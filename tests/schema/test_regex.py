@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gbnfkit import Grammar, GrammarError, SchemaError, json_schema_to_gbnf, regex_to_gbnf
+from gbnfkit import (
+    ArgumentError,
+    Grammar,
+    GrammarError,
+    SchemaError,
+    json_schema_to_gbnf,
+    regex_to_gbnf,
+)
 
 PATTERNS = [
     r"^[a-z]+$",
@@ -197,3 +204,12 @@ def test_quantifier_braces_read_as_re_reads_them(
     for text in texts:
         expected = compiled.fullmatch(text) is not None
         assert (grammar.match(text).status.value == "accept") == expected, (pattern, text)
+
+
+def test_grammar_from_regex_search_finds_the_pattern_inside() -> None:
+    whole = Grammar.from_regex(r"ab+")
+    inside = Grammar.from_regex(r"ab+", search=True)
+    assert whole.match("abb").accepted and not whole.match("xabbx").accepted
+    assert inside.match("xabbx").accepted and not inside.match("xa").accepted
+    with pytest.raises(ArgumentError):
+        Grammar.from_regex(r"ab+", search="yes")  # type: ignore[arg-type]

@@ -12,7 +12,8 @@ __all__ = ["register"]
 
 DESCRIPTION = """\
 Parse GRAMMAR, check it, and print it in canonical GBNF (the text Grammar.to_gbnf()
-returns), which parses back to the same grammar.
+returns), which parses back to the same grammar (with the same --root: GBNF text does
+not name its start rule).
 
 exit status:
   0  the grammar was printed
