@@ -22,7 +22,15 @@ import numpy.typing as npt
 
 from gbnfkit._errors import SamplingError
 
-__all__ = ["BLOCK", "Candidates", "block_sums", "softmax", "top_positions", "total"]
+__all__ = [
+    "BLOCK",
+    "Candidates",
+    "block_sums",
+    "in_range",
+    "softmax",
+    "top_positions",
+    "total",
+]
 
 Floats = npt.NDArray[np.floating[Any]]
 Ids = npt.NDArray[np.int64]
@@ -54,6 +62,22 @@ def total(weights: Floats) -> float:
         return float(weights.sum(dtype=np.float64))
     sums, rest = block_sums(weights)
     return float(sums.sum()) + rest
+
+
+def in_range(
+    values: npt.NDArray[np.float64], excluded: npt.NDArray[np.bool_], dtype: np.dtype[Any]
+) -> npt.NDArray[np.float64]:
+    """``values`` (changed logits) held within ``dtype``'s finite range, ``excluded`` at -inf.
+
+    A bias or penalty only moves a logit: the most extreme amounts make a token the
+    most or least likely one, never ``+inf`` (whose softmax is NaN) nor a ban by
+    overflow; the tokens that were already excluded (or banned by a ``-inf`` bias) stay
+    ``-inf``.
+    """
+    largest = float(np.finfo(dtype).max)
+    out = np.clip(values, -largest, largest)
+    out[excluded] = -np.inf
+    return out
 
 
 def softmax(logits: Floats) -> npt.NDArray[np.float64]:
@@ -180,7 +204,11 @@ class Candidates:
         if positions.shape[0] == 0:
             return self
         logits = self.writable()
-        logits[positions] += values.astype(logits.dtype)
+        before = logits[positions].astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            changed = before + values
+        excluded = (before == -np.inf) | (values == -np.inf)
+        logits[positions] = in_range(changed, excluded, logits.dtype)
         if (values == -np.inf).any():
             self.known_nonempty = False
         if self.ids is not None and not (logits[positions] > -np.inf).all():

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from gbnfkit.sampling._candidates import Candidates
+from gbnfkit.sampling._candidates import Candidates, in_range
 
 __all__ = ["PenaltyHistory", "apply_logit_bias"]
 
@@ -68,7 +68,12 @@ class PenaltyHistory:
             return cands
         logits = cands.writable()
         values = logits[positions].astype(np.float64)
-        values = np.where(values <= 0, values * repeat, values / repeat)
-        values -= counts * frequency + presence
-        logits[positions] = values
+        excluded = values == -np.inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = in_range(
+                np.where(values <= 0, values * repeat, values / repeat), excluded, logits.dtype
+            )
+            largest = float(np.finfo(np.float64).max)
+            values = values - np.clip(counts * frequency + presence, -largest, largest)
+        logits[positions] = in_range(values, excluded, logits.dtype)
         return cands
