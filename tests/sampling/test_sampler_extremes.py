@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gbnfkit import GbnfkitError, Sampler, SamplerType, SamplingParams
+
+
+@pytest.fixture(autouse=True)
+def _warnings_are_errors() -> object:
+    """The values here are valid logits: numpy's overflow warnings must not leak out."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
 
 F32_MAX = float(np.finfo(np.float32).max)
 
@@ -113,3 +123,22 @@ def test_any_bias_and_penalty_give_a_distribution_or_a_gbnfkit_error(
         return
     assert token in alive
     assert set(finite_distribution(sampler, logits)) <= set(alive)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        SamplingParams(seed=1),
+        SamplingParams(seed=1, top_k=0),
+        SamplingParams(seed=1, top_k=0, top_p=1.0, min_p=0.0),
+        SamplingParams(seed=1, mirostat=2),
+        SamplingParams(seed=1, mirostat=1),
+    ],
+)
+def test_logits_spanning_the_float_range_raise_no_numpy_warnings(params: SamplingParams) -> None:
+    for dtype in (np.float32, np.float64):
+        big = float(np.finfo(dtype).max)
+        logits = np.array([np.inf, -big, 0.0, big / 2] * 300, dtype=dtype)
+        sampler = Sampler(params)
+        assert sampler.sample(logits) % 4 == 0
+        assert set(finite_distribution(sampler, logits)) <= set(range(0, 1200, 4))

@@ -207,7 +207,13 @@ class Sampler:
             ) from None
 
     def _sample_row(self, row: npt.NDArray[Any]) -> int:
-        x = self._row(row)
+        # logits far apart (a +inf read as the largest float next to a very negative one)
+        # overflow when shifted by the largest: the result (-inf, weight 0) is right, and
+        # numpy's RuntimeWarning would be an error under -W error
+        with np.errstate(over="ignore"):
+            return self._sample_sanitized(self._row(row))
+
+    def _sample_sanitized(self, x: npt.NDArray[Any]) -> int:
         matcher = self._matcher
         if matcher is None:
             token, probability = self._draw(Candidates(x, known_nonempty=True))
@@ -239,7 +245,8 @@ class Sampler:
             cands = self._masked(x)
         else:
             cands = Candidates(x, known_nonempty=True)
-        return probabilities(run_chain(cands, self._params, self._state))
+        with np.errstate(over="ignore"):  # as in sample
+            return probabilities(run_chain(cands, self._params, self._state))
 
     # -- advancing -------------------------------------------------------------
     def accept(self, token_id: int) -> None:
