@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
-from gbnfkit import ArgumentError, Grammar, SamplingParams, Vocabulary
+from gbnfkit import ArgumentError, Grammar, SamplingParams, Trigger, Vocabulary, compile
 from gbnfkit.integrations import Decoder, StopReason
 
 # 0 "{", 1 "}", 2 first byte of "é", 3 its second byte, 4 "a", 5 end of sequence
@@ -106,3 +107,46 @@ def test_raw_skips_the_template_and_bad_arguments_raise() -> None:
         Decoder(model).stream("x", max_tokens=0)
     with pytest.raises(RuntimeError, match="not finished"):
         _ = Decoder(model).stream("x").result
+
+
+# 0 "x", 1 "{", 2 "a", 3 "}", 4 "{}}" (wakes the grammar below on text it refuses), 5 the end
+LAZY_VOCABULARY = Vocabulary([b"x", b"{", b"a", b"}", b"{}}", None], eos_token_ids=[5])
+
+
+class LazyScriptedModel(ScriptedModel):
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return LAZY_VOCABULARY
+
+
+def test_a_token_that_wakes_a_lazy_grammar_on_refused_text_is_resampled() -> None:
+    # the model wants "x" then "{}}": "{}}" fires the trigger "{" but "{}}" is not a match
+    # of the grammar; the loop must ban it and sample again (greedy: "x", the first of the
+    # rest), not stop on TriggerRejected
+    grammar = Grammar.from_gbnf('root ::= "x"* "{" "a"* "}"')
+    model = LazyScriptedModel([0, 4, 1, 2, 3])
+    result = Decoder(model).generate(
+        "p", grammar=grammar, triggers=[Trigger.word("{")], params=GREEDY, max_tokens=8
+    )
+    assert result.token_ids == (0, 0, 1, 2, 3, 5)
+    assert result.text == "xx{a}"
+    assert result.stop is StopReason.EOS and result.complete
+
+
+def test_the_server_loop_resamples_a_token_whose_trigger_text_is_refused() -> None:
+    from gbnfkit.server._decode import Finish, Job, run_job
+
+    compiled = compile(Grammar.from_gbnf('root ::= "x"* "{" "a"* "}"'), LAZY_VOCABULARY)
+    job = Job(
+        prompt_ids=[0],
+        matcher=compiled.matcher(triggers=[Trigger.word("{")]),
+        params=GREEDY,
+        max_tokens=8,
+        stop=(),
+        cancel=threading.Event(),
+    )
+    pieces: list[str] = []
+    outcome = run_job(LazyScriptedModel([0, 4, 1, 2, 3]), job, pieces.append)
+    assert outcome.finish is Finish.STOP
+    assert outcome.text == "xx{a}" and outcome.completion_tokens == 5
+    assert "".join(pieces) == outcome.text

@@ -15,9 +15,12 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gbnfkit._errors import ArgumentError
+import numpy as np
+
+from gbnfkit._errors import ArgumentError, TriggerRejected
 from gbnfkit._grammar import Grammar
 from gbnfkit.sampling import Sampler, SamplingParams
+from gbnfkit.sampling._logits import to_rows
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
 from gbnfkit.tokens._lazy import LazyMatcher
@@ -34,6 +37,7 @@ __all__ = [
     "GrammarSpec",
     "ModelRunner",
     "StopReason",
+    "take_token",
 ]
 
 AnyMatcher = Matcher | LazyMatcher
@@ -164,6 +168,29 @@ class _TimedMatcher:
                 self.seconds += time.perf_counter() - start
 
         return timed
+
+
+def take_token(sampler: Sampler, logits: Any) -> int:
+    """Sample the next token and accept it (advancing the grammar and the histories).
+
+    A lazy grammar's masks allow every token while it sleeps, including one that wakes
+    it on text the grammar refuses (``TriggerRejected``, ``docs/lazy.md``): such a token
+    is banned for this step and another one sampled, so the loop never stops on it.
+
+    Raises:
+        SamplingError: no token is left (every other one is banned or refused).
+    """
+    token = sampler.sample(logits)
+    banned: Any = None
+    while True:
+        try:
+            sampler.accept(token)
+            return token
+        except TriggerRejected:
+            if banned is None:
+                banned = np.array(to_rows(logits)[0], copy=True)
+            banned[token] = -np.inf
+            token = sampler.sample(banned)
 
 
 class Generation(Iterator[str]):
@@ -332,8 +359,7 @@ class Decoder:
         first_token = 0.0
         stop = StopReason.MAX_TOKENS if room == max_tokens else StopReason.CONTEXT
         while True:
-            token = sampler.sample(logits)
-            sampler.accept(token)
+            token = take_token(sampler, logits)
             if not token_ids:
                 first_token = time.perf_counter() - started
             token_ids.append(token)
