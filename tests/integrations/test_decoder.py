@@ -150,3 +150,27 @@ def test_the_server_loop_resamples_a_token_whose_trigger_text_is_refused() -> No
     assert outcome.finish is Finish.STOP
     assert outcome.text == "xx{a}" and outcome.completion_tokens == 5
     assert "".join(pieces) == outcome.text
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"prompt": 5},
+        {"prompt": b"x"},
+        {"prompt": None},
+        {"max_tokens": "5"},
+        {"max_tokens": 2.5},
+        {"max_tokens": None},
+        {"max_tokens": True},
+        {"triggers": 5},
+        {"triggers": "<tool>", "grammar": Grammar.from_gbnf('root ::= "a"*')},
+        {"raw": "yes"},
+        {"on_text": "print"},
+    ],
+)
+def test_arguments_of_the_wrong_type_raise_argument_error(arguments: dict[str, object]) -> None:
+    prompt = arguments.pop("prompt", "x")
+    with pytest.raises(ArgumentError):
+        Decoder(ScriptedModel([4])).generate(prompt, params=GREEDY, **arguments)  # type: ignore[arg-type]
+    decoder = Decoder(ScriptedModel([4]))
+    assert decoder.generate("x", params=GREEDY, max_tokens=np.int64(3)).text == "a"

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from gbnfkit._arguments import expect
 from gbnfkit._errors import ArgumentError, TriggerRejected
 from gbnfkit._grammar import Grammar
 from gbnfkit.sampling import Sampler, SamplingParams
@@ -261,6 +262,10 @@ class Decoder:
         self, grammar: GrammarSpec, *, triggers: Iterable[Trigger] = ()
     ) -> AnyMatcher | None:
         """A fresh matcher for ``grammar`` (lazy when ``triggers`` are given), or ``None``."""
+        if isinstance(triggers, (str, bytes)) or not isinstance(triggers, Iterable):
+            raise ArgumentError(
+                f"triggers must be a list of Trigger values, not {type(triggers).__name__}"
+            )
         trigger_list = list(triggers)
         if grammar is None:
             if trigger_list:
@@ -297,8 +302,11 @@ class Decoder:
             max_tokens: the most tokens to generate (at least 1).
             raw: give ``prompt`` to the model as it is, without the chat template.
         """
+        expect(prompt, str, "prompt")
+        expect(max_tokens, (int, np.integer), "max_tokens")
         if max_tokens < 1:
             raise ArgumentError(f"max_tokens must be at least 1, not {max_tokens}")
+        expect(raw, bool, "raw")
         matcher = self.matcher(grammar, triggers=triggers)
         return Generation(self._run(prompt, matcher, params or SamplingParams(), max_tokens, raw))
 
@@ -314,6 +322,8 @@ class Decoder:
         on_text: Callable[[str], object] | None = None,
     ) -> GenerationResult:
         """Generate for ``prompt`` (arguments as :meth:`stream`); ``on_text`` gets each piece."""
+        if on_text is not None and not callable(on_text):
+            raise ArgumentError(f"on_text must be callable, not {type(on_text).__name__}")
         generation = self.stream(
             prompt,
             grammar=grammar,
