@@ -70,6 +70,14 @@ def test_generate_with_a_regex_and_the_prompt_on_stdin(cli: Cli) -> None:
     assert run.out in ("yes\n", "no\n")
 
 
+def test_generate_seed_minus_one_is_a_random_seed_as_in_llama_cpp(cli: Cli) -> None:
+    run = cli("generate", "--regex", "(yes|no)", "--seed", "-1", "-t", "1", "Yes or no?")
+    assert run.status == ExitCode.OK, run.err
+    assert run.out in ("yes\n", "no\n")
+    run = cli("generate", "--regex", "(yes|no)", "--seed", "-2", "Yes or no?")
+    assert run.status == ExitCode.USAGE and "seed" in run.err
+
+
 def test_generate_free_text_raw(cli: Cli) -> None:
     run = cli(
         "generate",

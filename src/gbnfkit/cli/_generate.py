@@ -43,7 +43,8 @@ replaces that template with a Jinja file (llama-cpp backend, as llama-server's f
 The text streams to standard output; standard error ends with one line: tokens,
 tokens/s, the share of decoding time spent in the grammar, and the first-token latency.
 Sampling flags are named as llama.cpp's command line names them; unset ones keep
-gbnfkit.SamplingParams' defaults (llama.cpp's).
+gbnfkit.SamplingParams' defaults (llama.cpp's); --seed -1, as in llama.cpp, is a random
+seed.
 
 exit status:
   0  the text was generated (and, with a grammar, is a complete match)
@@ -265,6 +266,8 @@ def _params(args: argparse.Namespace) -> Any:
         for name, value in vars(args).items()
         if name.startswith("sampling_")
     }
+    if values.get("seed") == -1:  # llama.cpp's default: a random seed (the server's too)
+        values["seed"] = None
     if "logit_bias" in values:
         bias: dict[int, float] = {}
         for token_id, value in values["logit_bias"]:
