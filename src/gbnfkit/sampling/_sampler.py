@@ -293,7 +293,7 @@ def sample_batch(samplers: Sequence[Sampler], logits: Any) -> list[int]:
 
     Torch logits are copied to the CPU once for the whole batch.
     """
-    if not all(isinstance(s, Sampler) for s in samplers):
+    if not isinstance(samplers, Sequence) or not all(isinstance(s, Sampler) for s in samplers):
         raise ArgumentError("samplers must be a sequence of Sampler, one per row")
     rows = to_rows(logits)
     if rows.shape[0] != len(samplers):
