@@ -286,3 +286,24 @@ def test_a_matcher_whose_vocabulary_cannot_be_told_needs_vocabulary() -> None:
 def test_the_sampler_reads_the_vocabulary_of_gbnfkit_matchers() -> None:
     for matcher in (LIST.matcher(), LIST.matcher(triggers=[Trigger.word("[")])):
         assert Sampler(SamplingParams(), matcher).vocabulary is matcher.vocabulary
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        SamplingParams(top_k=0, top_p=1.0, min_p=0.0, seed=1),  # dense all the way
+        SamplingParams(seed=1),
+        SamplingParams(samplers=(), seed=1),
+        SamplingParams(top_k=0, top_p=1.0, min_p=0.0, dynatemp_range=0.5, seed=1),
+    ],
+)
+def test_distribution_lists_only_tokens_the_draw_can_pick(params: SamplingParams) -> None:
+    # the grammar refuses some, logit_bias bans one, one logit is NaN: none is listed,
+    # whether the chain left the candidates dense or sparse
+    logits = START_LOGITS.copy()
+    logits[3] = np.nan
+    sampler = Sampler(params.replace(logit_bias={5: -math.inf}), DIGITS.matcher())
+    ids, probs = sampler.distribution(logits)
+    allowed = set(DIGITS.matcher().allowed_token_ids().tolist()) - {3, 5}
+    assert set(ids.tolist()) <= allowed and len(ids) == len(probs)
+    assert probs.sum() == pytest.approx(1.0) and (probs > 0).all()
