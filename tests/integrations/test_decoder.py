@@ -9,7 +9,15 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from gbnfkit import ArgumentError, Grammar, SamplingParams, Trigger, Vocabulary, compile
+from gbnfkit import (
+    ArgumentError,
+    Grammar,
+    SamplingParams,
+    Trigger,
+    Vocabulary,
+    VocabularyError,
+    compile,
+)
 from gbnfkit.integrations import Decoder, StopReason
 
 # 0 "{", 1 "}", 2 first byte of "é", 3 its second byte, 4 "a", 5 end of sequence
@@ -174,3 +182,21 @@ def test_arguments_of_the_wrong_type_raise_argument_error(arguments: dict[str, o
         Decoder(ScriptedModel([4])).generate(prompt, params=GREEDY, **arguments)  # type: ignore[arg-type]
     decoder = Decoder(ScriptedModel([4]))
     assert decoder.generate("x", params=GREEDY, max_tokens=np.int64(3)).text == "a"
+
+
+def test_a_grammar_compiled_for_another_vocabulary_is_refused_up_front() -> None:
+    grammar = Grammar.from_gbnf('root ::= "{" "a"* "}"')
+    # the same size, "{" and "}" swapped: the ids would have been silently misread
+    swapped = Vocabulary([b"}", b"{", b"\xc3", b"\xa9", b"a", None], eos_token_ids=[5])
+    smaller = Vocabulary([b"{", b"}", b"a", None], eos_token_ids=[3])
+    for vocabulary in (swapped, smaller):
+        compiled = compile(grammar, vocabulary)
+        for spec in (compiled, compiled.matcher(), compiled.matcher(triggers=[Trigger.word("{")])):
+            with pytest.raises(VocabularyError, match="another vocabulary"):
+                Decoder(ScriptedModel([0, 4, 1])).generate("x", grammar=spec, params=GREEDY)
+    # an equal vocabulary (another object) is fine
+    same = Vocabulary(list(VOCABULARY.tokens), eos_token_ids=[5])
+    result = Decoder(ScriptedModel([0, 4, 1])).generate(
+        "x", grammar=compile(grammar, same), params=GREEDY
+    )
+    assert result.text == "{a}"

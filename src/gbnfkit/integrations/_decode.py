@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gbnfkit._arguments import expect
-from gbnfkit._errors import ArgumentError, TriggerRejected
+from gbnfkit._errors import ArgumentError, TriggerRejected, VocabularyError
 from gbnfkit._grammar import Grammar
 from gbnfkit.sampling import Sampler, SamplingParams
 from gbnfkit.sampling._logits import to_rows
@@ -274,13 +274,26 @@ class Decoder:
         if isinstance(grammar, (Matcher, LazyMatcher)):
             if trigger_list:
                 raise ArgumentError("give triggers with a grammar, not with a ready matcher")
+            self._check_vocabulary(grammar.vocabulary, "the matcher")
             return grammar
-        compiled = (
-            grammar if isinstance(grammar, CompiledGrammar) else self.compiler.compile(grammar)
-        )
+        if isinstance(grammar, CompiledGrammar):
+            self._check_vocabulary(grammar.vocabulary, "the compiled grammar")
+            compiled = grammar
+        else:
+            compiled = self.compiler.compile(grammar)
         if trigger_list:
             return compiled.matcher(triggers=trigger_list)
         return compiled.matcher()
+
+    def _check_vocabulary(self, vocabulary: Vocabulary, what: str) -> None:
+        """Token ids mean nothing across vocabularies: a grammar compiled for another one
+        would constrain the wrong tokens (or fail on ids it does not have)."""
+        if vocabulary != self.vocabulary:
+            raise VocabularyError(
+                f"{what} was compiled for another vocabulary ({len(vocabulary)} tokens) than "
+                f"the model's ({len(self.vocabulary)} tokens); compile the grammar with "
+                "this decoder's compiler, or pass the Grammar itself"
+            )
 
     def stream(
         self,
