@@ -20,6 +20,7 @@ from gbnfkit import (
     SamplingParams,
     Trigger,
     Vocabulary,
+    VocabularyError,
     compile,
 )
 from gbnfkit.sampling._chain import probabilities
@@ -286,6 +287,18 @@ def test_a_matcher_whose_vocabulary_cannot_be_told_needs_vocabulary() -> None:
 def test_the_sampler_reads_the_vocabulary_of_gbnfkit_matchers() -> None:
     for matcher in (LIST.matcher(), LIST.matcher(triggers=[Trigger.word("[")])):
         assert Sampler(SamplingParams(), matcher).vocabulary is matcher.vocabulary
+
+
+def test_a_vocabulary_other_than_the_matchers_is_refused() -> None:
+    # the same size, two tokens swapped: masks would have been read with the wrong ids
+    tokens = list(VOCABULARY.tokens)
+    tokens[0], tokens[1] = tokens[1], tokens[0]
+    swapped = Vocabulary(tokens, eos_token_ids=[EOS], special_token_ids=[SPECIAL])
+    equal = Vocabulary(list(VOCABULARY.tokens), eos_token_ids=[EOS], special_token_ids=[SPECIAL])
+    for matcher in (DIGITS.matcher(), DIGITS.matcher(triggers=[Trigger.word("[")])):
+        with pytest.raises(VocabularyError, match="another vocabulary"):
+            Sampler(SamplingParams(), matcher, vocabulary=swapped)
+        assert Sampler(SamplingParams(), matcher, vocabulary=equal).vocabulary is equal
 
 
 @pytest.mark.parametrize(

@@ -369,6 +369,7 @@ def test_top_p_buckets_over_logits_further_apart_than_the_float_range(dtype: typ
     values = np.array([big / 2, -big, 0.0, -big / 2] * 300, dtype=dtype)
     pairs = [(i, float(v)) for i, v in enumerate(values)]
     for p in (0.9013, 0.9517, 0.9987):  # no multiple of 1/300: no rounding tie
-        got = top_p(Candidates(values), p, 0)
+        with np.errstate(over="ignore"):  # as Sampler runs the chain
+            got = top_p(Candidates(values), p, 0)
         expected = ref.top_p(pairs, p, 0)
         assert sorted(got.logits.tolist()) == sorted(logit for _, logit in expected)

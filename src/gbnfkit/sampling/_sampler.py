@@ -119,6 +119,13 @@ class Sampler:
         self._matcher = matcher
         if vocabulary is None and matcher is not None:
             vocabulary = _vocabulary_of(matcher)
+        elif vocabulary is not None and matcher is not None:
+            own = getattr(matcher, "vocabulary", None)
+            if isinstance(own, Vocabulary) and own != vocabulary:
+                raise VocabularyError(
+                    f"the matcher was compiled for another vocabulary ({len(own)} tokens) "
+                    f"than vocabulary= ({len(vocabulary)} tokens)"
+                )
         self._vocabulary = vocabulary
         self._size = vocabulary.size if vocabulary is not None else None
         self._bitmask: npt.NDArray[np.int32] | None = None  # the grammar's mask, reused
