@@ -78,6 +78,13 @@ def test_generate_seed_minus_one_is_a_random_seed_as_in_llama_cpp(cli: Cli) -> N
     assert run.status == ExitCode.USAGE and "seed" in run.err
 
 
+def test_generate_an_empty_raw_prompt_is_a_usage_error(cli: Cli) -> None:
+    # SmolLM2 adds no BOS token: nothing to start from (was exit 70, NULL pointer access)
+    run = cli("generate", "--raw", "-t", "1", "")
+    assert run.status == ExitCode.USAGE and "prompt is empty" in run.err, run.err
+    assert "Traceback" not in run.err
+
+
 def test_generate_free_text_raw(cli: Cli) -> None:
     run = cli(
         "generate",

@@ -200,3 +200,10 @@ def test_a_grammar_compiled_for_another_vocabulary_is_refused_up_front() -> None
         "x", grammar=compile(grammar, same), params=GREEDY
     )
     assert result.text == "{a}"
+
+
+def test_an_empty_prompt_is_an_argument_error_before_the_model_runs() -> None:
+    model = ScriptedModel([4])  # encodes a raw "" as no tokens, like a model without BOS
+    with pytest.raises(ArgumentError, match="prompt is empty"):
+        Decoder(model).generate("", raw=True)
+    assert Decoder(model).generate("", params=GREEDY).text == "a"  # the template's tokens

@@ -369,6 +369,11 @@ class Decoder:
 
         started = time.perf_counter()
         prompt_ids = runner.encode_prompt(prompt, raw=raw)
+        if not prompt_ids:
+            raise ArgumentError(
+                "the prompt is empty: it has no tokens (the model adds no BOS token), and "
+                "the model needs at least one to start from"
+            )
         room = max_tokens
         if runner.context_size is not None:
             room = min(room, runner.context_size - len(prompt_ids))
