@@ -14,6 +14,7 @@ from gbnfkit import (
     Grammar,
     SamplingParams,
     Trigger,
+    TriggerRejected,
     Vocabulary,
     VocabularyError,
     compile,
@@ -139,6 +140,17 @@ def test_a_token_that_wakes_a_lazy_grammar_on_refused_text_is_resampled() -> Non
     assert result.token_ids == (0, 0, 1, 2, 3, 5)
     assert result.text == "xx{a}"
     assert result.stop is StopReason.EOS and result.complete
+
+
+def test_a_grammar_that_refuses_its_trigger_word_itself_is_still_an_error() -> None:
+    # every firing of "}" would be refused: a mistake in the grammar, not in the model,
+    # so it is reported instead of the model being kept away from the word forever
+    grammar = Grammar.from_gbnf('root ::= "x"* "{" "a"* "}"')
+    model = LazyScriptedModel([0, 3, 1])
+    with pytest.raises(TriggerRejected, match="Trigger.word"):
+        Decoder(model).generate(
+            "p", grammar=grammar, triggers=[Trigger.word("}")], params=GREEDY, max_tokens=8
+        )
 
 
 def test_the_server_loop_resamples_a_token_whose_trigger_text_is_refused() -> None:

@@ -26,7 +26,7 @@ from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
 from gbnfkit.tokens._lazy import LazyMatcher
 from gbnfkit.tokens._matcher import Matcher
-from gbnfkit.tokens._trigger import Trigger
+from gbnfkit.tokens._trigger import Trigger, TriggerKind
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = [
@@ -179,6 +179,8 @@ def take_token(sampler: Sampler, logits: Any) -> int:
     is banned for this step and another one sampled, so the loop never stops on it.
 
     Raises:
+        TriggerRejected: the grammar refuses a trigger word itself (it can never follow
+            its trigger: a mistake in the grammar or the triggers, not in the model).
         SamplingError: no token is left (every other one is banned or refused).
     """
     token = sampler.sample(logits)
@@ -187,7 +189,10 @@ def take_token(sampler: Sampler, logits: Any) -> int:
         try:
             sampler.accept(token)
             return token
-        except TriggerRejected:
+        except TriggerRejected as error:
+            trigger = error.trigger
+            if trigger.kind is TriggerKind.WORD and error.position < len(str(trigger.value)):
+                raise  # the replay starts with the word: the grammar refuses the word
             if banned is None:
                 banned = np.array(to_rows(logits)[0], copy=True)
             banned[token] = -np.inf
