@@ -128,6 +128,18 @@ def test_generate_lazy_grammar_after_its_trigger(cli: Cli) -> None:
     assert isinstance(json.loads(answer), dict)
 
 
+def test_generate_lazy_word_the_grammar_refuses_exits_3(cli: Cli, tmp_path: Path) -> None:
+    # the model soon writes an "e"; the grammar cannot start with it (was exit 1, not a
+    # status generate documents)
+    grammar = tmp_path / "x.gbnf"
+    grammar.write_text('root ::= "x"\n', encoding="utf-8")
+    run = cli(
+        "generate", "--grammar", str(grammar), "--lazy", "e", "--seed", "1", "-t", "1", "Hi"
+    )
+    assert run.status == ExitCode.BAD_GRAMMAR, run.err
+    assert "Trigger.word('e')" in run.err and "Traceback" not in run.err
+
+
 @pytest.mark.parametrize(
     ("argv", "status", "message"),
     [
