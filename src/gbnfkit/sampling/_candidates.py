@@ -26,6 +26,7 @@ __all__ = [
     "BLOCK",
     "Candidates",
     "block_sums",
+    "fits",
     "in_range",
     "softmax",
     "top_positions",
@@ -62,6 +63,13 @@ def total(weights: Floats) -> float:
         return float(weights.sum(dtype=np.float64))
     sums, rest = block_sums(weights)
     return float(sums.sum()) + rest
+
+
+def fits(values: npt.NDArray[np.float64], dtype: np.dtype[Any]) -> bool:
+    """Whether every one of ``values`` (changed logits) is within ``dtype``'s finite range:
+    the usual case, where :func:`in_range` has nothing to do (False for -inf and NaN)."""
+    largest = float(np.finfo(dtype).max)
+    return bool(values.max() <= largest) and bool(values.min() >= -largest)
 
 
 def in_range(
@@ -204,11 +212,12 @@ class Candidates:
         if positions.shape[0] == 0:
             return self
         logits = self.writable()
-        before = logits[positions].astype(np.float64)
-        with np.errstate(over="ignore", invalid="ignore"):
-            changed = before + values
-        excluded = (before == -np.inf) | (values == -np.inf)
-        logits[positions] = in_range(changed, excluded, logits.dtype)
+        before = logits[positions]
+        changed = before + values  # float64 (Sampler runs the chain with overflow warnings off)
+        if not fits(changed, logits.dtype):  # a ban, an excluded token, or out of range
+            excluded = (before == -np.inf) | (values == -np.inf)
+            changed = in_range(changed, excluded, logits.dtype)
+        logits[positions] = changed
         if (values == -np.inf).any():
             self.known_nonempty = False
         if self.ids is not None and not (logits[positions] > -np.inf).all():

@@ -216,8 +216,9 @@ class Sampler:
     def _sample_row(self, row: npt.NDArray[Any]) -> int:
         # logits far apart (a +inf read as the largest float next to a very negative one)
         # overflow when shifted by the largest: the result (-inf, weight 0) is right, and
-        # numpy's RuntimeWarning would be an error under -W error
-        with np.errstate(over="ignore"):
+        # numpy's RuntimeWarning would be an error under -W error; a penalty past the float
+        # range (inf - inf) is held in range by the chain itself
+        with np.errstate(over="ignore", invalid="ignore"):
             return self._sample_sanitized(self._row(row))
 
     def _sample_sanitized(self, x: npt.NDArray[Any]) -> int:
@@ -252,7 +253,7 @@ class Sampler:
             cands = self._masked(x)
         else:
             cands = Candidates(x, known_nonempty=True)
-        with np.errstate(over="ignore"):  # as in sample
+        with np.errstate(over="ignore", invalid="ignore"):  # as in sample
             return probabilities(run_chain(cands, self._params, self._state))
 
     # -- advancing -------------------------------------------------------------
