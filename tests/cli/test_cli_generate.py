@@ -70,6 +70,21 @@ def test_generate_with_a_regex_and_the_prompt_on_stdin(cli: Cli) -> None:
     assert run.out in ("yes\n", "no\n")
 
 
+def test_generate_seed_minus_one_is_a_random_seed_as_in_llama_cpp(cli: Cli) -> None:
+    run = cli("generate", "--regex", "(yes|no)", "--seed", "-1", "-t", "1", "Yes or no?")
+    assert run.status == ExitCode.OK, run.err
+    assert run.out in ("yes\n", "no\n")
+    run = cli("generate", "--regex", "(yes|no)", "--seed", "-2", "Yes or no?")
+    assert run.status == ExitCode.USAGE and "seed" in run.err
+
+
+def test_generate_an_empty_raw_prompt_is_a_usage_error(cli: Cli) -> None:
+    # SmolLM2 adds no BOS token: nothing to start from (was exit 70, NULL pointer access)
+    run = cli("generate", "--raw", "-t", "1", "")
+    assert run.status == ExitCode.USAGE and "prompt is empty" in run.err, run.err
+    assert "Traceback" not in run.err
+
+
 def test_generate_free_text_raw(cli: Cli) -> None:
     run = cli(
         "generate",
@@ -111,6 +126,18 @@ def test_generate_lazy_grammar_after_its_trigger(cli: Cli) -> None:
     reasoning, _, answer = run.out.partition("</think>")
     assert reasoning
     assert isinstance(json.loads(answer), dict)
+
+
+def test_generate_lazy_word_the_grammar_refuses_exits_3(cli: Cli, tmp_path: Path) -> None:
+    # the model soon writes an "e"; the grammar cannot start with it (was exit 1, not a
+    # status generate documents)
+    grammar = tmp_path / "x.gbnf"
+    grammar.write_text('root ::= "x"\n', encoding="utf-8")
+    run = cli(
+        "generate", "--grammar", str(grammar), "--lazy", "e", "--seed", "1", "-t", "1", "Hi"
+    )
+    assert run.status == ExitCode.BAD_GRAMMAR, run.err
+    assert "Trigger.word('e')" in run.err and "Traceback" not in run.err
 
 
 @pytest.mark.parametrize(

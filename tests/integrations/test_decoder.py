@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
-from gbnfkit import ArgumentError, Grammar, SamplingParams, Vocabulary
+from gbnfkit import (
+    ArgumentError,
+    Grammar,
+    SamplingParams,
+    Trigger,
+    TriggerRejected,
+    Vocabulary,
+    VocabularyError,
+    compile,
+)
 from gbnfkit.integrations import Decoder, StopReason
 
 # 0 "{", 1 "}", 2 first byte of "é", 3 its second byte, 4 "a", 5 end of sequence
@@ -106,3 +116,106 @@ def test_raw_skips_the_template_and_bad_arguments_raise() -> None:
         Decoder(model).stream("x", max_tokens=0)
     with pytest.raises(RuntimeError, match="not finished"):
         _ = Decoder(model).stream("x").result
+
+
+# 0 "x", 1 "{", 2 "a", 3 "}", 4 "{}}" (wakes the grammar below on text it refuses), 5 the end
+LAZY_VOCABULARY = Vocabulary([b"x", b"{", b"a", b"}", b"{}}", None], eos_token_ids=[5])
+
+
+class LazyScriptedModel(ScriptedModel):
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return LAZY_VOCABULARY
+
+
+def test_a_token_that_wakes_a_lazy_grammar_on_refused_text_is_resampled() -> None:
+    # the model wants "x" then "{}}": "{}}" fires the trigger "{" but "{}}" is not a match
+    # of the grammar; the loop must ban it and sample again (greedy: "x", the first of the
+    # rest), not stop on TriggerRejected
+    grammar = Grammar.from_gbnf('root ::= "x"* "{" "a"* "}"')
+    model = LazyScriptedModel([0, 4, 1, 2, 3])
+    result = Decoder(model).generate(
+        "p", grammar=grammar, triggers=[Trigger.word("{")], params=GREEDY, max_tokens=8
+    )
+    assert result.token_ids == (0, 0, 1, 2, 3, 5)
+    assert result.text == "xx{a}"
+    assert result.stop is StopReason.EOS and result.complete
+
+
+def test_a_grammar_that_refuses_its_trigger_word_itself_is_still_an_error() -> None:
+    # every firing of "}" would be refused: a mistake in the grammar, not in the model,
+    # so it is reported instead of the model being kept away from the word forever
+    grammar = Grammar.from_gbnf('root ::= "x"* "{" "a"* "}"')
+    model = LazyScriptedModel([0, 3, 1])
+    with pytest.raises(TriggerRejected, match="Trigger.word"):
+        Decoder(model).generate(
+            "p", grammar=grammar, triggers=[Trigger.word("}")], params=GREEDY, max_tokens=8
+        )
+
+
+def test_the_server_loop_resamples_a_token_whose_trigger_text_is_refused() -> None:
+    from gbnfkit.server._decode import Finish, Job, run_job
+
+    compiled = compile(Grammar.from_gbnf('root ::= "x"* "{" "a"* "}"'), LAZY_VOCABULARY)
+    job = Job(
+        prompt_ids=[0],
+        matcher=compiled.matcher(triggers=[Trigger.word("{")]),
+        params=GREEDY,
+        max_tokens=8,
+        stop=(),
+        cancel=threading.Event(),
+    )
+    pieces: list[str] = []
+    outcome = run_job(LazyScriptedModel([0, 4, 1, 2, 3]), job, pieces.append)
+    assert outcome.finish is Finish.STOP
+    assert outcome.text == "xx{a}" and outcome.completion_tokens == 5
+    assert "".join(pieces) == outcome.text
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"prompt": 5},
+        {"prompt": b"x"},
+        {"prompt": None},
+        {"max_tokens": "5"},
+        {"max_tokens": 2.5},
+        {"max_tokens": None},
+        {"max_tokens": True},
+        {"triggers": 5},
+        {"triggers": "<tool>", "grammar": Grammar.from_gbnf('root ::= "a"*')},
+        {"raw": "yes"},
+        {"on_text": "print"},
+    ],
+)
+def test_arguments_of_the_wrong_type_raise_argument_error(arguments: dict[str, object]) -> None:
+    prompt = arguments.pop("prompt", "x")
+    with pytest.raises(ArgumentError):
+        Decoder(ScriptedModel([4])).generate(prompt, params=GREEDY, **arguments)  # type: ignore[arg-type]
+    decoder = Decoder(ScriptedModel([4]))
+    assert decoder.generate("x", params=GREEDY, max_tokens=np.int64(3)).text == "a"
+
+
+def test_a_grammar_compiled_for_another_vocabulary_is_refused_up_front() -> None:
+    grammar = Grammar.from_gbnf('root ::= "{" "a"* "}"')
+    # the same size, "{" and "}" swapped: the ids would have been silently misread
+    swapped = Vocabulary([b"}", b"{", b"\xc3", b"\xa9", b"a", None], eos_token_ids=[5])
+    smaller = Vocabulary([b"{", b"}", b"a", None], eos_token_ids=[3])
+    for vocabulary in (swapped, smaller):
+        compiled = compile(grammar, vocabulary)
+        for spec in (compiled, compiled.matcher(), compiled.matcher(triggers=[Trigger.word("{")])):
+            with pytest.raises(VocabularyError, match="another vocabulary"):
+                Decoder(ScriptedModel([0, 4, 1])).generate("x", grammar=spec, params=GREEDY)
+    # an equal vocabulary (another object) is fine
+    same = Vocabulary(list(VOCABULARY.tokens), eos_token_ids=[5])
+    result = Decoder(ScriptedModel([0, 4, 1])).generate(
+        "x", grammar=compile(grammar, same), params=GREEDY
+    )
+    assert result.text == "{a}"
+
+
+def test_an_empty_prompt_is_an_argument_error_before_the_model_runs() -> None:
+    model = ScriptedModel([4])  # encodes a raw "" as no tokens, like a model without BOS
+    with pytest.raises(ArgumentError, match="prompt is empty"):
+        Decoder(model).generate("", raw=True)
+    assert Decoder(model).generate("", params=GREEDY).text == "a"  # the template's tokens

@@ -12,6 +12,7 @@ import pytest
 from model_schemas import PROMPTS, SCHEMAS
 
 from gbnfkit import (
+    ArgumentError,
     Grammar,
     GrammarCompiler,
     MatchStatus,
@@ -276,3 +277,19 @@ def test_a_chat_template_that_fails_on_the_messages_is_one_error(
             render()
         assert (caught.value.line, caught.value.refused) == (line, refused)
         assert words in caught.value.message
+
+
+def test_the_context_is_the_one_asked_for_not_llama_cpps_rounded_one() -> None:
+    # llama.cpp rounds n_ctx=8 up to 256, but the Llama holds the ids of 8 tokens only: a
+    # longer prompt was an internal ValueError inside llama-cpp-python (exit 70 in the CLI)
+    llm = integration.load_llama(n_ctx=8, n_threads=1, n_threads_batch=1)
+    try:
+        decoder = integration.decoder(llm)
+        assert decoder.runner.context_size == 8
+        with pytest.raises(ArgumentError, match="context holds 8"):
+            decoder.generate("one two three four five six seven eight nine ten", raw=True)
+        result = decoder.generate("one", raw=True, params=SamplingParams(seed=1))
+        assert len(result.token_ids) <= 8 - result.stats.prompt_tokens
+        assert result.stop is StopReason.CONTEXT or result.stop is StopReason.EOS
+    finally:
+        llm.close()

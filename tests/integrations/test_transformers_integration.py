@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import warnings
 from typing import Any
 
 import jsonschema
@@ -218,3 +219,21 @@ def test_cli_generate_with_the_transformers_backend(
     assert loaded == [str(llama_integration.default_model_path())]
     jsonschema.validate(json.loads(out), schema)
     assert "tokens/s" in err.splitlines()[-1]
+
+
+def test_the_decoder_steps_the_model_without_deprecated_arguments(hf_decoder: Decoder) -> None:
+    # transformers 5 renamed forward's past_key_values to cache (the old name warns on every
+    # step, and goes in 5.40): the runner uses the name the model's forward takes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        warnings.simplefilter("error", DeprecationWarning)
+        result = hf_decoder.generate(
+            "Pick a number",
+            grammar=Grammar.from_regex("[0-9]{1,3}"),
+            params=SamplingParams(seed=1),
+            max_tokens=4,
+        )
+    assert Grammar.from_regex("[0-9]{1,3}").match(result.text).status in (
+        MatchStatus.ACCEPT,
+        MatchStatus.PREFIX,
+    )

@@ -104,6 +104,15 @@ def test_batch_helper_samples_each_row_with_its_sampler() -> None:
         Sampler(params).sample(batch)
 
 
+def test_batch_helper_refuses_anything_but_a_sequence_of_samplers() -> None:
+    batch = np.stack([LOGITS, -LOGITS])
+    pair = [Sampler(SamplingParams(seed=5)), Sampler(SamplingParams(seed=5))]
+    for samplers in (iter(pair), (s for s in pair), pair[0], {0: pair[0], 1: pair[1]}, None):
+        with pytest.raises(ArgumentError, match="sequence of Sampler"):
+            sample_batch(samplers, batch)  # type: ignore[arg-type]
+    assert len(sample_batch(tuple(pair), batch)) == 2
+
+
 def test_padding_ids_beyond_the_vocabulary_are_never_sampled() -> None:
     vocabulary = Vocabulary([bytes([65 + i]) for i in range(20)] + [None], eos_token_ids=[20])
     logits = np.zeros(64, dtype=np.float32)

@@ -20,6 +20,7 @@ from gbnfkit import (
     SamplingParams,
     Trigger,
     Vocabulary,
+    VocabularyError,
     compile,
 )
 from gbnfkit.sampling._chain import probabilities
@@ -286,3 +287,36 @@ def test_a_matcher_whose_vocabulary_cannot_be_told_needs_vocabulary() -> None:
 def test_the_sampler_reads_the_vocabulary_of_gbnfkit_matchers() -> None:
     for matcher in (LIST.matcher(), LIST.matcher(triggers=[Trigger.word("[")])):
         assert Sampler(SamplingParams(), matcher).vocabulary is matcher.vocabulary
+
+
+def test_a_vocabulary_other_than_the_matchers_is_refused() -> None:
+    # the same size, two tokens swapped: masks would have been read with the wrong ids
+    tokens = list(VOCABULARY.tokens)
+    tokens[0], tokens[1] = tokens[1], tokens[0]
+    swapped = Vocabulary(tokens, eos_token_ids=[EOS], special_token_ids=[SPECIAL])
+    equal = Vocabulary(list(VOCABULARY.tokens), eos_token_ids=[EOS], special_token_ids=[SPECIAL])
+    for matcher in (DIGITS.matcher(), DIGITS.matcher(triggers=[Trigger.word("[")])):
+        with pytest.raises(VocabularyError, match="another vocabulary"):
+            Sampler(SamplingParams(), matcher, vocabulary=swapped)
+        assert Sampler(SamplingParams(), matcher, vocabulary=equal).vocabulary is equal
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        SamplingParams(top_k=0, top_p=1.0, min_p=0.0, seed=1),  # dense all the way
+        SamplingParams(seed=1),
+        SamplingParams(samplers=(), seed=1),
+        SamplingParams(top_k=0, top_p=1.0, min_p=0.0, dynatemp_range=0.5, seed=1),
+    ],
+)
+def test_distribution_lists_only_tokens_the_draw_can_pick(params: SamplingParams) -> None:
+    # the grammar refuses some, logit_bias bans one, one logit is NaN: none is listed,
+    # whether the chain left the candidates dense or sparse
+    logits = START_LOGITS.copy()
+    logits[3] = np.nan
+    sampler = Sampler(params.replace(logit_bias={5: -math.inf}), DIGITS.matcher())
+    ids, probs = sampler.distribution(logits)
+    allowed = set(DIGITS.matcher().allowed_token_ids().tolist()) - {3, 5}
+    assert set(ids.tolist()) <= allowed and len(ids) == len(probs)
+    assert probs.sum() == pytest.approx(1.0) and (probs > 0).all()

@@ -358,3 +358,18 @@ def test_a_temperature_so_small_that_logits_overflow_is_greedy() -> None:
     logits = np.array([0.25, 0.5, -1.0, 0.4999], dtype=np.float32)
     kept = temperature(Candidates(logits), 7.322045713303997e-264, 0.0, 1.0)
     assert kept.token_ids().tolist() == [1]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_top_p_buckets_over_logits_further_apart_than_the_float_range(dtype: type) -> None:
+    # finite logits whose distance overflows (float64: top - low is inf, which made every
+    # bucket NaN and np.bincount raise a bare ValueError); 300 tied top tokens make the
+    # nucleus wider than the first try, so the buckets are used
+    big = float(np.finfo(dtype).max)
+    values = np.array([big / 2, -big, 0.0, -big / 2] * 300, dtype=dtype)
+    pairs = [(i, float(v)) for i, v in enumerate(values)]
+    for p in (0.9013, 0.9517, 0.9987):  # no multiple of 1/300: no rounding tie
+        with np.errstate(over="ignore"):  # as Sampler runs the chain
+            got = top_p(Candidates(values), p, 0)
+        expected = ref.top_p(pairs, p, 0)
+        assert sorted(got.logits.tolist()) == sorted(logit for _, logit in expected)

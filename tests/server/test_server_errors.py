@@ -136,6 +136,29 @@ def test_bad_fields_are_named(
     assert words in error["message"]
 
 
+def test_an_empty_completion_prompt_is_a_bad_request(client: TestClient) -> None:
+    # SmolLM2 adds no BOS token: "" has no tokens, and llama.cpp has nothing to start from
+    # (it was a 500, "internal error: ValueError: NULL pointer access")
+    for prompt in ("", [""]):
+        error = error_of(client.post("/v1/completions", json={"prompt": prompt}))
+        assert error["param"] == "prompt" and "empty" in error["message"]
+    assert client.post("/v1/completions", json={"prompt": "Hi", "max_tokens": 2}).status_code == 200
+
+
+def test_a_grammar_that_refuses_its_trigger_word_is_a_bad_request(client: TestClient) -> None:
+    # the model soon writes an "e"; the grammar cannot start with it (was a 500, "internal
+    # error: TriggerRejected"); text after a word in the same token is resampled instead
+    lazy = {
+        "grammar": 'root ::= "x"',
+        "grammar_lazy": True,
+        "grammar_triggers": [{"type": "word", "value": "e"}],
+        "seed": 1,
+        "max_tokens": 16,
+    }
+    error = error_of(client.post("/v1/chat/completions", json={"messages": user("Hi"), **lazy}))
+    assert error["param"] == "grammar_triggers" and "Trigger.word('e')" in error["message"]
+
+
 def test_malformed_bodies_unknown_model_and_routes(client: TestClient) -> None:
     error = error_of(client.post("/v1/chat/completions", content=b'{"messages": [}'))
     assert error["code"] == "invalid_json" and "line 1, column" in error["message"]

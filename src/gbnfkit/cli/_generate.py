@@ -21,6 +21,7 @@ from gbnfkit import (
     GrammarError,
     MissingDependencyError,
     Trigger,
+    TriggerRejected,
 )
 from gbnfkit.cli._argparse import positive_int
 from gbnfkit.cli._exit import CliError, ExitCode
@@ -43,12 +44,14 @@ replaces that template with a Jinja file (llama-cpp backend, as llama-server's f
 The text streams to standard output; standard error ends with one line: tokens,
 tokens/s, the share of decoding time spent in the grammar, and the first-token latency.
 Sampling flags are named as llama.cpp's command line names them; unset ones keep
-gbnfkit.SamplingParams' defaults (llama.cpp's).
+gbnfkit.SamplingParams' defaults (llama.cpp's); --seed -1, as in llama.cpp, is a random
+seed.
 
 exit status:
   0  the text was generated (and, with a grammar, is a complete match)
   2  generation stopped (--max-tokens or the context) before the grammar was complete
-  3  the grammar, JSON Schema or regular expression is invalid
+  3  the grammar, JSON Schema or regular expression is invalid, or refuses a --lazy
+     word itself (the model wrote the word; the grammar cannot start with it)
   4  usage error (a bad flag value), an input, model or chat template file that cannot
      be read, or a chat template that is empty, not valid Jinja or fails on the prompt
   5  a resource limit (gbnfkit.Limits) was reached
@@ -265,6 +268,8 @@ def _params(args: argparse.Namespace) -> Any:
         for name, value in vars(args).items()
         if name.startswith("sampling_")
     }
+    if values.get("seed") == -1:  # llama.cpp's default: a random seed (the server's too)
+        values["seed"] = None
     if "logit_bias" in values:
         bias: dict[int, float] = {}
         for token_id, value in values["logit_bias"]:
@@ -351,6 +356,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             wrote_newline = piece.endswith("\n")
     except ChatTemplateError as exc:  # the template fails on the prompt: nothing written
         raise template_error(exc, args, "generate", rendering=True) from None
+    except TriggerRejected as exc:  # the grammar refuses a --lazy word itself
+        if not wrote_newline:
+            write("\n")
+        raise CliError(f"gbnfkit generate: {exc}", ExitCode.BAD_GRAMMAR) from None
     if not wrote_newline:
         write("\n")
     result = generation.result

@@ -15,14 +15,18 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gbnfkit._errors import ArgumentError
+import numpy as np
+
+from gbnfkit._arguments import expect
+from gbnfkit._errors import ArgumentError, TriggerRejected, VocabularyError
 from gbnfkit._grammar import Grammar
 from gbnfkit.sampling import Sampler, SamplingParams
+from gbnfkit.sampling._logits import to_rows
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
 from gbnfkit.tokens._lazy import LazyMatcher
 from gbnfkit.tokens._matcher import Matcher
-from gbnfkit.tokens._trigger import Trigger
+from gbnfkit.tokens._trigger import Trigger, TriggerKind
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 __all__ = [
@@ -34,6 +38,7 @@ __all__ = [
     "GrammarSpec",
     "ModelRunner",
     "StopReason",
+    "take_token",
 ]
 
 AnyMatcher = Matcher | LazyMatcher
@@ -166,6 +171,34 @@ class _TimedMatcher:
         return timed
 
 
+def take_token(sampler: Sampler, logits: Any) -> int:
+    """Sample the next token and accept it (advancing the grammar and the histories).
+
+    A lazy grammar's masks allow every token while it sleeps, including one that wakes
+    it on text the grammar refuses (``TriggerRejected``, ``docs/lazy.md``): such a token
+    is banned for this step and another one sampled, so the loop never stops on it.
+
+    Raises:
+        TriggerRejected: the grammar refuses a trigger word itself (it can never follow
+            its trigger: a mistake in the grammar or the triggers, not in the model).
+        SamplingError: no token is left (every other one is banned or refused).
+    """
+    token = sampler.sample(logits)
+    banned: Any = None
+    while True:
+        try:
+            sampler.accept(token)
+            return token
+        except TriggerRejected as error:
+            trigger = error.trigger
+            if trigger.kind is TriggerKind.WORD and error.position < len(str(trigger.value)):
+                raise  # the replay starts with the word: the grammar refuses the word
+            if banned is None:
+                banned = np.array(to_rows(logits)[0], copy=True)
+            banned[token] = -np.inf
+            token = sampler.sample(banned)
+
+
 class Generation(Iterator[str]):
     """The text of a generation as it is decoded, piece by piece.
 
@@ -234,6 +267,10 @@ class Decoder:
         self, grammar: GrammarSpec, *, triggers: Iterable[Trigger] = ()
     ) -> AnyMatcher | None:
         """A fresh matcher for ``grammar`` (lazy when ``triggers`` are given), or ``None``."""
+        if isinstance(triggers, (str, bytes)) or not isinstance(triggers, Iterable):
+            raise ArgumentError(
+                f"triggers must be a list of Trigger values, not {type(triggers).__name__}"
+            )
         trigger_list = list(triggers)
         if grammar is None:
             if trigger_list:
@@ -242,13 +279,26 @@ class Decoder:
         if isinstance(grammar, (Matcher, LazyMatcher)):
             if trigger_list:
                 raise ArgumentError("give triggers with a grammar, not with a ready matcher")
+            self._check_vocabulary(grammar.vocabulary, "the matcher")
             return grammar
-        compiled = (
-            grammar if isinstance(grammar, CompiledGrammar) else self.compiler.compile(grammar)
-        )
+        if isinstance(grammar, CompiledGrammar):
+            self._check_vocabulary(grammar.vocabulary, "the compiled grammar")
+            compiled = grammar
+        else:
+            compiled = self.compiler.compile(grammar)
         if trigger_list:
             return compiled.matcher(triggers=trigger_list)
         return compiled.matcher()
+
+    def _check_vocabulary(self, vocabulary: Vocabulary, what: str) -> None:
+        """Token ids mean nothing across vocabularies: a grammar compiled for another one
+        would constrain the wrong tokens (or fail on ids it does not have)."""
+        if vocabulary != self.vocabulary:
+            raise VocabularyError(
+                f"{what} was compiled for another vocabulary ({len(vocabulary)} tokens) than "
+                f"the model's ({len(self.vocabulary)} tokens); compile the grammar with "
+                "this decoder's compiler, or pass the Grammar itself"
+            )
 
     def stream(
         self,
@@ -270,8 +320,11 @@ class Decoder:
             max_tokens: the most tokens to generate (at least 1).
             raw: give ``prompt`` to the model as it is, without the chat template.
         """
+        expect(prompt, str, "prompt")
+        expect(max_tokens, (int, np.integer), "max_tokens")
         if max_tokens < 1:
             raise ArgumentError(f"max_tokens must be at least 1, not {max_tokens}")
+        expect(raw, bool, "raw")
         matcher = self.matcher(grammar, triggers=triggers)
         return Generation(self._run(prompt, matcher, params or SamplingParams(), max_tokens, raw))
 
@@ -287,6 +340,8 @@ class Decoder:
         on_text: Callable[[str], object] | None = None,
     ) -> GenerationResult:
         """Generate for ``prompt`` (arguments as :meth:`stream`); ``on_text`` gets each piece."""
+        if on_text is not None and not callable(on_text):
+            raise ArgumentError(f"on_text must be callable, not {type(on_text).__name__}")
         generation = self.stream(
             prompt,
             grammar=grammar,
@@ -319,6 +374,11 @@ class Decoder:
 
         started = time.perf_counter()
         prompt_ids = runner.encode_prompt(prompt, raw=raw)
+        if not prompt_ids:
+            raise ArgumentError(
+                "the prompt is empty: it has no tokens (the model adds no BOS token), and "
+                "the model needs at least one to start from"
+            )
         room = max_tokens
         if runner.context_size is not None:
             room = min(room, runner.context_size - len(prompt_ids))
@@ -332,8 +392,7 @@ class Decoder:
         first_token = 0.0
         stop = StopReason.MAX_TOKENS if room == max_tokens else StopReason.CONTEXT
         while True:
-            token = sampler.sample(logits)
-            sampler.accept(token)
+            token = take_token(sampler, logits)
             if not token_ids:
                 first_token = time.perf_counter() - started
             token_ids.append(token)

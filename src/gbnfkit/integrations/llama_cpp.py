@@ -326,7 +326,12 @@ class LlamaRunner:
 
     @property
     def context_size(self) -> int | None:
-        return int(self._llm.n_ctx())
+        # llama.cpp rounds the context up (n_ctx=100 gives 256), but the Llama keeps the
+        # ids of only the n_ctx it was asked for: evaluating a prompt longer than that
+        # fails inside llama-cpp-python ("could not broadcast"), so that is the bound
+        size = int(self._llm.n_ctx())
+        kept = getattr(self._llm, "input_ids", None)
+        return min(size, len(kept)) if kept is not None else size
 
     @property
     def has_chat_template(self) -> bool:

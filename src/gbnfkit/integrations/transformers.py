@@ -15,6 +15,7 @@ transformers and torch are imported when one of these is used, never when this m
 from __future__ import annotations
 
 import enum
+import inspect
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -256,6 +257,17 @@ def load_model(path: str | os.PathLike[str], **kwargs: Any) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def _cache_argument(model: Any) -> str:
+    """The name of the key/value cache in the model's ``forward`` and output: ``cache``
+    since transformers 5 renamed it (``past_key_values`` then warns, and goes in 5.40),
+    ``past_key_values`` before."""
+    try:
+        parameters = inspect.signature(model.forward).parameters
+    except (AttributeError, TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in parameters else "past_key_values"
+
+
 class TransformersRunner:
     """A transformers causal LM as a :class:`~gbnfkit.integrations.ModelRunner`.
 
@@ -270,6 +282,7 @@ class TransformersRunner:
         self._vocabulary = vocabulary or vocabulary_from_tokenizer(tokenizer, model)
         self._past: Any = None
         self._device = getattr(model, "device", None)
+        self._cache_name = _cache_argument(model)
 
     @property
     def model(self) -> Any:
@@ -307,8 +320,8 @@ class TransformersRunner:
         torch = self._torch
         with torch.inference_mode():
             tensor = torch.tensor([list(ids)], dtype=torch.long, device=self._device)
-            out = self._model(input_ids=tensor, past_key_values=self._past, use_cache=True)
-            self._past = out.past_key_values
+            out = self._model(input_ids=tensor, use_cache=True, **{self._cache_name: self._past})
+            self._past = getattr(out, self._cache_name)
             logits = out.logits[0, -1].float().cpu().numpy()
         return np.asarray(logits, dtype=np.float32)
 

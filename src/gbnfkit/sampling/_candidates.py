@@ -22,7 +22,16 @@ import numpy.typing as npt
 
 from gbnfkit._errors import SamplingError
 
-__all__ = ["BLOCK", "Candidates", "block_sums", "softmax", "top_positions", "total"]
+__all__ = [
+    "BLOCK",
+    "Candidates",
+    "block_sums",
+    "fits",
+    "in_range",
+    "softmax",
+    "top_positions",
+    "total",
+]
 
 Floats = npt.NDArray[np.floating[Any]]
 Ids = npt.NDArray[np.int64]
@@ -54,6 +63,29 @@ def total(weights: Floats) -> float:
         return float(weights.sum(dtype=np.float64))
     sums, rest = block_sums(weights)
     return float(sums.sum()) + rest
+
+
+def fits(values: npt.NDArray[np.float64], dtype: np.dtype[Any]) -> bool:
+    """Whether every one of ``values`` (changed logits) is within ``dtype``'s finite range:
+    the usual case, where :func:`in_range` has nothing to do (False for -inf and NaN)."""
+    largest = float(np.finfo(dtype).max)
+    return bool(values.max() <= largest) and bool(values.min() >= -largest)
+
+
+def in_range(
+    values: npt.NDArray[np.float64], excluded: npt.NDArray[np.bool_], dtype: np.dtype[Any]
+) -> npt.NDArray[np.float64]:
+    """``values`` (changed logits) held within ``dtype``'s finite range, ``excluded`` at -inf.
+
+    A bias or penalty only moves a logit: the most extreme amounts make a token the
+    most or least likely one, never ``+inf`` (whose softmax is NaN) nor a ban by
+    overflow; the tokens that were already excluded (or banned by a ``-inf`` bias) stay
+    ``-inf``.
+    """
+    largest = float(np.finfo(dtype).max)
+    out = np.clip(values, -largest, largest)
+    out[excluded] = -np.inf
+    return out
 
 
 def softmax(logits: Floats) -> npt.NDArray[np.float64]:
@@ -180,7 +212,12 @@ class Candidates:
         if positions.shape[0] == 0:
             return self
         logits = self.writable()
-        logits[positions] += values.astype(logits.dtype)
+        before = logits[positions]
+        changed = before + values  # float64 (Sampler runs the chain with overflow warnings off)
+        if not fits(changed, logits.dtype):  # a ban, an excluded token, or out of range
+            excluded = (before == -np.inf) | (values == -np.inf)
+            changed = in_range(changed, excluded, logits.dtype)
+        logits[positions] = changed
         if (values == -np.inf).any():
             self.known_nonempty = False
         if self.ids is not None and not (logits[positions] > -np.inf).all():

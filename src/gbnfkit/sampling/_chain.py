@@ -117,11 +117,19 @@ def run_chain(cands: Candidates, params: SamplingParams, state: ChainState) -> C
 
 
 def probabilities(cands: Candidates) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """``(token ids, probabilities)`` of the candidates (float64, summing to 1)."""
+    """``(token ids, probabilities)`` of the candidates (float64, summing to 1).
+
+    Tokens excluded with ``-inf`` (refused by the grammar, banned, NaN) are left out,
+    whether the candidates are dense or sparse.
+    """
     cands.require_any()
+    ids = cands.token_ids()
     logits = np.asarray(cands.logits, dtype=np.float64)
+    kept = logits > -np.inf
+    if not kept.all():
+        ids, logits = ids[kept], logits[kept]
     exp = np.exp(logits - logits.max())
-    return cands.token_ids(), exp / exp.sum()
+    return ids, exp / exp.sum()
 
 
 def draw(cands: Candidates, rng: np.random.Generator) -> tuple[int, float]:

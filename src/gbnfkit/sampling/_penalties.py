@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from gbnfkit.sampling._candidates import Candidates
+from gbnfkit.sampling._candidates import Candidates, fits, in_range
 
 __all__ = ["PenaltyHistory", "apply_logit_bias"]
 
@@ -68,7 +68,15 @@ class PenaltyHistory:
             return cands
         logits = cands.writable()
         values = logits[positions].astype(np.float64)
-        values = np.where(values <= 0, values * repeat, values / repeat)
-        values -= counts * frequency + presence
-        logits[positions] = values
+        # (Sampler runs the chain with numpy's overflow and invalid warnings off)
+        scaled = np.where(values <= 0, values * repeat, values / repeat)
+        changed = scaled - (counts * frequency + presence)
+        if not fits(changed, logits.dtype):  # an excluded token, or out of range
+            excluded = values == -np.inf
+            largest = float(np.finfo(np.float64).max)
+            with np.errstate(over="ignore", invalid="ignore"):
+                amounts = np.clip(counts * frequency + presence, -largest, largest)
+                changed = in_range(scaled, excluded, logits.dtype) - amounts
+            changed = in_range(changed, excluded, logits.dtype)
+        logits[positions] = changed
         return cands

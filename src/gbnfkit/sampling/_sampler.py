@@ -119,6 +119,13 @@ class Sampler:
         self._matcher = matcher
         if vocabulary is None and matcher is not None:
             vocabulary = _vocabulary_of(matcher)
+        elif vocabulary is not None and matcher is not None:
+            own = getattr(matcher, "vocabulary", None)
+            if isinstance(own, Vocabulary) and own != vocabulary:
+                raise VocabularyError(
+                    f"the matcher was compiled for another vocabulary ({len(own)} tokens) "
+                    f"than vocabulary= ({len(vocabulary)} tokens)"
+                )
         self._vocabulary = vocabulary
         self._size = vocabulary.size if vocabulary is not None else None
         self._bitmask: npt.NDArray[np.int32] | None = None  # the grammar's mask, reused
@@ -207,7 +214,14 @@ class Sampler:
             ) from None
 
     def _sample_row(self, row: npt.NDArray[Any]) -> int:
-        x = self._row(row)
+        # logits far apart (a +inf read as the largest float next to a very negative one)
+        # overflow when shifted by the largest: the result (-inf, weight 0) is right, and
+        # numpy's RuntimeWarning would be an error under -W error; a penalty past the float
+        # range (inf - inf) is held in range by the chain itself
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._sample_sanitized(self._row(row))
+
+    def _sample_sanitized(self, x: npt.NDArray[Any]) -> int:
         matcher = self._matcher
         if matcher is None:
             token, probability = self._draw(Candidates(x, known_nonempty=True))
@@ -239,7 +253,8 @@ class Sampler:
             cands = self._masked(x)
         else:
             cands = Candidates(x, known_nonempty=True)
-        return probabilities(run_chain(cands, self._params, self._state))
+        with np.errstate(over="ignore", invalid="ignore"):  # as in sample
+            return probabilities(run_chain(cands, self._params, self._state))
 
     # -- advancing -------------------------------------------------------------
     def accept(self, token_id: int) -> None:
@@ -286,7 +301,7 @@ def sample_batch(samplers: Sequence[Sampler], logits: Any) -> list[int]:
 
     Torch logits are copied to the CPU once for the whole batch.
     """
-    if not all(isinstance(s, Sampler) for s in samplers):
+    if not isinstance(samplers, Sequence) or not all(isinstance(s, Sampler) for s in samplers):
         raise ArgumentError("samplers must be a sequence of Sampler, one per row")
     rows = to_rows(logits)
     if rows.shape[0] != len(samplers):

@@ -80,6 +80,8 @@ def _nucleus_by_buckets(
     top = float(logits.max())
     finite = logits > -np.inf
     low = float(logits[finite].min())
+    if math.isinf(top - low):  # finite logits further apart than the float range: halve them
+        logits, top, low = logits * 0.5, top * 0.5, low * 0.5
     scale = (_TOP_P_BUCKETS - 1) / (top - low) if top > low else 0.0
     with np.errstate(invalid="ignore"):
         buckets = np.minimum((top - logits) * scale, _TOP_P_BUCKETS - 1)

@@ -52,6 +52,12 @@ def _prompt_ids(body: dict[str, Any], engine: Engine) -> list[int]:
         raise ApiError(
             "'prompt' must be a string (or one string in an array, or token ids)", param="prompt"
         )
+    if not ids:
+        raise ApiError(
+            "'prompt' is empty: it has no tokens (the model adds no BOS token), and the "
+            "model needs at least one to start from",
+            param="prompt",
+        )
     if len(ids) >= engine.context_size:
         raise ApiError(
             f"the prompt has {len(ids)} tokens; the context holds {engine.context_size}",

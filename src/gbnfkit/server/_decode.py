@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gbnfkit.integrations._decode import AnyMatcher, ModelRunner, _TimedMatcher
+from gbnfkit.integrations._decode import AnyMatcher, ModelRunner, _TimedMatcher, take_token
 from gbnfkit.sampling import Sampler, SamplingParams
 
 __all__ = ["Finish", "Job", "Outcome", "run_job"]
@@ -94,8 +94,7 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outco
         if job.cancel.is_set():
             finish = Finish.CANCELLED
             break
-        token = sampler.sample(logits)
-        sampler.accept(token)
+        token = take_token(sampler, logits)
         if token in eos:
             finish = Finish.STOP
             break
