@@ -200,3 +200,23 @@ def test_a_joined_context_is_handed_back_only_for_the_same_walk(tuning: Tuning) 
             assert np.array_equal(made.to_words(nwords), entry.to_words(nwords))
             joined += 1
     assert joined > compiled._wide_contexts.reused
+
+
+def test_the_covering_question_is_asked_at_joined_keys_only() -> None:
+    """A wide split takes its root as covering when ``join_keys`` joined its stacks
+    (``Universal.joined_root``), without exploring the question again: at a string value
+    (here ``minLength`` 22 copies, then a chain of 4,074 optional characters: a
+    question explored up to ``key_positions`` calls at each of them, 15,379 along
+    this document) nothing is explored, and the joined keys' roots are found."""
+    schema = {
+        "type": "object",
+        "properties": {"ab": {"type": "string", "minLength": 22, "maxLength": 4096}},
+        "additionalProperties": {"type": "integer"},
+    }
+    grammar = Grammar.from_json_schema(schema, property_order="any")
+    compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY, tuning=Tuning(many_first_bytes=0))
+    _follow(compiled, grammar, VOCABULARY, '{"ab": "' + "xé" * 13 + '", "abc": 1}')
+    universal = compiled._keys
+    assert universal.joined > 0 and universal.roots > 0
+    assert universal.explored < 64  # the key rules' calls, not the string's chain
+    assert not universal._states  # never asked of a whole state

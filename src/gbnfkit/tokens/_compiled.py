@@ -987,7 +987,7 @@ class CompiledGrammar:
             )
             # a state covering the class accepts every inside token (_keywalk.py); a counted
             # repetition with few characters left: by counting them (sliced_walk), not forms
-            if i == 0 and self._keys.state(root):
+            if i == 0 and self._keys.joined_root(root):
                 covered = first_bytes & piece.dfa.first & automaton.allowed_bits(root)
             else:
                 covered = 0 if covers.few_left(root) else covers.covered(root, first_bytes)

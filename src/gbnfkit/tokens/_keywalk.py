@@ -99,8 +99,11 @@ class Universal:
         self._max_states = max_states
         self._calls: dict[int, bool] = {}  # call position -> its local closure covers K
         self._states: dict[ByteState, bool] = {}
+        # the sets of stacks join_keys showed to cover (a joined context's stacks)
+        self._joined: set[frozenset[Stack]] = set()
         self.explored = 0  # positions explored (read by tests)
         self.joined = 0  # groups of states joined by join_keys (read by tests)
+        self.roots = 0  # wide splits' roots found joined (read by tests)
 
     def _reads(self, top: int) -> tuple[tuple[int, int, int], ...]:
         """The characters of the class the tests from ``top`` on read whole, as
@@ -290,6 +293,15 @@ class Universal:
             got = self._states[state] = self.stacks(state.stacks)
         return got
 
+    def joined_root(self, state: ByteState) -> bool:
+        """Whether ``state``'s stacks are those of a context :func:`join_keys` joined
+        (shown to cover the class when joined).  A wide split asks this, not
+        :meth:`state`: the question is then never explored at a root that is no key (a
+        string value, whose counted repetition can lead it through ``limit`` calls)."""
+        found = frozenset(state.stacks) in self._joined
+        self.roots += found
+        return found
+
 
 def join_keys(
     groups: list[list[Stack]], universal: Universal, allowed: int
@@ -310,7 +322,11 @@ def join_keys(
         if len(members) < 2:
             continue
         stacks = [s for i in members for s in groups[i]]
-        if universal.stacks([(BOTTOM,) + s[-2:] for s in stacks]):
+        tops = [(BOTTOM,) + s[-2:] for s in stacks]
+        if universal.stacks(tops):
+            if len(universal._joined) >= universal._max_states:
+                universal._joined.clear()
+            universal._joined.add(frozenset(tops))  # the joined context's root
             joined.append(stacks)
             taken.update(members)
             universal.joined += len(members)
