@@ -304,7 +304,7 @@ class Universal:
         (shown to cover the class when joined).  A wide split asks this, not
         :meth:`state`: the question is then never explored at a root that is no key (a
         string value, whose counted repetition can lead it through ``limit`` calls)."""
-        found = frozenset(state.stacks) in self._joined
+        found = bool(self._joined) and frozenset(state.stacks) in self._joined
         self.roots += found
         return found
 
