@@ -914,7 +914,7 @@ class CompiledGrammar:
                 missing ^= bits
                 del after[child]  # not walked: not kept under it
                 self.second_reused += 1
-        if not reused and not seconds:
+        if len(reused) <= bool(free) and not seconds:  # (only inside_only's: walk whole)
             split = self._sliced_walk(root, -1)
             self._keep_walk(split, after)
             return split
