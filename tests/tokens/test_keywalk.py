@@ -18,7 +18,7 @@ import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteState
 from gbnfkit.tokens._compiled import _group_key, _groups, _stacks_of
-from gbnfkit.tokens._keywalk import Universal, WideContexts, same_walk
+from gbnfkit.tokens._keywalk import Universal, WideContexts, inside_only, same_walk
 from gbnfkit.tokens._slices import SLICE_CLASSES
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vecwalk import WideSplit
@@ -200,3 +200,58 @@ def test_a_joined_context_is_handed_back_only_for_the_same_walk(tuning: Tuning) 
             assert np.array_equal(made.to_words(nwords), entry.to_words(nwords))
             joined += 1
     assert joined > compiled._wide_contexts.reused
+
+
+def test_the_covering_question_is_asked_at_joined_keys_only() -> None:
+    """A wide split takes its root as covering when ``join_keys`` joined its stacks
+    (``Universal.joined_root``), without exploring the question again: at a string value
+    (here ``minLength`` 22 copies, then a chain of 4,074 optional characters: a
+    question explored up to ``key_positions`` calls at each of them, 15,379 along
+    this document) nothing is explored, and the joined keys' roots are found."""
+    schema = {
+        "type": "object",
+        "properties": {"ab": {"type": "string", "minLength": 22, "maxLength": 4096}},
+        "additionalProperties": {"type": "integer"},
+    }
+    grammar = Grammar.from_json_schema(schema, property_order="any")
+    compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY, tuning=Tuning(many_first_bytes=0))
+    _follow(compiled, grammar, VOCABULARY, '{"ab": "' + "xé" * 13 + '", "abc": 1}')
+    universal = compiled._keys
+    assert universal.joined > 0 and universal.roots > 0
+    assert universal.explored < 64  # the key rules' calls, not the string's chain
+    assert not universal._states  # never asked of a whole state
+
+
+def test_a_joined_key_takes_the_bytes_without_rest_tokens_as_accepted() -> None:
+    """``inside_only``: a joined root's first bytes under which the rest trie holds no
+    token are neither stepped nor walked, their tokens taken as accepted.  The synthetic
+    vocabulary has rest tokens under some letters (``a"`` and the like): those letters
+    must be walked.  Checked on every joined root of the document (every token under
+    the bytes taken is inside and stepped whole from the root), masks against the
+    reference."""
+    grammar = Grammar.from_json_schema(SCHEMA, property_order="any")
+    compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY)
+    _follow(compiled, grammar, VOCABULARY, DOCUMENT)
+    universal = compiled._keys
+    piece = compiled.index.slices[0]
+    trie = compiled.index.trie
+    with_rest = sum(1 << b for b, child in enumerate(piece.rest.root_child) if child >= 0)
+    letters = sum(1 << b for b in b"abcxyz")
+    assert with_rest & letters and letters & ~with_rest  # both kinds of letters
+    checked = 0
+    for key in list(compiled._contexts):
+        root = compiled.automaton.intern(frozenset(_stacks_of(key)))
+        pieces: dict[int, tuple[WideSplit, int]] = {}
+        free = inside_only(universal, root, compiled.index.slices, compiled.automaton, pieces)
+        if not universal.joined_root(root):
+            assert not free and not pieces
+            continue
+        assert free & letters and not free & with_rest
+        ((walk, bits),) = pieces.values()
+        assert bits == free and not len(walk.uncertain) and walk.flags is not None
+        for p, data in enumerate(trie.sorted_bytes):
+            if free >> data[0] & 1:
+                assert piece.inside[p] and walk.flags[p]
+                assert compiled.automaton.feed(root, data) is not None, data
+                checked += 1
+    assert checked

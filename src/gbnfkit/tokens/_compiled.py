@@ -30,7 +30,7 @@ from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._chains import Chains
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
-from gbnfkit.tokens._keywalk import Universal, WideContexts, join_keys
+from gbnfkit.tokens._keywalk import Universal, WideContexts, inside_only, join_keys
 from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -858,8 +858,10 @@ class CompiledGrammar:
         reused: dict[int, tuple[WideSplit, int]] = {}  # id of a kept walk -> it, its bytes
         after: dict[ByteState, int] = {}  # state after the first byte -> those bytes
         missing = 0
+        # a joined key's first bytes with inside tokens only: all accepted (_keywalk.py)
+        free = inside_only(self._keys, root, self._index.slices, automaton, reused)
         with self._lock:
-            for c in automaton.classes(root):
+            for c in [c & ~free for c in automaton.classes(root) if c & ~free]:
                 byte = (c & -c).bit_length() - 1
                 known = None
                 if self._within:
@@ -894,8 +896,7 @@ class CompiledGrammar:
                 if todo:
                     missing |= todo
                     after[child] = after.get(child, 0) | todo
-        # a first byte alone in its class: the tokens under it by their second byte
-        # (``docs/masks.md``, "Suffixes by first byte")
+        # a first byte alone in its class: its tokens by their second byte (docs/masks.md)
         seconds: list[tuple[int, _Chunk]] = []
         spans: list[tuple[WideSplit, int, int]] = []  # from a walk kept by second byte
         stepped: list[npt.NDArray[np.int64]] = []  # accepted, stepped one by one
@@ -913,7 +914,7 @@ class CompiledGrammar:
                 missing ^= bits
                 del after[child]  # not walked: not kept under it
                 self.second_reused += 1
-        if not reused and not seconds:
+        if len(reused) <= bool(free) and not seconds:  # (only inside_only's: walk whole)
             split = self._sliced_walk(root, -1)
             self._keep_walk(split, after)
             return split
@@ -950,8 +951,7 @@ class CompiledGrammar:
             )
         else:
             handover = (empty, empty)
-        # the accepted positions are found from the flags only if read (a mask packs
-        # them from the flags)
+        # the accepted positions are found from the flags only if read (a mask packs them)
         return WideSplit(None, uncertain, *handover, flags)
 
     def _sliced_walk(self, root: ByteState, first_bytes: int) -> WideSplit:
@@ -987,7 +987,7 @@ class CompiledGrammar:
             )
             # a state covering the class accepts every inside token (_keywalk.py); a counted
             # repetition with few characters left: by counting them (sliced_walk), not forms
-            if i == 0 and self._keys.state(root):
+            if i == 0 and self._keys.joined_root(root):
                 covered = first_bytes & piece.dfa.first & automaton.allowed_bits(root)
             else:
                 covered = 0 if covers.few_left(root) else covers.covered(root, first_bytes)

@@ -36,15 +36,18 @@ walk, follow set and depth are equal to its own: the context is a function of th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram
-from gbnfkit.tokens._bytestate import BOTTOM, ByteState, Stack
+from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._index import VocabularyIndex, _Context
+from gbnfkit.tokens._slices import Slice
 from gbnfkit.tokens._utf8 import utf8_sequences
 from gbnfkit.tokens._vecwalk import WideSplit, follow_only
 
-__all__ = ["Universal", "WideContexts", "join_keys", "same_walk"]
+__all__ = ["Universal", "WideContexts", "inside_only", "join_keys", "same_walk"]
 
 # nested first calls a rule's first characters are looked for through (a bound on the
 # recursion of Universal._summary, not a tuning knob: a JSON key's are 3 deep)
@@ -99,8 +102,14 @@ class Universal:
         self._max_states = max_states
         self._calls: dict[int, bool] = {}  # call position -> its local closure covers K
         self._states: dict[ByteState, bool] = {}
+        # the sets of stacks join_keys showed to cover (a joined context's stacks)
+        self._joined: set[frozenset[Stack]] = set()
         self.explored = 0  # positions explored (read by tests)
         self.joined = 0  # groups of states joined by join_keys (read by tests)
+        self.roots = 0  # wide splits' roots found joined (read by tests)
+        # per slice (its id): the bytes the rest trie has no token under, and the walk
+        # accepting exactly its inside tokens (see inside_only)
+        self._inside: dict[int, tuple[Slice, int, WideSplit]] = {}
 
     def _reads(self, top: int) -> tuple[tuple[int, int, int], ...]:
         """The characters of the class the tests from ``top`` on read whole, as
@@ -290,6 +299,48 @@ class Universal:
             got = self._states[state] = self.stacks(state.stacks)
         return got
 
+    def joined_root(self, state: ByteState) -> bool:
+        """Whether ``state``'s stacks are those of a context :func:`join_keys` joined
+        (shown to cover the class when joined).  A wide split asks this, not
+        :meth:`state`: the question is then never explored at a root that is no key (a
+        string value, whose counted repetition can lead it through ``limit`` calls)."""
+        found = bool(self._joined) and frozenset(state.stacks) in self._joined
+        self.roots += found
+        return found
+
+
+def inside_only(
+    universal: Universal,
+    root: ByteState,
+    slices: Sequence[Slice],
+    automaton: ByteAutomaton,
+    pieces: dict[int, tuple[WideSplit, int]],
+) -> int:
+    """The first bytes of ``root`` (a joined key's) under which every token is an
+    inside token of the first slice (its rest trie holds none under them: in the
+    vocabularies measured, every letter and digit); with them, a walk whose verdicts
+    under them are ``root``'s is put in ``pieces`` (by its id, as a kept walk): each
+    accepted (``root`` covers the class), none uncertain, no handover.  So a joined
+    split neither steps ``root`` by those bytes nor walks them (inside a key, the
+    known names' next letters lead to new states).  ``0`` for a root that is no
+    joined key, or when no such byte is allowed."""
+    if not slices or not universal.joined_root(root):
+        return 0
+    piece = slices[0]
+    got = universal._inside.get(id(piece))
+    if got is None or got[0] is not piece:
+        no_rest = 0
+        for byte, child in enumerate(piece.rest.root_child):
+            if child < 0:
+                no_rest |= 1 << byte
+        empty = np.zeros(0, dtype=np.int64)
+        got = (piece, no_rest, WideSplit(None, empty, empty, empty, piece.inside))
+        universal._inside[id(piece)] = got
+    free = automaton.allowed_bits(root) & piece.dfa.first & got[1]
+    if free:
+        pieces[id(got[2])] = (got[2], free)
+    return free
+
 
 def join_keys(
     groups: list[list[Stack]], universal: Universal, allowed: int
@@ -310,7 +361,11 @@ def join_keys(
         if len(members) < 2:
             continue
         stacks = [s for i in members for s in groups[i]]
-        if universal.stacks([(BOTTOM,) + s[-2:] for s in stacks]):
+        tops = [(BOTTOM,) + s[-2:] for s in stacks]
+        if universal.stacks(tops):
+            if len(universal._joined) >= universal._max_states:
+                universal._joined.clear()
+            universal._joined.add(frozenset(tops))  # the joined context's root
             joined.append(stacks)
             taken.update(members)
             universal.joined += len(members)
