@@ -71,19 +71,23 @@ def test_large_repetition_bounds_stay_exact() -> None:
         assert _accepts(g, "a" * n) == inside, n
 
 
-@pytest.mark.parametrize(("lo", "hi"), [(1, 12_345), (2, 11_000), (999, 10_001), (0, 10_999)])
-def test_large_repetition_with_a_minimum_below_a_block(lo: int, hi: int) -> None:
-    """A minimum below 1,000 with a bound above 10,000 is the first branch's: counts
-    under 1,000, then one block or more, then the last blocks (docs/schema.md,
-    "Strings"); no row of ``lo`` copies comes before the blocks (after one, the token
-    layer's string states held three parses at once).  Same language."""
+@pytest.mark.parametrize(
+    ("lo", "hi"), [(1, 12_345), (2, 11_000), (15, 10_001), (0, 10_999), (16, 12_000), (999, 10_001)]
+)
+def test_large_repetition_with_a_short_minimum(lo: int, hi: int) -> None:
+    """A minimum below 16 with a bound above 10,000 is the first branch's: counts under
+    1,000, then one block or more, then the last blocks (docs/schema.md, "JSON
+    strings"); no row of ``lo`` copies comes before the blocks (after one, the token
+    layer's string states held three parses at once).  A longer minimum keeps its row.
+    Same language."""
     from gbnfkit.schema._numbers import repeat
 
     text = repeat('"a"', lo, hi)
-    if lo:
-        first = text[1:].split(" | ")[0]
-        assert first == ('"a"{999}' if lo == 999 else f'"a"{{{lo},999}}'), text
+    if 0 < lo < 16:
+        assert text[1:].split(" | ")[0] == f'"a"{{{lo},999}}', text
         assert all(b.startswith('("a"{1000})') for b in text[:-1].split(" | ")[1:]), text
+    elif lo:
+        assert text.startswith(f'"a"{{{lo}}} ('), text
     g = Grammar.from_gbnf("root ::= " + text + "\n")
     q = hi // 1000
     for n in {lo - 1, lo, 998, 999, 1000, 1001, 1999, 2000, 1000 * q - 1, 1000 * q, hi, hi + 1}:
