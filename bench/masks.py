@@ -84,6 +84,31 @@ class Clock:
         return cls.ns() / 1e9
 
 
+class GcClock:
+    """Time spent in Python's garbage collector, read through ``gc.callbacks``.
+
+    ``total_ns`` grows by each collection's duration (on ``Clock``) when it ends, and
+    ``collections[g]`` counts the collections of generation ``g``; ``replay`` reads both
+    around each mask, so a mask's time can be split into work and collector pauses."""
+
+    total_ns = 0
+    collections = [0, 0, 0]
+    _started = 0
+
+    @classmethod
+    def callback(cls, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            cls._started = Clock.ns()
+        else:
+            cls.total_ns += Clock.ns() - cls._started
+            cls.collections[info["generation"]] += 1
+
+    @classmethod
+    def install(cls) -> None:
+        if cls.callback not in gc.callbacks:
+            gc.callbacks.append(cls.callback)
+
+
 # --------------------------------------------------------------------------- results
 
 
@@ -116,7 +141,10 @@ class Result:
     rss_growth_kb: int = 0
     rss_workload_kb: int = 0  # resident growth over compile and replay
     sampled: str = ""
-    slow: list[tuple[int, str, int, list[int]]] = field(default_factory=list)
+    # (mask ns, document, step, the 8 tokens before, collector ns inside that mask)
+    slow: list[tuple[int, str, int, list[int], int]] = field(default_factory=list)
+    gc_ns: int = 0  # collector time inside the timed masks (GcClock)
+    gc_collections: list[int] = field(default_factory=lambda: [0, 0, 0])
     digests: dict[tuple[int, int], bytes] = field(default_factory=dict)
 
     def stats(self) -> dict[str, float]:
@@ -191,12 +219,18 @@ def replay(
     try:
         matcher = engine.matcher(compiled)
         for step, tok in enumerate(ids):
+            gc0, g0, g1, g2 = GcClock.total_ns, *GcClock.collections
             t0 = Clock.ns()
             engine.fill(matcher, bitmask)
             dt = max(0, Clock.ns() - t0 - Clock.overhead_ns)
             res.mask_ns.append(dt)
+            in_gc = GcClock.total_ns - gc0
+            if in_gc:
+                res.gc_ns += in_gc
+                for g, before in enumerate((g0, g1, g2)):
+                    res.gc_collections[g] += GcClock.collections[g] - before
             if dt > SLOW_NS and len(res.slow) < 1000:
-                res.slow.append((dt, doc.name, step, ids[max(0, step - 8):step]))
+                res.slow.append((dt, doc.name, step, ids[max(0, step - 8):step], in_gc))
             if first_started is not None:
                 res.ttfm_s.append(Clock.seconds() - first_started)
                 first_started = None
@@ -470,6 +504,10 @@ def print_maskbench(r: Result, mode: str) -> None:
         print(f"    mask p50 / p75 / p99 / mean / max {fmt(s['p50'])} / {fmt(s['p75'])} / "
               f"{fmt(s['p99'])} / {fmt(s['mean'])} / {fmt(s['max'], 0)} µs over "
               f"{len(r.mask_ns)} tokens")
+        total = sum(r.mask_ns)
+        print(f"    garbage collector inside masks: {r.gc_ns / 1e6:,.1f} ms of "
+              f"{total / 1e6:,.1f} ms ({100 * r.gc_ns / max(1, total):.1f}%), collections "
+              f"by generation {' / '.join(str(c) for c in r.gc_collections)}")
 
 
 def geomean(values: list[float]) -> float:
@@ -541,6 +579,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--maskbench-all", action="store_true", help="all 1,500 schemas")
     p.add_argument("--maskbench-offset", type=int, default=0,
                    help="skip the first N schemas (e.g. to warm a --cache-dir on others)")
+    p.add_argument("--slow-list", type=int, default=3,
+                   help=f"how many of gbnfkit's masks over {SLOW_NS // 1_000_000} ms to list "
+                        "per workload, slowest first, each with the collector time inside it "
+                        "(default 3; the JSON summary keeps up to 1,000)")
     p.add_argument("--slow-peer-ms", type=float, default=5.0,
                    help="a peer whose mean mask time exceeds this replays only the first 2 "
                         "documents of a workload (default 5 ms; 0 = always all)")
@@ -595,6 +637,8 @@ def summary_row(r: Result) -> dict[str, Any]:
         "false_accepts": len(r.false_accepts), "schemas_passed": r.schemas_passed,
         "rss_peak_kb": r.rss_peak_kb, "rss_growth_kb": r.rss_growth_kb,
         "rss_workload_kb": r.rss_workload_kb, "sampled": r.sampled,
+        "gc_ms": r.gc_ns / 1e6, "gc_collections": r.gc_collections,
+        "slow": [[dt / 1e6, name, step, in_gc / 1e6] for dt, name, step, _, in_gc in r.slow],
     }
 
 
@@ -783,9 +827,10 @@ def run_vocab(name: str, args: argparse.Namespace, engine_names: list[str]) -> d
         if r.engine == "gbnfkit" and r.slow:
             print(f"  gbnfkit {r.workload} {r.mode}: {len(r.slow)} masks over "
                   f"{SLOW_NS // 1_000_000} ms; slowest:")
-            for dt, doc_name, step, before in sorted(r.slow, reverse=True)[:3]:
+            for dt, doc_name, step, before, in_gc in sorted(r.slow, reverse=True)[:args.slow_list]:
                 text = b"".join(vocab.tokens[t] for t in before)
-                print(f"    {dt / 1e6:,.1f} ms  {doc_name} step {step} after ...{text!r}")
+                pause = f" ({in_gc / 1e6:,.1f} ms collector)" if in_gc else ""
+                print(f"    {dt / 1e6:,.1f} ms{pause}  {doc_name} step {step} after ...{text!r}")
     ours_engine = next((e for e in engines if isinstance(e, Gbnfkit)), None)
     if digest and ours_engine is not None and inp.workloads:
         print("\n  masks compared bit for bit with gbnfkit's (same grammar text, same tokens):")
@@ -845,6 +890,7 @@ def show_diff(
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     Clock.use(args.clock)
+    GcClock.install()
     engine_names = args.engines.split(",")
     print(machine_header() + f"; clock {args.clock} (overhead {Clock.overhead_ns} ns, "
           "taken off each mask)")

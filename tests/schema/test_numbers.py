@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,3 +86,27 @@ def test_a_number_constant_accepts_only_texts_of_its_value(value: float, zeros: 
     assert not _accepts(grammar, fixed + "1")
     if "e" in written:
         assert not _accepts(grammar, written + "0" * zeros)
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi"), [(1, 12_345), (2, 11_000), (15, 10_001), (0, 10_999), (16, 12_000), (999, 10_001)]
+)
+def test_large_repetition_with_a_short_minimum(lo: int, hi: int) -> None:
+    """A minimum below 16 with a bound above 10,000 is the first branch's: counts under
+    1,000, then one block or more, then the last blocks (docs/schema.md, "JSON
+    strings"); no row of ``lo`` copies comes before the blocks (after one, the token
+    layer's string states held three parses at once).  A longer minimum keeps its row.
+    Same language."""
+    from gbnfkit.schema._numbers import repeat
+
+    text = repeat('"a"', lo, hi)
+    if 0 < lo < 16:
+        assert text[1:].split(" | ")[0] == f'"a"{{{lo},999}}', text
+        assert all(b.startswith('("a"{1000})') for b in text[:-1].split(" | ")[1:]), text
+    elif lo:
+        assert text.startswith(f'"a"{{{lo}}} ('), text
+    g = Grammar.from_gbnf("root ::= " + text + "\n")
+    q = hi // 1000
+    for n in {lo - 1, lo, 998, 999, 1000, 1001, 1999, 2000, 1000 * q - 1, 1000 * q, hi, hi + 1}:
+        if n >= 0:
+            assert _accepts(g, "a" * n) == (lo <= n <= hi), (lo, hi, n)

@@ -12,8 +12,9 @@ from test_masks import fast_mask, reference_mask, synthetic_vocabulary
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
-from gbnfkit.tokens._byteprogram import CALL, lower_program
+from gbnfkit.tokens._byteprogram import CALL, END, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
+from gbnfkit.tokens._chains import Chains
 from gbnfkit.tokens._compiled import _group_key, _groups, _rule_starts, _stacks_of
 from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._tails import SuffixRanks, group_ranked, group_tails, tails_by_stepping
@@ -475,3 +476,68 @@ def test_follow_sets_through_calls_in_tail_position_cost_no_budget() -> None:
         assert compiled._follow_rule(rule) == follow[rule]
     rest = grammar.program.rule_names.index("rest")
     assert follow[rest] == 1 << ord('"')
+
+
+def _links(grammar: Grammar, name: str) -> list[int]:
+    """The links of the counted repetition the rule ``name`` calls: the link it
+    calls, then each next one."""
+    program = lower_program(grammar.program)
+    chains = Chains(program, lambda rule: 1, lambda position: -1, 0, 64)
+    (alt,) = program.rules[grammar.program.rule_names.index(name)]
+    calls = range(alt, program.kind.index(END, alt))
+    out = [next(program.arg[p] for p in calls
+                if program.kind[p] == CALL and chains.link(program.arg[p])[0] >= 0)]
+    while chains.link(chains.link(out[-1])[1])[0] >= 0:
+        out.append(chains.link(out[-1])[1])
+    return out
+
+
+def test_follow_sets_of_shared_links_reuse_what_was_found() -> None:
+    """Counted repetitions of one item share their links (`c{0,20}` is the last 20 links
+    of `c{0,60}`), and each link is called by the one above in tail
+    position, so a link's search reaches every link above it.  A rule whose set was
+    found before keeps it: a search stops there and passes it down (the callers of the
+    links above are taken away below; a search that climbed them again would find
+    less), and a search that reaches a rule whose own search passed ``follow_calls``
+    gives up at once (it would read all that search read).  Either way each set is the
+    plain fixed point, or -1 where the search over every rule reached passes the
+    budget."""
+    grammar = Grammar.from_gbnf(
+        'root ::= "[" long "," short "]"\nlong ::= "x" c{0,60} "y"\n'
+        'short ::= "z" c{0,20} "w"\nc ::= [a-z]'
+    )
+    follow = _plain_follow(grammar)
+    long_links, short_links = _links(grammar, "long"), _links(grammar, "short")
+    assert short_links == long_links[-len(short_links):] and len(short_links) > 10
+    top = short_links[0]
+    for budget, expect_top in ((256, follow[top]), (1, -1)):
+        compiled = gbnfkit.CompiledGrammar(
+            grammar, synthetic_vocabulary(), tuning=Tuning(follow_calls=budget)
+        )
+        # with a budget of one call, the top's search reads `short`'s "w", then `long`'s "y"
+        assert compiled._follow_rule(top) == expect_top
+        compiled._calls = {r: c for r, c in compiled._calls.items() if r in short_links[1:]}
+        for link in short_links[1:]:
+            assert compiled._follow_rule(link) == (follow[link] if budget > 1 else -1)
+    # every rule in either order: the plain set, or -1 only where the calls not in
+    # tail position of the rules a search reaches (its callers, theirs...) pass the budget
+    program = lower_program(grammar.program)
+    starts, _ = _rule_starts(program.rules)
+    callers: dict[int, set[int]] = {}
+    counted = [0] * len(program.rules)
+    for p, kind in enumerate(program.kind):
+        if kind == CALL:
+            callers.setdefault(program.arg[p], set()).add(bisect_right(starts, p) - 1)
+            counted[program.arg[p]] += program.kind[p + 1] != END
+    for order in (1, -1):
+        compiled = gbnfkit.CompiledGrammar(
+            grammar, synthetic_vocabulary(), tuning=Tuning(follow_calls=1)
+        )
+        for rule in range(len(follow))[::order]:
+            reached, todo = {rule}, [rule]
+            while todo:
+                for caller in callers.get(todo.pop(), set()) - reached:
+                    reached.add(caller)
+                    todo.append(caller)
+            got = compiled._follow_rule(rule)
+            assert got == follow[rule] or (got == -1 and sum(counted[r] for r in reached) > 1)

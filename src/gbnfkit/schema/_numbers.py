@@ -82,11 +82,23 @@ def _rep(atom: str, n: int) -> str:
 
 _BIG = 10_000
 _BLOCK = 1_000
+# a minimum below this is written in the first branch of a count above _BIG (repeat)
+_SHORT_MIN = 16
 
 
 def repeat(atom: str, lo: int, hi: int | None) -> str:
     """``atom{lo,hi}``; bounds above 10,000 are written with blocks of 1,000 so that
-    the grammar stays within the engine's repetition limit (same language)."""
+    the grammar stays within the engine's repetition limit (same language).
+
+    An upper bound above 10,000 splits the count by its blocks: fewer than ``q``
+    blocks then fewer than 1,000 more, or ``q`` blocks then at most ``r`` more
+    (``hi = 1,000 q + r``).  A minimum below ``_SHORT_MIN`` (16) is the first
+    branch's (counts under 1,000: ``atom{lo,999}``; every other branch holds 1,000 at
+    least), not a row of ``lo`` copies before the blocks: after such a row every
+    string state holds three parses at once, and the token layer's first mask of a
+    ``minLength: 1, maxLength: 32767`` string was 13 ms instead of 3.  A longer
+    minimum keeps its row: the edge of the first block, where each count's state is a
+    new wide split, stays ``lo`` characters further (docs/schema.md, "JSON strings")."""
     if lo > _BIG:
         q, r = divmod(lo, _BLOCK)
         block = f"({atom}{{{_BLOCK}}})"
@@ -96,9 +108,14 @@ def repeat(atom: str, lo: int, hi: int | None) -> str:
         return f"{atom}{{{lo},}}" if lo else f"{atom}*"
     if hi <= _BIG:
         return f"{atom}{{{lo}}}" if lo == hi else f"{atom}{{{lo},{hi}}}"
+    block = f"({atom}{{{_BLOCK}}})"
+    if 0 < lo < _SHORT_MIN:
+        q, r = divmod(hi, _BLOCK)
+        full = seq(repeat(block, q, q), f"{atom}{{0,{r}}}" if r else "")
+        more = seq(repeat(block, 1, q - 1), f"{atom}{{0,{_BLOCK - 1}}}")
+        return f"({alt([repeat(atom, lo, _BLOCK - 1), more, full])})"
     head = f"{atom}{{{lo}}}" if lo else ""
     q, r = divmod(hi - lo, _BLOCK)
-    block = f"({atom}{{{_BLOCK}}})"
     full = seq(repeat(block, q, q), f"{atom}{{0,{r}}}" if r else "")
     fewer = seq(repeat(block, 0, q - 1), f"{atom}{{0,{_BLOCK - 1}}}")
     return seq(head, f"({alt([fewer, full])})")

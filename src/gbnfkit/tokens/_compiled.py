@@ -543,8 +543,7 @@ class CompiledGrammar:
             rules.add(rule)
         out = 0
         for rule in rules:
-            with self._lock:
-                got = self._follows.get(rule)
+            got = self._follows.get(rule)  # one read of a dict: no lock needed
             if got is None:
                 got = self._follow_rule(rule)
             if got == -1:
@@ -594,30 +593,27 @@ class CompiledGrammar:
         are reached too), one ``first_of`` per call not in tail position (a call in
         tail position reads nothing: its rule returns where the caller does), then
         each rule's set passed down to the rules it returns to only when it grew (a
-        work list, callers found last first); -1 when that would read more than
-        ``follow_calls`` calls not in tail position."""
+        work list, callers found last first; a rule found before keeps its set); -1 past
+        ``follow_calls`` calls not in tail position, or at a rule whose search did."""
         automaton = self._automaton
         kind = automaton.program.kind
         starts = self._call_sites()
-        owners = self._start_rules
-        calls = self._calls
+        owners, calls, follows = self._start_rules, self._calls, self._follows
         budget = self._tuning.follow_calls
         own: dict[int, int] = {rule: 0}
         order = [rule]  # the rules reached, in the order found
         below: dict[int, list[int]] = {}  # caller -> the rules whose set takes in its
         todo = [rule]
-        while todo:
+        while todo and budget >= 0:
             r = todo.pop()
             bits_r = 0
-            for c in calls.get(r, []):
+            for c in calls.get(r, ()):
                 if kind[c + 1] != END:
                     # a call in tail position reads nothing after it: its rule returns
                     # where the caller does (free: a negative trie of names is such calls)
                     budget -= 1
                     if budget < 0:
-                        with self._lock:
-                            self._follows[rule] = -1
-                        return -1
+                        break
                     bits, ends = automaton.first_of(c + 1)
                     bits_r |= bits
                     if not ends:
@@ -625,22 +621,26 @@ class CompiledGrammar:
                 at = bisect_right(starts, c) - 1  # the calling rule (as _rule_at)
                 caller = owners[at] if owners else at
                 if caller != r:
-                    got = below.get(caller)
-                    if got is None:
-                        below[caller] = [r]
-                    else:
-                        got.append(r)
                     if caller not in own:
-                        own[caller] = 0
-                        todo.append(caller)
+                        known = follows.get(caller)  # a rule found before is not searched
+                        if known == -1:
+                            budget = -1  # this search reads all that caller's did
+                            break
+                        own[caller] = 0 if known is None else known
+                        if known is None:
+                            todo.append(caller)
                         order.append(caller)
+                    below.setdefault(caller, []).append(r)
             own[r] = bits_r
+        if budget < 0:
+            with self._lock:
+                follows[rule] = -1
+            return -1
         # each rule on the work list passes its set to the rules below it; a rule
         # whose set grows goes back on the list (popped first: callers found last,
         # i.e. nearest the root, pass theirs down first)
-        work = order
-        while work:
-            x = work.pop()
+        while order:
+            x = order.pop()
             got = below.get(x)
             if got is None:
                 continue
@@ -648,7 +648,7 @@ class CompiledGrammar:
             for r in got:
                 if bits_x & ~own[r]:
                     own[r] |= bits_x
-                    work.append(r)
+                    order.append(r)
         with self._lock:
             self._follows.update(own)
         return own[rule]
