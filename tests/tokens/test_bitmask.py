@@ -141,3 +141,27 @@ def test_fill_bitmask_checks_every_layout_the_same_way() -> None:
         matcher.fill_bitmask(flat, 1)
     with pytest.raises(VocabularyError):
         matcher.fill_bitmask(np.zeros(3, dtype=np.int32))
+
+
+def test_fill_bitmask_into_a_read_only_array_is_an_argument_error() -> None:
+    vocabulary = Vocabulary([b"a", b"b", b"c", None], eos_token_ids=[3], size=40)
+    matcher = gbnfkit.compile(Grammar.from_gbnf('root ::= "b"'), vocabulary).matcher()
+    for mask in (gbnfkit.allocate_bitmask(2, 40), np.full(2, -1, dtype=np.int32)):
+        mask.flags.writeable = False
+        for row in (0, np.int64(0)):
+            with pytest.raises(ArgumentError, match="read-only"):
+                matcher.fill_bitmask(mask, row)  # type: ignore[arg-type]
+
+
+def test_a_sleeping_lazy_matcher_fills_a_torch_bitmask_without_warnings() -> None:
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    vocabulary = Vocabulary([b"a", b"b", b"c", None], eos_token_ids=[3], size=40)
+    compiled = gbnfkit.compile(Grammar.from_gbnf('root ::= "b"'), vocabulary)
+    lazy = gbnfkit.LazyMatcher(compiled, [gbnfkit.Trigger.word("c")])
+    mask = torch.zeros((1, 2), dtype=torch.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lazy.fill_bitmask(mask)
+    assert mask[0].tolist() == [0b1111, 0]

@@ -66,12 +66,17 @@ def write_mask_row(bitmask: Any, row: int, words: npt.NDArray[np.int32], vocab_s
     if type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int:
         # the usual call, checked without formatting the dtype (2 of a cached mask's 4 µs)
         shape = bitmask.shape
-        if len(shape) == 2 and 0 <= row < shape[0] and shape[1] == len(words):
-            bitmask[row] = words
-            return
-        if len(shape) == 1 and row == 0 and shape[0] == len(words):
-            bitmask[...] = words
-            return
+        try:
+            if len(shape) == 2 and 0 <= row < shape[0] and shape[1] == len(words):
+                bitmask[row] = words
+                return
+            if len(shape) == 1 and row == 0 and shape[0] == len(words):
+                bitmask[...] = words
+                return
+        except ValueError:
+            if not bitmask.flags.writeable:
+                raise ArgumentError("bitmask is read-only; give a writeable array") from None
+            raise
     is_torch = type(bitmask).__module__.startswith("torch")
     if not (isinstance(bitmask, np.ndarray) or is_torch):
         raise ArgumentError(f"bitmask must be an int32 array, not {type(bitmask).__name__}")
@@ -85,6 +90,8 @@ def write_mask_row(bitmask: Any, row: int, words: npt.NDArray[np.int32], vocab_s
     rows = 1 if bitmask.ndim == 1 else int(bitmask.shape[0])
     if not 0 <= row < rows:
         raise ArgumentError(f"row {row} is outside the bitmask ({rows} rows)")
+    if not is_torch and not bitmask.flags.writeable:
+        raise ArgumentError("bitmask is read-only; give a writeable array")
     target = bitmask if bitmask.ndim == 1 else bitmask[int(row)]
     if target.shape[-1] != words.shape[0]:
         raise VocabularyError(
@@ -94,7 +101,8 @@ def write_mask_row(bitmask: Any, row: int, words: npt.NDArray[np.int32], vocab_s
     if is_torch:
         import torch  # type: ignore[import-not-found,unused-ignore]
 
-        target.copy_(torch.from_numpy(np.ascontiguousarray(words)))
+        # a writeable copy where ``words`` is read-only (torch warns on those)
+        target.copy_(torch.from_numpy(np.require(words, requirements=["C", "W"])))
     else:
         target[...] = words
 
