@@ -247,6 +247,8 @@ def test_not_a_usable_gguf(tmp_path: Path, content: bytes, message: str) -> None
         ({"token_type": (ARRAY, (STRING, ["1"] * 13))}, "does not have one entry per token"),
         ({"eos_token_id": (U32, 13)}, "eos_token_id = 13 is not a token id"),
         ({"eot_token_id": (F32, 1.0)}, "eot_token_id = 1.0 is not a token id"),
+        ({"eos_token_id": (BOOL, True)}, "eos_token_id = True is not a token id"),
+        ({"eom_token_id": (ARRAY, (U32, [1, 2]))}, "eom_token_id = an array is not a token id"),
         (
             {"tokens": (ARRAY, (STRING, [*GPT2_TOKENS[:3], b"\xff", *GPT2_TOKENS[4:]]))},
             "token 3 is not valid UTF-8",

@@ -69,6 +69,16 @@ _MAX_NESTING = 16
 _WANTED_ARRAYS = ("tokenizer.ggml.tokens", "tokenizer.ggml.token_type")
 
 
+class _SkippedArray:
+    """The value kept for an array whose items are not read (its key is not wanted)."""
+
+    def __repr__(self) -> str:
+        return "an array"
+
+
+_SKIPPED_ARRAY = _SkippedArray()
+
+
 class _Truncated(Exception):
     """The metadata runs past the end of the file."""
 
@@ -197,6 +207,7 @@ def _read_metadata(buf: Any, where: str) -> dict[str, Any]:
                     reader.skip_array()
                 except _BadValue as exc:
                     raise VocabularyError(f"{where}: metadata key {key!r} holds {exc}") from None
+                meta[key] = _SKIPPED_ARRAY
             elif kind == _STRING:
                 meta[key] = reader.raw_string()
             else:
@@ -295,7 +306,8 @@ def load_gguf(
             value = meta.get(key)
             if value is None:
                 continue
-            if not isinstance(value, int) or not 0 <= value < len(tokens):
+            if not isinstance(value, int) or isinstance(value, bool) or \
+                    not 0 <= value < len(tokens):
                 raise VocabularyError(f"{where}: {key} = {value!r} is not a token id")
             eos_ids.add(value)
         # as llama.cpp does: control tokens named like a well-known end marker also end
