@@ -105,6 +105,24 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
             "grammar_triggers[0].value",
             "one token",
         ),
+        (
+            {
+                "grammar": 'root ::= "a"',
+                "grammar_lazy": True,
+                "grammar_triggers": [{"type": "token", "value": 10**6}],
+            },
+            "grammar_triggers[0].value",
+            "not a token id of the model",
+        ),
+        (
+            {
+                "grammar": 'root ::= "a"',
+                "grammar_lazy": True,
+                "grammar_triggers": [{"type": "token", "value": -1}],
+            },
+            "grammar_triggers[0].value",
+            "not a token id of the model",
+        ),
         ({"tools": [WEATHER_TOOL], "tool_choice": "sometimes"}, "tool_choice", "sometimes"),
         (
             {

@@ -77,7 +77,9 @@ async def completions(request: Request) -> Response:
     body = await read_body(request, config.max_body_bytes)
     check_model(body, engine)
     sampling = sampling_of(body, cap=config.max_tokens, vocab_size=engine.vocabulary.size)
-    constraint = constraint_for(body, engine.chat_format, engine.token_of, chat=False)
+    constraint = constraint_for(
+        body, engine.chat_format, engine.token_of, chat=False, vocab_size=engine.vocabulary.size
+    )
     prompt_ids = _prompt_ids(body, engine)
     compiled = await engine.compiled(constraint.grammar)
     triggers = constraint.triggers

@@ -113,7 +113,7 @@ def _gbnf(value: object) -> Grammar:
         raise ApiError(f"'grammar': {exc}", param="grammar", code="invalid_grammar") from None
 
 
-def _trigger(index: int, item: object, token_of: TokenOf) -> Trigger:
+def _trigger(index: int, item: object, token_of: TokenOf, vocab_size: int | None) -> Trigger:
     param = f"grammar_triggers[{index}]"
     if not isinstance(item, dict):
         raise reject_unknown_type(param, item, "an object {type, value}")
@@ -129,6 +129,12 @@ def _trigger(index: int, item: object, token_of: TokenOf) -> Trigger:
                     )
                 return Trigger.token(token)
             if isinstance(value, int) and not isinstance(value, bool):
+                if vocab_size is not None and not 0 <= value < vocab_size:
+                    raise ApiError(
+                        f"'{param}.value': {value} is not a token id of the model "
+                        f"(0 to {vocab_size - 1})",
+                        param=f"{param}.value",
+                    )
                 return Trigger.token(value)
             raise reject_unknown_type(f"{param}.value", value, "a token id or a token's text")
         if not isinstance(value, str) or not value:
@@ -150,14 +156,16 @@ def _trigger(index: int, item: object, token_of: TokenOf) -> Trigger:
     )
 
 
-def _triggers(body: Mapping[str, Any], token_of: TokenOf) -> tuple[Trigger, ...]:
+def _triggers(
+    body: Mapping[str, Any], token_of: TokenOf, vocab_size: int | None
+) -> tuple[Trigger, ...]:
     lazy = optional_bool(body, "grammar_lazy")
     items = body.get("grammar_triggers")
     if items is None:
         items = []
     if not isinstance(items, list):
         raise reject_unknown_type("grammar_triggers", items, "an array")
-    triggers = tuple(_trigger(i, item, token_of) for i, item in enumerate(items))
+    triggers = tuple(_trigger(i, item, token_of, vocab_size) for i, item in enumerate(items))
     if lazy and not triggers:
         raise ApiError("'grammar_lazy' needs 'grammar_triggers'", param="grammar_triggers")
     if triggers and lazy is False:
@@ -206,6 +214,7 @@ def constraint_for(
     *,
     chat: bool,
     reasoning_open: bool = False,
+    vocab_size: int | None = None,
 ) -> Constraint:
     """The constraint of request ``body`` (``chat``: a chat completion, else a completion).
 
@@ -213,6 +222,7 @@ def constraint_for(
     the reasoning; the chat parser reads it so and the tool-call grammar wakes (lazy) or
     starts its calls (eager) only after the ``</think>``. In a format without reasoning
     (llama3, mistral, qwen3-coder) it is ignored: such output is read as content.
+    ``vocab_size``: token ids a ``token`` trigger may name are below it.
     """
     sources: list[tuple[str, Grammar | None]] = []
     if body.get("response_format") is not None:
@@ -221,7 +231,7 @@ def constraint_for(
         sources.append(("json_schema", _schema_grammar("json_schema", body["json_schema"])))
     if body.get("grammar") is not None:
         sources.append(("grammar", _gbnf(body["grammar"])))
-    triggers = _triggers(body, token_of)
+    triggers = _triggers(body, token_of, vocab_size)
     tools = body.get("tools") if chat else None
     choice = _tool_choice(body) if chat else "none"
     named = [name for name, grammar in sources if grammar is not None]
