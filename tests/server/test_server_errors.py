@@ -123,6 +123,22 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
             "tools",
             "tool 'find': its parameters schema has no grammar",
         ),
+        # a field inside an object is named by its whole path
+        (
+            {"stream": True, "stream_options": {"include_usage": "yes"}},
+            "stream_options.include_usage",
+            "'stream_options.include_usage' must be a boolean",
+        ),
+        (
+            {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": "r", "strict": "yes", "schema": {}},
+                }
+            },
+            "response_format.json_schema.strict",
+            "'response_format.json_schema.strict' must be a boolean",
+        ),
         ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
         ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
         ({"messages": user("word " * 600)}, "messages", "context holds"),

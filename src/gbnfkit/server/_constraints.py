@@ -92,7 +92,9 @@ def _response_format(value: object) -> Grammar | None:
         inner = value.get("json_schema")
         if not isinstance(inner, dict):
             raise reject_unknown_type("response_format.json_schema", inner, "an object")
-        strict = optional_bool(inner, "strict")  # noqa: F841 (always strict: the grammar holds)
+        # always strict (the grammar holds the schema), but a 'strict' that is not a
+        # boolean is still the request's mistake
+        optional_bool(inner, "strict", path="response_format.json_schema.strict")
         schema = inner.get("schema", {})
         return _schema_grammar("response_format.json_schema.schema", schema)
     raise ApiError(

@@ -102,12 +102,15 @@ def optional_int(
     return value
 
 
-def optional_bool(body: Mapping[str, Any], name: str) -> bool | None:
+def optional_bool(body: Mapping[str, Any], name: str, *, path: str | None = None) -> bool | None:
+    """A boolean field; ``path``: the field's name in the request when ``body`` is an
+    object inside it (``stream_options.include_usage``), for the error's message and
+    ``param``."""
     value = body.get(name)
     if value is None:
         return None
     if not isinstance(value, bool):
-        raise reject_unknown_type(name, value, "a boolean")
+        raise reject_unknown_type(path or name, value, "a boolean")
     return value
 
 

@@ -110,7 +110,9 @@ def sampling_of(body: Mapping[str, Any], *, cap: int, vocab_size: int) -> Sampli
         seed = None
     options = optional_object(body, "stream_options") or {}
     stream = bool(optional_bool(body, "stream"))
-    include_usage = bool(optional_bool(options, "include_usage"))
+    include_usage = bool(
+        optional_bool(options, "include_usage", path="stream_options.include_usage")
+    )
     return Sampling(
         params=params,
         seed=seed,
