@@ -289,3 +289,11 @@ def test_earlier_tool_call_arguments_that_json_cannot_read_stay_text(
     )
     if response.status_code != 200:  # a long argument may not fit the context
         assert error_of(response)["code"] == "context_length_exceeded"
+
+
+@pytest.mark.parametrize("prompt", ["", [""]])
+def test_an_empty_prompt_is_refused(client: TestClient, prompt: object) -> None:
+    # no tokens to evaluate: the model's logits would still be the previous request's
+    post(client, max_tokens=2)
+    error = error_of(client.post("/v1/completions", json={"prompt": prompt, "max_tokens": 2}))
+    assert error["param"] == "prompt" and "empty" in error["message"]

@@ -52,6 +52,10 @@ def _prompt_ids(body: dict[str, Any], engine: Engine) -> list[int]:
         raise ApiError(
             "'prompt' must be a string (or one string in an array, or token ids)", param="prompt"
         )
+    if not ids:  # nothing to condition on: the model's logits would be a previous request's
+        raise ApiError(
+            "'prompt' is empty: it has no tokens (this model adds no BOS token)", param="prompt"
+        )
     if len(ids) >= engine.context_size:
         raise ApiError(
             f"the prompt has {len(ids)} tokens; the context holds {engine.context_size}",
