@@ -139,6 +139,8 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
             "response_format.json_schema.strict",
             "'response_format.json_schema.strict' must be a boolean",
         ),
+        ({"max_completion_tokens": 2, "max_tokens": "many"}, "max_tokens", "an integer"),
+        ({"max_completion_tokens": 0, "max_tokens": 2}, "max_completion_tokens", "at least 1"),
         ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
         ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
         ({"messages": user("word " * 600)}, "messages", "context holds"),

@@ -102,9 +102,11 @@ def sampling_of(body: Mapping[str, Any], *, cap: int, vocab_size: int) -> Sampli
         params = SamplingParams(**values)
     except (TypeError, ValueError) as exc:
         raise ApiError(f"sampling: {exc}", param=getattr(exc, "field", None)) from None
+    # both are checked; the newer name wins when both are given
+    legacy = optional_int(body, "max_tokens", low=1, high=cap)
     max_tokens = optional_int(body, "max_completion_tokens", low=1, high=cap)
     if max_tokens is None:
-        max_tokens = optional_int(body, "max_tokens", low=1, high=cap)
+        max_tokens = legacy
     seed = optional_int(body, "seed", low=-1, high=2**63 - 1)
     if seed == -1:  # llama.cpp's "random"
         seed = None
