@@ -141,6 +141,11 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
         ),
         ({"max_completion_tokens": 2, "max_tokens": "many"}, "max_tokens", "an integer"),
         ({"max_completion_tokens": 0, "max_tokens": 2}, "max_completion_tokens", "at least 1"),
+        # the server computes no log probabilities: asking is refused, not answered null
+        ({"logprobs": True}, "logprobs", "does not compute"),
+        ({"logprobs": "yes"}, "logprobs", "a boolean"),
+        ({"logprobs": False, "top_logprobs": 3}, "top_logprobs", "needs 'logprobs'"),
+        ({"top_logprobs": 99}, "top_logprobs", "at most"),
         ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
         ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
         ({"messages": user("word " * 600)}, "messages", "context holds"),
@@ -165,6 +170,9 @@ def test_malformed_bodies_unknown_model_and_routes(client: TestClient) -> None:
     error_of(client.get("/v1/chat/completions"), 405)
     error = error_of(client.post("/v1/completions", json={"prompt": {"a": 1}}))
     assert error["param"] == "prompt"
+    error = error_of(client.post("/v1/completions", json={"prompt": "a", "logprobs": 2}))
+    assert error["param"] == "logprobs" and error["code"] == "unsupported_parameter"
+    assert post(client, max_tokens=1, logprobs=False, top_logprobs=None).status_code == 200
     error = error_of(client.post("/v1/completions", json={"prompt": [10**7]}))
     assert "not in the vocabulary" in error["message"]
     error = error_of(client.post("/v1/chat/completions", content=b"{" * 100_000 + b"}" * 10))

@@ -21,6 +21,7 @@ __all__ = ["Sampling", "sampling_of"]
 
 _MAX_STOPS = 4
 _MAX_N = 8
+_MAX_TOP_LOGPROBS = 20
 
 # request field -> (SamplingParams field, low, high)
 _NUMBERS: tuple[tuple[str, str, float | None, float | None], ...] = (
@@ -85,8 +86,26 @@ def _logit_bias(body: Mapping[str, Any], vocab_size: int) -> dict[int, float]:
     return bias
 
 
+def _no_logprobs(body: Mapping[str, Any]) -> None:
+    """Refuse a request for log probabilities (the server computes none) rather than
+    answer it with ``"logprobs": null``; ``false`` and null are fine. ``logprobs`` is a
+    boolean in a chat request and an integer (how many) in a completion request."""
+    value = body.get("logprobs")
+    if value is not None and value is not False:
+        if not isinstance(value, (bool, int)):
+            raise reject_unknown_type("logprobs", value, "a boolean or an integer")
+        raise ApiError(
+            "'logprobs': this server does not compute log probabilities",
+            param="logprobs",
+            code="unsupported_parameter",
+        )
+    if optional_int(body, "top_logprobs", low=0, high=_MAX_TOP_LOGPROBS) is not None:
+        raise ApiError("'top_logprobs' needs 'logprobs': true", param="top_logprobs")
+
+
 def sampling_of(body: Mapping[str, Any], *, cap: int, vocab_size: int) -> Sampling:
     """The sampling of request ``body``; ``cap``: the server's ``max_tokens`` limit."""
+    _no_logprobs(body)
     values: dict[str, Any] = {}
     for name, field, low, high in _NUMBERS:
         number = optional_number(body, name, low=low, high=high)
