@@ -146,6 +146,14 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
         ({"logprobs": "yes"}, "logprobs", "a boolean"),
         ({"logprobs": False, "top_logprobs": 3}, "top_logprobs", "needs 'logprobs'"),
         ({"top_logprobs": 99}, "top_logprobs", "at most"),
+        *(
+            (
+                {"response_format": {"type": "json_schema", "json_schema": {"name": name}}},
+                "response_format.json_schema.name",
+                "1 to 64 letters",
+            )
+            for name in ("", "a b", "x" * 65, 7, "caf\u00e9")
+        ),
         ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
         ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
         ({"messages": user("word " * 600)}, "messages", "context holds"),
