@@ -154,6 +154,12 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
             )
             for name in ("", "a b", "x" * 65, 7, "caf\u00e9")
         ),
+        ({"stream_options": {"include_usage": True}}, "stream_options", "'stream': true"),
+        (
+            {"stream": False, "stream_options": {"include_usage": True}},
+            "stream_options",
+            "'stream': true",
+        ),
         ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
         ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
         ({"messages": user("word " * 600)}, "messages", "context holds"),

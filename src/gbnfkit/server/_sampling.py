@@ -129,8 +129,13 @@ def sampling_of(body: Mapping[str, Any], *, cap: int, vocab_size: int) -> Sampli
     seed = optional_int(body, "seed", low=-1, high=2**63 - 1)
     if seed == -1:  # llama.cpp's "random"
         seed = None
-    options = optional_object(body, "stream_options") or {}
+    options = optional_object(body, "stream_options")
     stream = bool(optional_bool(body, "stream"))
+    if options is not None and not stream:  # as OpenAI: it would be silently ignored
+        raise ApiError(
+            "'stream_options' is only allowed with 'stream': true", param="stream_options"
+        )
+    options = options or {}
     include_usage = bool(
         optional_bool(options, "include_usage", path="stream_options.include_usage")
     )
