@@ -160,6 +160,10 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
             "stream_options",
             "'stream': true",
         ),
+        *(
+            ({"logit_bias": {key: 1}}, "logit_bias", "token ids")
+            for key in (" 5", "5_0", "\u0665", "+5", "")
+        ),
         ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
         ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
         ({"messages": user("word " * 600)}, "messages", "context holds"),

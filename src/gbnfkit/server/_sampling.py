@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,7 @@ __all__ = ["Sampling", "sampling_of"]
 
 _MAX_STOPS = 4
 _MAX_N = 8
+_TOKEN_ID = re.compile(r"-?[0-9]+")
 _MAX_TOP_LOGPROBS = 20
 
 # request field -> (SamplingParams field, low, high)
@@ -70,12 +73,13 @@ def _logit_bias(body: Mapping[str, Any], vocab_size: int) -> dict[int, float]:
     value = optional_object(body, "logit_bias") or {}
     bias: dict[int, float] = {}
     for key, amount in value.items():
-        try:
-            token = int(key)
-        except ValueError:
+        # a token id in ASCII digits: int() also reads ' 5', '5_0' and other scripts' digits
+        if not _TOKEN_ID.fullmatch(key):
             raise ApiError(
-                f"'logit_bias' keys are token ids, not {key!r}", param="logit_bias"
-            ) from None
+                f"'logit_bias' keys are token ids, not {json.dumps(key)[:80]}",
+                param="logit_bias",
+            )
+        token = int(key)
         if not 0 <= token < vocab_size:
             raise ApiError(
                 f"'logit_bias': token {token} is not in the vocabulary (0..{vocab_size - 1})",
