@@ -164,6 +164,11 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
             ({"logit_bias": {key: 1}}, "logit_bias", "token ids")
             for key in (" 5", "5_0", "\u0665", "+5", "")
         ),
+        # a message that says what is wrong with an empty value
+        ({"stop": ""}, "stop", "must not be empty"),
+        ({"stop": ["a", ""]}, "stop", "must not be empty"),
+        ({"tools": []}, "tools", "non-empty array of tool definitions, not an empty array"),
+        ({"messages": []}, "messages", "not an empty array"),
         ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
         ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
         ({"messages": user("word " * 600)}, "messages", "context holds"),

@@ -27,10 +27,10 @@ def _kind(value: object) -> str:
     if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):
-        return "a string"
+        return "a string" if value else "an empty string"
     if isinstance(value, list):
-        return "an array"
-    return "an object"
+        return "an array" if value else "an empty array"
+    return "an object" if value else "an empty object"
 
 
 def reject_unknown_type(name: str, value: object, expected: str) -> ApiError:

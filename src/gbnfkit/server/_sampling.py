@@ -62,7 +62,9 @@ def _stop(body: Mapping[str, Any]) -> tuple[str, ...]:
     if value is None:
         return ()
     items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(s, str) and s for s in items):
+    if isinstance(items, list) and all(isinstance(s, str) for s in items) and "" in items:
+        raise ApiError("'stop' strings must not be empty", param="stop")
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
         raise reject_unknown_type("stop", value, "a non-empty string or an array of them")
     if len(items) > _MAX_STOPS:
         raise ApiError(f"'stop' holds at most {_MAX_STOPS} strings", param="stop")
