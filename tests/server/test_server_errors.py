@@ -4,6 +4,7 @@ serving. Also: the API key, cancellation of a client that goes away, the queue."
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from typing import Any
 
@@ -330,3 +331,19 @@ def test_an_empty_prompt_is_refused(client: TestClient, prompt: object) -> None:
     post(client, max_tokens=2)
     error = error_of(client.post("/v1/completions", json={"prompt": prompt, "max_tokens": 2}))
     assert error["param"] == "prompt" and "empty" in error["message"]
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/completions"])
+def test_a_stream_that_fails_reports_a_server_error(
+    client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("the slot broke")
+
+    monkeypatch.setattr(engine, "matcher", broken)  # called once the stream has started
+    body = {"messages": user("Hi"), "prompt": "Hi", "max_tokens": 2, "stream": True}
+    response = client.post(path, json={**body, "grammar": 'root ::= "a"'})
+    assert response.status_code == 200 and response.text.endswith("data: [DONE]\n\n")
+    event = json.loads(response.text.split("\n\n")[-3][len("data: ") :])
+    assert event["error"]["type"] == "server_error"  # not the client's fault
+    assert "the slot broke" in event["error"]["message"]
