@@ -197,6 +197,15 @@ def test_malformed_bodies_unknown_model_and_routes(client: TestClient) -> None:
     error = error_of(client.post("/v1/completions", json={"prompt": "a", "logprobs": 2}))
     assert error["param"] == "logprobs" and error["code"] == "unsupported_parameter"
     assert post(client, max_tokens=1, logprobs=False, top_logprobs=None).status_code == 200
+    for field, value in (("echo", True), ("suffix", "end"), ("best_of", 2)):
+        request = {"prompt": "a", "max_tokens": 1, field: value}
+        error = error_of(client.post("/v1/completions", json=request))
+        assert error["param"] == field and error["code"] == "unsupported_parameter"
+    for field, value in (("echo", "yes"), ("suffix", 3), ("best_of", 0)):
+        request = {"prompt": "a", "max_tokens": 1, field: value}
+        assert error_of(client.post("/v1/completions", json=request))["param"] == field
+    fine = {"prompt": "a", "max_tokens": 1, "echo": False, "suffix": "", "best_of": 1}
+    assert client.post("/v1/completions", json=fine).status_code == 200
     error = error_of(client.post("/v1/completions", json={"prompt": [10**7]}))
     assert "not in the vocabulary" in error["message"]
     error = error_of(client.post("/v1/chat/completions", content=b"{" * 100_000 + b"}" * 10))
