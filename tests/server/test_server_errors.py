@@ -221,6 +221,29 @@ def test_oversize_body(engine: Engine) -> None:
         assert error["code"] == "request_too_large"
 
 
+def test_an_oversize_body_is_refused_before_it_is_all_read(engine: Engine) -> None:
+    app = create_app(ServerConfig(max_body_bytes=1000), engine=engine)
+    reads, sent = 0, []
+
+    async def receive() -> dict[str, Any]:  # a client sending 1000 chunks of 1000 bytes
+        nonlocal reads
+        reads += 1
+        return {"type": "http.request", "body": b" " * 1000, "more_body": reads < 1000}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/v1/chat/completions", "raw_path": b"/v1/chat/completions",
+        "query_string": b"", "root_path": "", "headers": [], "client": ("c", 1),
+        "server": ("s", 80),
+    }
+    asyncio.run(app(scope, receive, send))
+    assert sent[0]["status"] == 413
+    assert reads <= 2  # the second chunk is beyond the limit: nothing more is read
+
+
 def test_api_key(engine: Engine) -> None:
     app = create_app(ServerConfig(api_key="sesame", max_tokens=4), engine=engine)
     with TestClient(app) as locked:
