@@ -53,9 +53,11 @@ def _prompt_ids(body: dict[str, Any], engine: Engine) -> list[int]:
         raise ApiError(
             "'prompt' must be a string (or one string in an array, or token ids)", param="prompt"
         )
-    if not ids:  # nothing to condition on: the model's logits would be a previous request's
+    if not ids:
         raise ApiError(
-            "'prompt' is empty: it has no tokens (this model adds no BOS token)", param="prompt"
+            "'prompt' is empty: it has no tokens (the model adds no BOS token), and the "
+            "model needs at least one to start from",
+            param="prompt",
         )
     if len(ids) >= engine.context_size:
         raise ApiError(
