@@ -183,15 +183,6 @@ def test_bad_fields_are_named(
     assert words in error["message"]
 
 
-def test_an_empty_completion_prompt_is_a_bad_request(client: TestClient) -> None:
-    # SmolLM2 adds no BOS token: "" has no tokens, and llama.cpp has nothing to start from
-    # (it was a 500, "internal error: ValueError: NULL pointer access")
-    for prompt in ("", [""]):
-        error = error_of(client.post("/v1/completions", json={"prompt": prompt}))
-        assert error["param"] == "prompt" and "empty" in error["message"]
-    assert client.post("/v1/completions", json={"prompt": "Hi", "max_tokens": 2}).status_code == 200
-
-
 def test_malformed_bodies_unknown_model_and_routes(client: TestClient) -> None:
     error = error_of(client.post("/v1/chat/completions", content=b'{"messages": [}'))
     assert error["code"] == "invalid_json" and "line 1, column" in error["message"]
