@@ -6,7 +6,7 @@ import pytest
 from chat_corpus import GET, TOOLS, WEATHER
 
 from gbnfkit import Trigger
-from gbnfkit.chat import ChatFormat, ToolChoice, grammar_for
+from gbnfkit.chat import ChatError, ChatFormat, ToolChoice, grammar_for
 
 # a tag after an optional leading <think>…</think> block, never inside it
 OUTSIDE_REASONING = (
@@ -63,6 +63,22 @@ def test_a_named_tool_choice_allows_that_tool_only() -> None:
     assert not result.grammar.match(weather).accepted
     openai_style = {"type": "function", "function": {"name": "get_weather"}}
     assert grammar_for("mistral", TOOLS, openai_style).grammar.match(weather).accepted
+
+
+@pytest.mark.parametrize("name", ["auto", "required"])
+def test_a_tool_choice_object_naming_a_tool_auto_forces_that_tool(name: str) -> None:
+    # the object names a function: a tool called 'auto' is that tool, not ToolChoice.AUTO
+    tool = {
+        "type": "function",
+        "function": {"name": name, "parameters": GET["function"]["parameters"]},
+    }
+    result = grammar_for("mistral", [tool, WEATHER], {"function": {"name": name}})
+    assert not result.lazy
+    assert result.grammar.match(f'[TOOL_CALLS][{{"name": "{name}", "arguments": {{}}}}]').accepted
+    weather = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "x"}}]'
+    assert not result.grammar.match(weather).accepted
+    with pytest.raises(ChatError, match="names no tool"):  # not 'any tool'
+        grammar_for("mistral", [WEATHER], {"function": {"name": name}})
 
 
 def test_qwen3_coder_grammar_types_parameters_and_requires_the_required() -> None:

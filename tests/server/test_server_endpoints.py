@@ -35,6 +35,12 @@ def test_health_and_models(client: TestClient, engine: Engine) -> None:
     assert models["object"] == "list"
     assert [m["id"] for m in models["data"]] == ["SmolLM2-135M-Instruct.Q4_1"]
     assert models["data"][0]["meta"]["chat_format"] == "hermes"
+    # the OpenAI client's models.retrieve(id)
+    one = client.get("/v1/models/SmolLM2-135M-Instruct.Q4_1")
+    assert one.status_code == 200 and one.json() == models["data"][0]
+    other = client.get("/v1/models/gpt-4o")
+    assert other.status_code == 404
+    assert other.json()["error"]["code"] == "model_not_found"
 
 
 def test_plain_chat_counts_usage(client: TestClient, engine: Engine) -> None:

@@ -4,6 +4,7 @@ serving. Also: the API key, cancellation of a client that goes away, the queue."
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from typing import Any
 
@@ -141,6 +142,52 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
             "tools",
             "tool 'find': its parameters schema has no grammar",
         ),
+        # a field inside an object is named by its whole path
+        (
+            {"stream": True, "stream_options": {"include_usage": "yes"}},
+            "stream_options.include_usage",
+            "'stream_options.include_usage' must be a boolean",
+        ),
+        (
+            {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": "r", "strict": "yes", "schema": {}},
+                }
+            },
+            "response_format.json_schema.strict",
+            "'response_format.json_schema.strict' must be a boolean",
+        ),
+        ({"max_completion_tokens": 2, "max_tokens": "many"}, "max_tokens", "an integer"),
+        ({"max_completion_tokens": 0, "max_tokens": 2}, "max_completion_tokens", "at least 1"),
+        # the server computes no log probabilities: asking is refused, not answered null
+        ({"logprobs": True}, "logprobs", "does not compute"),
+        ({"logprobs": "yes"}, "logprobs", "a boolean"),
+        ({"logprobs": False, "top_logprobs": 3}, "top_logprobs", "needs 'logprobs'"),
+        ({"top_logprobs": 99}, "top_logprobs", "at most"),
+        *(
+            (
+                {"response_format": {"type": "json_schema", "json_schema": {"name": name}}},
+                "response_format.json_schema.name",
+                "1 to 64 letters",
+            )
+            for name in ("", "a b", "x" * 65, 7, "caf\u00e9")
+        ),
+        ({"stream_options": {"include_usage": True}}, "stream_options", "'stream': true"),
+        (
+            {"stream": False, "stream_options": {"include_usage": True}},
+            "stream_options",
+            "'stream': true",
+        ),
+        *(
+            ({"logit_bias": {key: 1}}, "logit_bias", "token ids")
+            for key in (" 5", "5_0", "\u0665", "+5", "")
+        ),
+        # a message that says what is wrong with an empty value
+        ({"stop": ""}, "stop", "must not be empty"),
+        ({"stop": ["a", ""]}, "stop", "must not be empty"),
+        ({"tools": []}, "tools", "non-empty array of tool definitions, not an empty array"),
+        ({"messages": []}, "messages", "not an empty array"),
         ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
         ({"tools": [WEATHER_TOOL], "response_format": {"type": "json_object"}}, "tools", "one of"),
         ({"messages": user("word " * 600)}, "messages", "context holds"),
@@ -188,6 +235,18 @@ def test_malformed_bodies_unknown_model_and_routes(client: TestClient) -> None:
     error_of(client.get("/v1/chat/completions"), 405)
     error = error_of(client.post("/v1/completions", json={"prompt": {"a": 1}}))
     assert error["param"] == "prompt"
+    error = error_of(client.post("/v1/completions", json={"prompt": "a", "logprobs": 2}))
+    assert error["param"] == "logprobs" and error["code"] == "unsupported_parameter"
+    assert post(client, max_tokens=1, logprobs=False, top_logprobs=None).status_code == 200
+    for field, value in (("echo", True), ("suffix", "end"), ("best_of", 2)):
+        request = {"prompt": "a", "max_tokens": 1, field: value}
+        error = error_of(client.post("/v1/completions", json=request))
+        assert error["param"] == field and error["code"] == "unsupported_parameter"
+    for field, value in (("echo", "yes"), ("suffix", 3), ("best_of", 0)):
+        request = {"prompt": "a", "max_tokens": 1, field: value}
+        assert error_of(client.post("/v1/completions", json=request))["param"] == field
+    fine = {"prompt": "a", "max_tokens": 1, "echo": False, "suffix": "", "best_of": 1}
+    assert client.post("/v1/completions", json=fine).status_code == 200
     error = error_of(client.post("/v1/completions", json={"prompt": [10**7]}))
     assert "not in the vocabulary" in error["message"]
     error = error_of(client.post("/v1/chat/completions", content=b"{" * 100_000 + b"}" * 10))
@@ -201,6 +260,29 @@ def test_oversize_body(engine: Engine) -> None:
     with TestClient(app) as small:
         error = error_of(post(small, padding="x" * 2000), 413)
         assert error["code"] == "request_too_large"
+
+
+def test_an_oversize_body_is_refused_before_it_is_all_read(engine: Engine) -> None:
+    app = create_app(ServerConfig(max_body_bytes=1000), engine=engine)
+    reads, sent = 0, []
+
+    async def receive() -> dict[str, Any]:  # a client sending 1000 chunks of 1000 bytes
+        nonlocal reads
+        reads += 1
+        return {"type": "http.request", "body": b" " * 1000, "more_body": reads < 1000}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/v1/chat/completions", "raw_path": b"/v1/chat/completions",
+        "query_string": b"", "root_path": "", "headers": [], "client": ("c", 1),
+        "server": ("s", 80),
+    }
+    asyncio.run(app(scope, receive, send))
+    assert sent[0]["status"] == 413
+    assert reads <= 2  # the second chunk is beyond the limit: nothing more is read
 
 
 def test_api_key(engine: Engine) -> None:
@@ -314,3 +396,19 @@ def test_earlier_tool_call_arguments_that_json_cannot_read_stay_text(
     )
     if response.status_code != 200:  # a long argument may not fit the context
         assert error_of(response)["code"] == "context_length_exceeded"
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/completions"])
+def test_a_stream_that_fails_reports_a_server_error(
+    client: TestClient, engine: Engine, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("the slot broke")
+
+    monkeypatch.setattr(engine, "matcher", broken)  # called once the stream has started
+    body = {"messages": user("Hi"), "prompt": "Hi", "max_tokens": 2, "stream": True}
+    response = client.post(path, json={**body, "grammar": 'root ::= "a"'})
+    assert response.status_code == 200 and response.text.endswith("data: [DONE]\n\n")
+    event = json.loads(response.text.split("\n\n")[-3][len("data: ") :])
+    assert event["error"]["type"] == "server_error"  # not the client's fault
+    assert "the slot broke" in event["error"]["message"]

@@ -201,19 +201,23 @@ def _choice(tool_choice: object, tools: Toolset) -> tuple[ToolChoice, Toolset]:
         name = function.get("name") if isinstance(function, Mapping) else None
         if not isinstance(name, str):
             raise ChatError(f"a tool_choice object names a function: {tool_choice!r}")
-        tool_choice = name
+        return _named(name, tools, named=True)  # a tool called 'auto' is that tool
     if not isinstance(tool_choice, str):
         raise ChatError(f"tool_choice must be a str, not {type(tool_choice).__name__}")
     for member in ToolChoice:
         if member.value == tool_choice:
             return member, tools
-    tool = tools.get(tool_choice)
+    return _named(tool_choice, tools, named=False)
+
+
+def _named(name: str, tools: Toolset, *, named: bool) -> tuple[ToolChoice, Toolset]:
+    """The choice that forces a call of the tool ``name`` (``named``: given in a
+    tool_choice object, where it can only be a tool's name)."""
+    tool = tools.get(name)
     if tool is None:
         known = ", ".join(repr(n) for n in tools.names()) or "none"
-        raise ChatError(
-            f"tool_choice {tool_choice!r} is neither 'auto', 'required' nor a tool name "
-            f"(tools: {known})"
-        )
+        what = "names no tool" if named else "is neither 'auto', 'required' nor a tool name"
+        raise ChatError(f"tool_choice {name!r} {what} (tools: {known})")
     return ToolChoice.REQUIRED, Toolset((tool,), False)
 
 

@@ -20,6 +20,7 @@ from gbnfkit.server._completions import completions
 from gbnfkit.server._config import ServerConfig
 from gbnfkit.server._engine import Engine
 from gbnfkit.server._errors import ApiError, ErrorType
+from gbnfkit.server._http import check_model
 
 __all__ = ["create_app"]
 
@@ -38,26 +39,30 @@ async def _health(request: Request) -> Response:
     )
 
 
+def _model_object(engine: Engine) -> dict[str, object]:
+    return {
+        "id": engine.model_id,
+        "object": "model",
+        "created": 0,
+        "owned_by": "gbnfkit",
+        "meta": {
+            "chat_format": engine.chat_format.value,
+            "n_ctx": engine.context_size,
+            "n_vocab": engine.vocabulary.size,
+        },
+    }
+
+
 async def _models(request: Request) -> Response:
     engine: Engine = request.app.state.engine
-    return JSONResponse(
-        {
-            "object": "list",
-            "data": [
-                {
-                    "id": engine.model_id,
-                    "object": "model",
-                    "created": 0,
-                    "owned_by": "gbnfkit",
-                    "meta": {
-                        "chat_format": engine.chat_format.value,
-                        "n_ctx": engine.context_size,
-                        "n_vocab": engine.vocabulary.size,
-                    },
-                }
-            ],
-        }
-    )
+    return JSONResponse({"object": "list", "data": [_model_object(engine)]})
+
+
+async def _model(request: Request) -> Response:
+    """``GET /v1/models/{model}`` (the OpenAI client's ``models.retrieve``)."""
+    engine: Engine = request.app.state.engine
+    check_model({"model": request.path_params["model"]}, engine)
+    return JSONResponse(_model_object(engine))
 
 
 def _error(exc: ApiError) -> Response:
@@ -127,6 +132,7 @@ def create_app(config: ServerConfig | None = None, *, engine: Engine | None = No
         routes=[
             Route("/health", _health, methods=["GET"]),
             Route("/v1/models", _models, methods=["GET"]),
+            Route("/v1/models/{model:path}", _model, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/completions", completions, methods=["POST"]),
         ],

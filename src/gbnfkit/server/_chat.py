@@ -240,7 +240,9 @@ async def _events(plan: _Plan, engine: Engine) -> AsyncIterator[str]:
     except ApiError as exc:
         yield sse(exc.body())
     except Exception as exc:  # the stream has started: report in it, keep serving
-        yield sse(ApiError(f"generation failed: {exc}", status=500).body())
+        yield sse(
+            ApiError(f"generation failed: {exc}", status=500, type=ErrorType.SERVER).body()
+        )
     if include_usage:
         yield sse(
             {

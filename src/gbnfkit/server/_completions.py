@@ -12,7 +12,8 @@ from gbnfkit.server._config import ServerConfig
 from gbnfkit.server._constraints import constraint_for
 from gbnfkit.server._decode import Finish, Job, Outcome
 from gbnfkit.server._engine import Engine
-from gbnfkit.server._errors import ApiError
+from gbnfkit.server._errors import ApiError, ErrorType
+from gbnfkit.server._fields import optional_bool, optional_int, optional_str
 from gbnfkit.server._http import (
     cancel_event,
     check_model,
@@ -67,6 +68,30 @@ def _prompt_ids(body: dict[str, Any], engine: Engine) -> list[int]:
     return ids
 
 
+def _no_unsupported(body: dict[str, Any]) -> None:
+    """Refuse what would change the answer but is not done (rather than ignore it):
+    ``echo``, ``suffix`` (insertion) and ``best_of`` beyond one choice per ``n``."""
+    if optional_bool(body, "echo"):
+        raise ApiError(
+            "'echo': this server does not echo the prompt",
+            param="echo",
+            code="unsupported_parameter",
+        )
+    if optional_str(body, "suffix"):
+        raise ApiError(
+            "'suffix': this server does not insert text before a suffix",
+            param="suffix",
+            code="unsupported_parameter",
+        )
+    best_of = optional_int(body, "best_of", low=1)
+    if best_of is not None and best_of > 1:
+        raise ApiError(
+            "'best_of': this server returns every choice it generates (use 'n')",
+            param="best_of",
+            code="unsupported_parameter",
+        )
+
+
 def _finish(outcome: Outcome) -> str:
     return "length" if outcome.finish is Finish.LENGTH else "stop"
 
@@ -76,6 +101,7 @@ async def completions(request: Request) -> Response:
     config: ServerConfig = request.app.state.config
     body = await read_body(request, config.max_body_bytes)
     check_model(body, engine)
+    _no_unsupported(body)
     sampling = sampling_of(body, cap=config.max_tokens, vocab_size=engine.vocabulary.size)
     constraint = constraint_for(
         body, engine.chat_format, engine.token_of, chat=False, vocab_size=engine.vocabulary.size
@@ -154,7 +180,9 @@ async def _events(
                     break
                 yield chunk(index, item, None)
     except Exception as exc:  # the stream has started: report in it, keep serving
-        yield sse(ApiError(f"generation failed: {exc}", status=500).body())
+        yield sse(
+            ApiError(f"generation failed: {exc}", status=500, type=ErrorType.SERVER).body()
+        )
     if include_usage:
         yield sse(
             {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,9 @@ from gbnfkit.server._fields import optional_bool, reject_unknown_type
 from gbnfkit.tokens._trigger import Trigger
 
 __all__ = ["Constraint", "OutputKind", "constraint_for", "tools_offered"]
+
+_SCHEMA_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""OpenAI's rule for ``response_format.json_schema.name``."""
 
 TokenOf = Callable[[str], int | None]
 """The id of a token written as text (``None`` when the text is not one token)."""
@@ -92,7 +96,16 @@ def _response_format(value: object) -> Grammar | None:
         inner = value.get("json_schema")
         if not isinstance(inner, dict):
             raise reject_unknown_type("response_format.json_schema", inner, "an object")
-        strict = optional_bool(inner, "strict")  # noqa: F841 (always strict: the grammar holds)
+        name = inner.get("name")
+        if name is not None and not (isinstance(name, str) and _SCHEMA_NAME.fullmatch(name)):
+            raise ApiError(
+                "'response_format.json_schema.name' must be 1 to 64 letters, digits, '_' or "
+                f"'-', not {json.dumps(name)[:80]}",
+                param="response_format.json_schema.name",
+            )
+        # always strict (the grammar holds the schema), but a 'strict' that is not a
+        # boolean is still the request's mistake
+        optional_bool(inner, "strict", path="response_format.json_schema.strict")
         schema = inner.get("schema", {})
         return _schema_grammar("response_format.json_schema.schema", schema)
     raise ApiError(

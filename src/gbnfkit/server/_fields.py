@@ -27,10 +27,10 @@ def _kind(value: object) -> str:
     if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):
-        return "a string"
+        return "a string" if value else "an empty string"
     if isinstance(value, list):
-        return "an array"
-    return "an object"
+        return "an array" if value else "an empty array"
+    return "an object" if value else "an empty object"
 
 
 def reject_unknown_type(name: str, value: object, expected: str) -> ApiError:
@@ -102,12 +102,15 @@ def optional_int(
     return value
 
 
-def optional_bool(body: Mapping[str, Any], name: str) -> bool | None:
+def optional_bool(body: Mapping[str, Any], name: str, *, path: str | None = None) -> bool | None:
+    """A boolean field; ``path``: the field's name in the request when ``body`` is an
+    object inside it (``stream_options.include_usage``), for the error's message and
+    ``param``."""
     value = body.get(name)
     if value is None:
         return None
     if not isinstance(value, bool):
-        raise reject_unknown_type(name, value, "a boolean")
+        raise reject_unknown_type(path or name, value, "a boolean")
     return value
 
 

@@ -43,13 +43,19 @@ def now() -> int:
 
 async def read_body(request: Request, limit: int) -> dict[str, Any]:
     """The request's JSON object (400 when it is not one, 413 when it is too large)."""
-    data = await request.body()
-    if len(data) > limit:
-        raise ApiError(
-            f"the request body has {len(data)} bytes; this server takes at most {limit}",
-            status=413,
-            code="request_too_large",
-        )
+    # read no more than the limit: a huge body is refused, not first held in memory
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(
+                f"the request body has more than {limit} bytes; this server takes at most "
+                f"{limit}",
+                status=413,
+                code="request_too_large",
+            )
+        chunks.append(chunk)
+    data = b"".join(chunks)
     try:
         body = json.loads(data)
     except UnicodeDecodeError:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,8 @@ __all__ = ["Sampling", "sampling_of"]
 
 _MAX_STOPS = 4
 _MAX_N = 8
+_TOKEN_ID = re.compile(r"-?[0-9]+")
+_MAX_TOP_LOGPROBS = 20
 
 # request field -> (SamplingParams field, low, high)
 _NUMBERS: tuple[tuple[str, str, float | None, float | None], ...] = (
@@ -58,7 +62,9 @@ def _stop(body: Mapping[str, Any]) -> tuple[str, ...]:
     if value is None:
         return ()
     items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(s, str) and s for s in items):
+    if isinstance(items, list) and all(isinstance(s, str) for s in items) and "" in items:
+        raise ApiError("'stop' strings must not be empty", param="stop")
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
         raise reject_unknown_type("stop", value, "a non-empty string or an array of them")
     if len(items) > _MAX_STOPS:
         raise ApiError(f"'stop' holds at most {_MAX_STOPS} strings", param="stop")
@@ -69,12 +75,13 @@ def _logit_bias(body: Mapping[str, Any], vocab_size: int) -> dict[int, float]:
     value = optional_object(body, "logit_bias") or {}
     bias: dict[int, float] = {}
     for key, amount in value.items():
-        try:
-            token = int(key)
-        except ValueError:
+        # a token id in ASCII digits: int() also reads ' 5', '5_0' and other scripts' digits
+        if not _TOKEN_ID.fullmatch(key):
             raise ApiError(
-                f"'logit_bias' keys are token ids, not {key!r}", param="logit_bias"
-            ) from None
+                f"'logit_bias' keys are token ids, not {json.dumps(key)[:80]}",
+                param="logit_bias",
+            )
+        token = int(key)
         if not 0 <= token < vocab_size:
             raise ApiError(
                 f"'logit_bias': token {token} is not in the vocabulary (0..{vocab_size - 1})",
@@ -85,8 +92,26 @@ def _logit_bias(body: Mapping[str, Any], vocab_size: int) -> dict[int, float]:
     return bias
 
 
+def _no_logprobs(body: Mapping[str, Any]) -> None:
+    """Refuse a request for log probabilities (the server computes none) rather than
+    answer it with ``"logprobs": null``; ``false`` and null are fine. ``logprobs`` is a
+    boolean in a chat request and an integer (how many) in a completion request."""
+    value = body.get("logprobs")
+    if value is not None and value is not False:
+        if not isinstance(value, (bool, int)):
+            raise reject_unknown_type("logprobs", value, "a boolean or an integer")
+        raise ApiError(
+            "'logprobs': this server does not compute log probabilities",
+            param="logprobs",
+            code="unsupported_parameter",
+        )
+    if optional_int(body, "top_logprobs", low=0, high=_MAX_TOP_LOGPROBS) is not None:
+        raise ApiError("'top_logprobs' needs 'logprobs': true", param="top_logprobs")
+
+
 def sampling_of(body: Mapping[str, Any], *, cap: int, vocab_size: int) -> Sampling:
     """The sampling of request ``body``; ``cap``: the server's ``max_tokens`` limit."""
+    _no_logprobs(body)
     values: dict[str, Any] = {}
     for name, field, low, high in _NUMBERS:
         number = optional_number(body, name, low=low, high=high)
@@ -102,15 +127,24 @@ def sampling_of(body: Mapping[str, Any], *, cap: int, vocab_size: int) -> Sampli
         params = SamplingParams(**values)
     except (TypeError, ValueError) as exc:
         raise ApiError(f"sampling: {exc}", param=getattr(exc, "field", None)) from None
+    # both are checked; the newer name wins when both are given
+    legacy = optional_int(body, "max_tokens", low=1, high=cap)
     max_tokens = optional_int(body, "max_completion_tokens", low=1, high=cap)
     if max_tokens is None:
-        max_tokens = optional_int(body, "max_tokens", low=1, high=cap)
+        max_tokens = legacy
     seed = optional_int(body, "seed", low=-1, high=2**63 - 1)
     if seed == -1:  # llama.cpp's "random"
         seed = None
-    options = optional_object(body, "stream_options") or {}
+    options = optional_object(body, "stream_options")
     stream = bool(optional_bool(body, "stream"))
-    include_usage = bool(optional_bool(options, "include_usage"))
+    if options is not None and not stream:  # as OpenAI: it would be silently ignored
+        raise ApiError(
+            "'stream_options' is only allowed with 'stream': true", param="stream_options"
+        )
+    options = options or {}
+    include_usage = bool(
+        optional_bool(options, "include_usage", path="stream_options.include_usage")
+    )
     return Sampling(
         params=params,
         seed=seed,
