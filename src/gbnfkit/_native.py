@@ -49,6 +49,7 @@ COMPILED = (
     "gbnfkit.tokens._bytestate",
     "gbnfkit.tokens._chains",
     "gbnfkit.tokens._compiled",
+    "gbnfkit.tokens._follow",
     "gbnfkit.tokens._forms",
     "gbnfkit.tokens._index",
     "gbnfkit.tokens._keywalk",

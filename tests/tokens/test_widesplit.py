@@ -15,7 +15,8 @@ from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._byteprogram import CALL, END, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState
 from gbnfkit.tokens._chains import Chains
-from gbnfkit.tokens._compiled import _group_key, _groups, _rule_starts, _stacks_of
+from gbnfkit.tokens._compiled import _group_key, _groups, _stacks_of
+from gbnfkit.tokens._follow import rule_starts as _rule_starts
 from gbnfkit.tokens._index import VocabularyIndex
 from gbnfkit.tokens._tails import SuffixRanks, group_ranked, group_tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -492,6 +493,16 @@ def _links(grammar: Grammar, name: str) -> list[int]:
     return out
 
 
+def _shared_links() -> tuple[Grammar, list[int], list[int], list[int]]:
+    """A grammar whose counted repetitions `c{0,60}` and `c{0,20}` share their links,
+    each followed by its own byte; its plain follow sets; the links of each."""
+    grammar = Grammar.from_gbnf(
+        'root ::= "[" long "," short "]"\nlong ::= "x" c{0,60} "y"\n'
+        'short ::= "z" c{0,20} "w"\nc ::= [a-z]'
+    )
+    return grammar, _plain_follow(grammar), _links(grammar, "long"), _links(grammar, "short")
+
+
 def test_follow_sets_of_shared_links_reuse_what_was_found() -> None:
     """Counted repetitions of one item share their links (`c{0,20}` is the last 20 links
     of `c{0,60}`), and each link is called by the one above in tail
@@ -502,12 +513,7 @@ def test_follow_sets_of_shared_links_reuse_what_was_found() -> None:
     gives up at once (it would read all that search read).  Either way each set is the
     plain fixed point, or -1 where the search over every rule reached passes the
     budget."""
-    grammar = Grammar.from_gbnf(
-        'root ::= "[" long "," short "]"\nlong ::= "x" c{0,60} "y"\n'
-        'short ::= "z" c{0,20} "w"\nc ::= [a-z]'
-    )
-    follow = _plain_follow(grammar)
-    long_links, short_links = _links(grammar, "long"), _links(grammar, "short")
+    grammar, follow, long_links, short_links = _shared_links()
     assert short_links == long_links[-len(short_links):] and len(short_links) > 10
     top = short_links[0]
     for budget, expect_top in ((256, follow[top]), (1, -1)):
@@ -516,7 +522,10 @@ def test_follow_sets_of_shared_links_reuse_what_was_found() -> None:
         )
         # with a budget of one call, the top's search reads `short`'s "w", then `long`'s "y"
         assert compiled._follow_rule(top) == expect_top
-        compiled._calls = {r: c for r, c in compiled._calls.items() if r in short_links[1:]}
+        index = compiled._call_index
+        assert index is not None
+        index.calls = {r: index.sites(r) if r in short_links[1:] else []
+                       for r in range(len(index.top))}
         for link in short_links[1:]:
             assert compiled._follow_rule(link) == (follow[link] if budget > 1 else -1)
     # every rule in either order: the plain set, or -1 only where the calls not in
@@ -541,3 +550,32 @@ def test_follow_sets_of_shared_links_reuse_what_was_found() -> None:
                     todo.append(caller)
             got = compiled._follow_rule(rule)
             assert got == follow[rule] or (got == -1 and sum(counted[r] for r in reached) > 1)
+
+
+def test_follow_search_climbs_rules_called_once_in_tail_position() -> None:
+    """A rule called from one place only, in tail position, returns where its caller
+    does, so its set is its caller's: each rule's *top* is the first rule above it on
+    such calls that is called otherwise, the search starts from tops and reaches only
+    tops, and it reads the calls of no rule climbed over (a link's search on a
+    counted repetition does not walk every link above it).  The sets stay the plain
+    fixed point; a cycle of such calls (unreachable) is climbed a bounded number of
+    times."""
+    grammar, follow, long_links, short_links = _shared_links()
+    compiled = gbnfkit.CompiledGrammar(grammar, synthetic_vocabulary())
+    assert compiled._follow_rule(long_links[-1]) == follow[long_links[-1]]
+    index = compiled._call_index
+    assert index is not None
+    top, mid = long_links[0], short_links[0]
+    assert all(index.top[r] == top for r in long_links[: -len(short_links)])
+    assert all(index.top[r] == mid for r in short_links)
+    # only tops were read: the two links called from outside (`"y"` and `"w"` after
+    # them cannot finish, so `long` and `short` are not reached)
+    assert set(index.calls) == {top, mid}
+    for rule in range(len(follow)):
+        assert compiled._follow_rule(rule) == follow[rule]
+    # a cycle of rules each called once, in tail position, by the other
+    cycle = Grammar.from_gbnf('root ::= "[" x "]"\nx ::= [a-z]\na ::= "q" b\nb ::= a')
+    follow = _plain_follow(cycle)
+    compiled = gbnfkit.CompiledGrammar(cycle, synthetic_vocabulary())
+    for rule in range(len(follow)):
+        assert compiled._follow_rule(rule) == follow[rule]

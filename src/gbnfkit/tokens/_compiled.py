@@ -16,7 +16,6 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
 from functools import partial
-from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -25,9 +24,10 @@ import numpy.typing as npt
 
 from gbnfkit._arguments import expect
 from gbnfkit._errors import LoadError, VocabularyError
-from gbnfkit.tokens._byteprogram import CALL, END, TEST, lower_program
+from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._chains import Chains
+from gbnfkit.tokens._follow import CallIndex, follow_search, rule_starts
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
 from gbnfkit.tokens._keywalk import Universal, WideContexts, inside_only, join_keys
@@ -118,21 +118,6 @@ def _stacks_of(key: tuple[int, ...]) -> list[Stack]:
             start = i + 1
     out.append(key[start:])
     return out
-
-
-def _rule_starts(rules: tuple[tuple[int, ...], ...]) -> tuple[list[int], list[int]]:
-    """Sorted positions where rules start and the rule of each (``[]``: the rule of the
-    ``i``-th start is ``i``), such that a position belongs to the rule of the last start
-    at or before it.  The byte program lays its rules out one after the other, each
-    rule's alternatives in order (``lower_program``): when every alternative starts
-    after the one before, a rule runs from its first alternative to the next rule's;
-    otherwise every alternative's start, sorted, with its rule."""
-    every = list(chain.from_iterable(rules))
-    starts = [alts[0] for alts in rules if alts]
-    if len(starts) == len(rules) and every == sorted(every):
-        return starts, []
-    pairs = sorted((a, r) for r, alts in enumerate(rules) for a in alts)
-    return [a for a, _ in pairs], [r for _, r in pairs]
 
 
 def _tokens_under(trie: TokenTrie, first_bytes: int) -> int:
@@ -236,11 +221,11 @@ class CompiledGrammar:
         # (id of a wide split's tails, state below) -> (those tails, tokens accepted)
         self._tail_checks: OrderedDict[tuple[int, ByteState], tuple[Tails, _Found]] = OrderedDict()
         # per rule: the bytes that can come first once it returns (see _follow_of);
-        # where each rule starts (see _call_sites), each rule's calls
+        # where each rule starts (see _rule_at), each rule's calls (made lazily)
         self._follows: dict[int, int] = {}
         self._starts: list[int] = []
         self._start_rules: list[int] = []
-        self._calls: dict[int, list[int]] = {}
+        self._call_index: CallIndex | None = None
         self._max_contexts = max(1, max_contexts)
         self._max_masks = max(1, max_masks)
         self._tuning = tuning
@@ -554,104 +539,35 @@ class CompiledGrammar:
     def _rule_at(self, position: int) -> int:
         """The rule whose alternatives hold ``position`` (the last rule, or alternative,
         starting at or before it: rules are laid out one after the other)."""
-        starts = self._call_sites()
+        starts = self._starts
+        if not starts:
+            starts, owners = rule_starts(self._automaton.program.rules)
+            with self._lock:
+                self._start_rules = owners
+                self._starts = starts
         at = bisect_right(starts, position) - 1
         if at < 0:
             return -1
         owners = self._start_rules
         return owners[at] if owners else at
 
-    def _call_sites(self) -> list[int]:
-        """Where each rule starts (:func:`_rule_starts`; the rules of those starts
-        in ``_start_rules``), built with the first call with the calls of each rule."""
-        if self._starts:
-            return self._starts
-        program = self._automaton.program
-        starts, owners = _rule_starts(program.rules)
-        kind = program.kind
-        arg = program.arg
-        calls: dict[int, list[int]] = {}
-        for p, k in enumerate(kind):
-            if k == CALL:
-                r = arg[p]
-                got = calls.get(r)
-                if got is None:
-                    calls[r] = [p]
-                else:
-                    got.append(p)
-        with self._lock:
-            self._calls = calls
-            self._start_rules = owners
-            self._starts = starts
-        return starts
-
     def _follow_rule(self, rule: int) -> int:
-        """What can be read first once ``rule`` returns: at each call of it, the first
-        bytes of what follows the call and, if that can finish, what can be read once
-        the calling rule returns (nothing after the root).  Found over the rules
-        reached that way from ``rule`` (each gets its own set, kept: all its callers
-        are reached too), one ``first_of`` per call not in tail position (a call in
-        tail position reads nothing: its rule returns where the caller does), then
-        each rule's set passed down to the rules it returns to only when it grew (a
-        work list, callers found last first; a rule found before keeps its set); -1 past
-        ``follow_calls`` calls not in tail position, or at a rule whose search did."""
-        automaton = self._automaton
-        kind = automaton.program.kind
-        starts = self._call_sites()
-        owners, calls, follows = self._start_rules, self._calls, self._follows
-        budget = self._tuning.follow_calls
-        own: dict[int, int] = {rule: 0}
-        order = [rule]  # the rules reached, in the order found
-        below: dict[int, list[int]] = {}  # caller -> the rules whose set takes in its
-        todo = [rule]
-        while todo and budget >= 0:
-            r = todo.pop()
-            bits_r = 0
-            for c in calls.get(r, ()):
-                if kind[c + 1] != END:
-                    # a call in tail position reads nothing after it: its rule returns
-                    # where the caller does (free: a negative trie of names is such calls)
-                    budget -= 1
-                    if budget < 0:
-                        break
-                    bits, ends = automaton.first_of(c + 1)
-                    bits_r |= bits
-                    if not ends:
-                        continue
-                at = bisect_right(starts, c) - 1  # the calling rule (as _rule_at)
-                caller = owners[at] if owners else at
-                if caller != r:
-                    if caller not in own:
-                        known = follows.get(caller)  # a rule found before is not searched
-                        if known == -1:
-                            budget = -1  # this search reads all that caller's did
-                            break
-                        own[caller] = 0 if known is None else known
-                        if known is None:
-                            todo.append(caller)
-                        order.append(caller)
-                    below.setdefault(caller, []).append(r)
-            own[r] = bits_r
-        if budget < 0:
+        """What can be read first once ``rule`` returns (``_follow.follow_search``),
+        kept with the sets of the rules its search reached; -1 (kept too) where the
+        search gave up: past ``follow_calls`` calls not in tail position, or at a rule
+        whose search did.  The calls of every rule are indexed at the first search."""
+        index = self._call_index
+        if index is None:
+            index = CallIndex(self._automaton.program)
             with self._lock:
-                follows[rule] = -1
-            return -1
-        # each rule on the work list passes its set to the rules below it; a rule
-        # whose set grows goes back on the list (popped first: callers found last,
-        # i.e. nearest the root, pass theirs down first)
-        while order:
-            x = order.pop()
-            got = below.get(x)
-            if got is None:
-                continue
-            bits_x = own[x]
-            for r in got:
-                if bits_x & ~own[r]:
-                    own[r] |= bits_x
-                    order.append(r)
+                self._call_index = index
+        own = follow_search(rule, self._automaton, index, self._follows, self._tuning.follow_calls)
         with self._lock:
-            self._follows.update(own)
-        return own[rule]
+            got = -1 if own is None else own[index.top[rule]]
+            if own is not None:
+                self._follows.update(own)
+            self._follows[rule] = self._follows[index.top[rule]] = got
+        return got
 
     def _may_share(self, key: Stack) -> bool:
         """Whether the index may keep a split of ``key``'s canonical form (its signature
