@@ -90,15 +90,22 @@ def test_deterministic_bounded_or_unanchored_patterns_stay_direct(pattern: str) 
 @pytest.mark.parametrize("name", sorted(FORMAT_PATTERNS))
 def test_no_format_needs_a_dfa(name: str) -> None:
     """The converter does not ask ``pattern_dfa`` for formats (their construction
-    would cost 0.1-5 ms each for nothing): none of their patterns gets a DFA."""
-    assert pattern_dfa(parse_regex(FORMAT_PATTERNS[name]), LIMITS) is None
-    for lo, hi in ((0, 10), (2, None)):  # with length limits (narrowed in place)
+    would cost 0.1-5 ms each): they are written as their parse.  Only ``hostname`` and
+    ``email`` would get one (minimal DFAs of 126 and 128 states, their subset
+    constructions 251 and 257): not measured, left direct."""
+    for lo, hi in ((0, None), (0, 10), (2, None)):  # with length limits (narrowed in place)
         narrowed = limit_length(parse_regex(FORMAT_PATTERNS[name]), lo, hi)
-        assert not narrowed or pattern_dfa(narrowed, LIMITS) is None
+        assert not narrowed or (pattern_dfa(narrowed, LIMITS) is None) == (
+            name not in ("hostname", "email") or (lo, hi) == (0, 10))
+    schema = {"type": "string", "format": name}
+    assert "string-dfa" not in Grammar.from_json_schema(schema).to_gbnf()
 
 
 def test_pattern_dfa_gives_up_past_its_limit() -> None:
-    assert pattern_dfa(parse_regex(URL), SchemaLimits(max_pattern_dfa_states=20)) is None
+    # the URL's minimal DFA has 14 states, its subset construction 149
+    assert pattern_dfa(parse_regex(URL), SchemaLimits(max_pattern_dfa_states=14)) is not None
+    assert pattern_dfa(parse_regex(URL), SchemaLimits(max_pattern_dfa_states=13)) is None
+    assert pattern_dfa(parse_regex(URL), SchemaLimits(max_dfa_states=148)) is None
 
 
 def _schema_grammar(pattern: str) -> tuple[Grammar, str]:
@@ -142,3 +149,77 @@ def test_states_on_cycles() -> None:
     moves = [[1, 4], [2, 2], [1, 3], [3, 3], [5, 5], [6, 6], [6, 6]]
     dfa = Dfa([0, 1], moves, [False] * len(moves))
     assert _on_cycles(dfa) == [False, True, True, True, False, False, True]
+
+
+# a BCP-47 language tag (MaskBench o76654's patternProperties key, shortened): its
+# subset construction has 251 states, its minimal DFA 143
+BCP47 = (r"^(((([A-Za-z]{2,3}(-([A-Za-z]{3}(-[A-Za-z]{3}){0,2}))?)|[A-Za-z]{4}|"
+         r"[A-Za-z]{5,8})(-([A-Za-z]{4}))?(-([A-Za-z]{2}|[0-9]{3}))?"
+         r"(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-([0-9A-WY-Za-wy-z]"
+         r"(-[A-Za-z0-9]{2,8})+))*(-(x(-[A-Za-z0-9]{1,8})+))?)|(x(-[A-Za-z0-9]{1,8})+)|"
+         r"((en-GB-oed|i-ami|i-default|sgn-BE-FR)|(art-lojban|zh-min|zh-min-nan)))$")
+KEY = r"^[a-zA-Z][a-zA-Z0-9_]*[a-zA-Z0-9]$"
+
+
+def test_pattern_dfa_bound_is_on_the_minimal_dfa() -> None:
+    """``max_pattern_dfa_states`` bounds the rules written (the minimal DFA), not the
+    subset construction (bounded by ``max_dfa_states``)."""
+    nfa_dfa = dfa_of(parse_regex(BCP47), LIMITS)
+    assert len(nfa_dfa.moves) > LIMITS.max_pattern_dfa_states
+    dfa = pattern_dfa(parse_regex(BCP47), LIMITS)
+    assert dfa is not None and len(dfa.moves) <= LIMITS.max_pattern_dfa_states
+    small = SchemaLimits(max_pattern_dfa_states=len(dfa.moves) - 1)
+    assert pattern_dfa(parse_regex(BCP47), small) is None
+
+
+def _keys_grammar(pattern: str, additional: bool | None = False) -> Grammar:
+    schema: dict[str, object] = {"type": "object",
+                                 "patternProperties": {pattern: {"type": "string"}}}
+    if additional is not None:
+        schema["additionalProperties"] = additional
+    return Grammar.from_json_schema(schema)
+
+
+def test_key_patterns_get_the_dfa() -> None:
+    """A ``patternProperties`` key pattern that is ambiguous is written as its DFA, as a
+    string value's, and shares the value's automaton (one per pattern)."""
+    for pattern in (BCP47, KEY):
+        text = _keys_grammar(pattern).to_gbnf()
+        key = next(line for line in text.splitlines() if line.startswith("pattern-key"))
+        assert "string-dfa-q0" in key, key
+    schema = {"type": "object", "properties": {"u": {"type": "string", "pattern": KEY}},
+              "patternProperties": {KEY: {"type": "string"}}}
+    text = Grammar.from_json_schema(schema).to_gbnf()
+    assert text.count("string-dfa-q0 ::=") == 1
+    # deterministic: written as its parse
+    direct = _keys_grammar(r"^[a-z]+-[0-9]+$").to_gbnf()
+    assert "string-dfa" not in direct
+
+
+def _escaped(text: str, escape: list[bool]) -> str:
+    """``text`` as a JSON string body, the characters flagged in ``escape`` as \\uXXXX."""
+    out = []
+    for ch, esc in zip(text, escape + [False] * len(text), strict=False):
+        if esc and ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(json.dumps(ch)[1:-1])
+    return "".join(out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=st.one_of(
+    st.text(alphabet="enUSxzhiGBm-19a_", max_size=14),
+    st.sampled_from(["en-US", "fr-FR", "i-default", "zh-min-nan", "x-a-b", "en-GB-oed",
+                     "abcd-Latn-US-1234", "de-DE-u-co-phonebk", "a_1", "ab_", "en--US"]),
+), escape=st.lists(st.booleans(), max_size=14), which=st.sampled_from([BCP47, KEY]),
+    additional=st.sampled_from([False, None]))
+def test_key_pattern_language(key: str, escape: list[bool], which: str,
+                              additional: bool | None) -> None:
+    """Through the converter, with JSON escapes of the key's characters: the keys the
+    DFA's grammar accepts are those ``re.search`` finds the pattern in (and, with
+    ``additionalProperties`` left open, every other key too, with its value)."""
+    grammar = _keys_grammar(which, additional)
+    doc = '{"' + _escaped(key, escape) + '": "v"}'
+    accepted = grammar.match(doc).status.value == "accept"
+    assert accepted == (additional is None or re.search(which, key, re.ASCII) is not None)

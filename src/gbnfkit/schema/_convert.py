@@ -630,20 +630,28 @@ class Converter:
             if not narrowed:
                 return None
             branches = narrowed
-        rule = "" if kw == "format" else self.pattern_rules.get((regex, lo, hi))
-        if rule is None:
-            # an ambiguous pattern as its DFA: one parse at every point (docs/schema.md,
-            # "Patterns"); emitted once per pattern and bounds.  No format pattern is
-            # such a one (tests/schema/test_pattern_dfa.py): not asked for them
-            dfa = pattern_dfa(branches, self.opts.limits)
-            rule = "" if dfa is None else emit_dfa(dfa, self.table, self.chars.of,
-                                                   "string-dfa") or "-"
-            self.pattern_rules[(regex, lo, hi)] = rule
+        # no format pattern is ambiguous (tests/schema/test_pattern_dfa.py): not asked
+        rule = "" if kw == "format" else self.pattern_rule(branches, (regex, lo, hi))
         if rule == "-":  # the DFA accepts nothing
             return None
         if rule:
             return seq('"\\""', rule, '"\\""')
         return seq('"\\""', regex_expr(branches, self.chars.of), '"\\""')
+
+    def pattern_rule(self, branches: list[Branch],
+                     key: tuple[str, int, int | None] | None) -> str:
+        """The DFA rule of an ambiguous pattern (string values and ``patternProperties``
+        keys): one parse at every point (docs/schema.md, "Patterns"); "" when the
+        pattern is written as its parse, "-" when it accepts nothing.  Emitted once per
+        ``key`` (pattern and length bounds; None: not kept)."""
+        rule = None if key is None else self.pattern_rules.get(key)
+        if rule is None:
+            dfa = pattern_dfa(branches, self.opts.limits)
+            rule = "" if dfa is None else emit_dfa(dfa, self.table, self.chars.of,
+                                                   "string-dfa") or "-"
+            if key is not None:
+                self.pattern_rules[key] = rule
+        return rule
 
     def string_automaton(self, patterns: list[tuple[str, str]], not_patterns: list[str],
                          not_strings: list[str], lo: int, hi: int | None,

@@ -185,8 +185,9 @@ def dfa_of(branches: Sequence[Branch], limits: SchemaLimits,
 def pattern_dfa(branches: Sequence[Branch], limits: SchemaLimits) -> Dfa | None:
     """The DFA of ``branches`` (as :func:`dfa_of`) when every branch is anchored at both
     ends and the pattern written directly as a grammar would stay ambiguous over
-    unbounded input, else None (also past ``limits.max_pattern_dfa_states`` states or
-    ``limits.max_nfa_states`` NFA states).
+    unbounded input, else None (also when its minimal DFA has more than
+    ``limits.max_pattern_dfa_states`` states, its subset construction more than
+    ``limits.max_dfa_states`` or its NFA more than ``limits.max_nfa_states``).
 
     Ambiguous: after some input, two positions of the pattern that read a character
     both accept the same next character (``([a-z.]+)\\.([a-z]{2,6})``: a ``.`` may end
@@ -204,14 +205,17 @@ def pattern_dfa(branches: Sequence[Branch], limits: SchemaLimits) -> Dfa | None:
         return None
     try:
         nfa, start, final = _search_nfa(branches, limits.max_nfa_states)
-        dfa, ambiguous = _subsets(nfa, start, final, limits.max_pattern_dfa_states,
-                                  "max_pattern_dfa_states")
+        dfa, ambiguous = _subsets(nfa, start, final, limits.max_dfa_states, "max_dfa_states")
     except TooBig:
         return None
     if not ambiguous:
         return None
     cyclic = _on_cycles(dfa)
-    return minimal(dfa) if any(cyclic[s] for s in ambiguous) else None
+    if not any(cyclic[s] for s in ambiguous):
+        return None
+    # the bound is on the rules written: a BCP-47 tag's 251 subset states are 143
+    small = minimal(dfa)
+    return small if len(small.moves) <= limits.max_pattern_dfa_states else None
 
 
 def _on_cycles(dfa: Dfa) -> list[bool]:

@@ -55,11 +55,13 @@ class SchemaLimits:
             ``not`` of patterns or strings, a pattern with length limits, keys outside
             listed names and patterns); each becomes one grammar rule. Default 2,000;
             past it: the keyword refused.
-        max_pattern_dfa_states: deterministic automaton states of one pattern anchored
-            at both ends that the converter writes as its minimal automaton rather than
-            as its parse (an ambiguous pattern, such as a URL's, whose parses would
-            otherwise multiply inside tokens: docs/schema.md, "Patterns"). Default 160;
-            past it: the pattern is written as its parse, as any other (not refused).
+        max_pattern_dfa_states: states of the minimal automaton of one pattern
+            anchored at both ends that the converter writes as that automaton rather
+            than as its parse (an ambiguous pattern, such as a URL's or a
+            ``patternProperties`` language-tag key's, whose parses would otherwise
+            multiply inside tokens: docs/schema.md, "Patterns"; its subset construction
+            is bounded by ``max_dfa_states``). Default 160; past it: the pattern is
+            written as its parse, as any other (not refused).
         max_counted_characters: the largest ``max_whitespace``, ``max_integer_digits``
             and ``max_fraction_digits`` option. Default 1,000; past it: SchemaError for
             the option.

@@ -370,9 +370,13 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
     out: list[str] = []
     value = conv.visit(next(iter(patterns.values())), conv.child_ptr(ptr, "patternProperties"),
                        conv.child_hint(hint, "pattern-value"))
-    if value is not None:
+    # an ambiguous key pattern as its DFA, as a string value's (docs/schema.md,
+    # "Patterns"); one pattern shares the rule of its string values.  "-": no key matches
+    rule = "" if value is None else conv.pattern_rule(
+        all_branches, (next(iter(patterns)), 0, None) if len(patterns) == 1 else None)
+    if value is not None and rule != "-":
         key = conv.table.add(conv.child_hint(hint, "pattern-key"),
-                             seq('"\\""', alt(options), '"\\""'))
+                             seq('"\\""', rule or alt(options), '"\\""'))
         out.append(conv.table.add(conv.child_hint(hint, "pattern-kv"),
                                   seq(key, conv.colon(), value)))
     if additional is False:
