@@ -536,19 +536,24 @@ class CompiledGrammar:
             out |= got
         return out
 
-    def _rule_at(self, position: int) -> int:
-        """The rule whose alternatives hold ``position`` (the last rule, or alternative,
-        starting at or before it: rules are laid out one after the other)."""
+    def _rule_layout(self) -> tuple[list[int], list[int]]:
+        """Where each rule starts and the rule of each start (:func:`rule_starts`), made
+        at the first call and shared by :meth:`_rule_at` and the call index."""
         starts = self._starts
         if not starts:
             starts, owners = rule_starts(self._automaton.program.rules)
             with self._lock:
                 self._start_rules = owners
                 self._starts = starts
+        return starts, self._start_rules
+
+    def _rule_at(self, position: int) -> int:
+        """The rule whose alternatives hold ``position`` (the last rule, or alternative,
+        starting at or before it: rules are laid out one after the other)."""
+        starts, owners = self._rule_layout()
         at = bisect_right(starts, position) - 1
         if at < 0:
             return -1
-        owners = self._start_rules
         return owners[at] if owners else at
 
     def _follow_rule(self, rule: int) -> int:
@@ -558,7 +563,7 @@ class CompiledGrammar:
         whose search did.  The calls of every rule are indexed at the first search."""
         index = self._call_index
         if index is None:
-            index = CallIndex(self._automaton.program)
+            index = CallIndex(self._automaton.program, *self._rule_layout())
             with self._lock:
                 self._call_index = index
         own = follow_search(rule, self._automaton, index, self._follows, self._tuning.follow_calls)

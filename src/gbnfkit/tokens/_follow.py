@@ -50,8 +50,9 @@ class CallIndex:
 
     __slots__ = ("_offsets", "_sites", "calls", "owners", "starts", "top")
 
-    def __init__(self, program: ByteProgram) -> None:
-        self.starts, self.owners = rule_starts(program.rules)
+    def __init__(self, program: ByteProgram, starts: list[int], owners: list[int]) -> None:
+        # where each rule starts and the rule of each start: rule_starts(program.rules)
+        self.starts, self.owners = starts, owners
         n_rules = len(program.rules)
         kinds = np.array(program.kind, dtype=np.int8)
         sites = np.flatnonzero(kinds == CALL)
