@@ -33,7 +33,7 @@ from gbnfkit.engine._program import END as CHAR_END
 from gbnfkit.engine._ranges import Ranges, complement
 from gbnfkit.tokens._utf8 import ByteSeq, utf8_sequences
 
-__all__ = ["CALL", "END", "TEST", "ByteProgram", "lower_program"]
+__all__ = ["CALL", "END", "TEST", "ByteProgram", "lower_program", "range_bits"]
 
 TEST = 0
 CALL = 1
@@ -50,7 +50,8 @@ class ByteProgram:
     root: int
 
 
-def _range_bits(lo: int, hi: int) -> int:
+def range_bits(lo: int, hi: int) -> int:
+    """The 256-bit byte set of the bytes ``lo`` to ``hi``, both included."""
     return ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
 
 
@@ -84,7 +85,7 @@ class _Lowering:
         if not ranges or ranges[-1][1] < 0x80:  # ASCII only (ranges are sorted): one test
             bits = 0
             for lo, hi in ranges:
-                bits |= _range_bits(lo, hi)
+                bits |= range_bits(lo, hi)
             return ((TEST, bits),)
         # the single bytes (ASCII) in one bit set; the multi-byte sequences of the rest,
         # computed once per distinct rest (the classes excluding a few ASCII characters
@@ -93,7 +94,7 @@ class _Lowering:
         wide: list[tuple[int, int]] = []
         for lo, hi in ranges:
             if lo < 0x80:
-                ascii_bits |= _range_bits(lo, min(hi, 0x7F))
+                ascii_bits |= range_bits(lo, min(hi, 0x7F))
             if hi >= 0x80:
                 wide.append((max(lo, 0x80), hi))
         key = tuple(wide)
@@ -103,7 +104,7 @@ class _Lowering:
         if not seqs:  # (surrogates only, which UTF-8 never encodes)
             return ((TEST, ascii_bits),)
         if not ascii_bits and len(seqs) == 1:
-            return tuple((TEST, _range_bits(lo, hi)) for lo, hi in seqs[0])
+            return tuple((TEST, range_bits(lo, hi)) for lo, hi in seqs[0])
         index = self.n_rules + len(self.class_seqs)
         self.class_seqs.append((ascii_bits, seqs))
         return ((CALL, index),)
@@ -141,7 +142,7 @@ class _Lowering:
                 starts.append(len(ops))
                 more = seq_ops.get(s)
                 if more is None:
-                    more = seq_ops[s] = (*((TEST, _range_bits(lo, hi)) for lo, hi in s), (END, 0))
+                    more = seq_ops[s] = (*((TEST, range_bits(lo, hi)) for lo, hi in s), (END, 0))
                 ops += more
             rules.append(tuple(starts))
         if len(ops) > self.limits.max_grammar_size:

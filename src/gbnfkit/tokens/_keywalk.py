@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram
+from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram, range_bits
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._index import VocabularyIndex, _Context
 from gbnfkit.tokens._slices import Slice
@@ -57,10 +57,6 @@ _DEPTH = 16
 # class's longer byte-range sequences they hold (bit i: ``Universal._longer[i]``), and
 # the call the stack goes on at
 _Chain = tuple[int, int, int]
-
-
-def _range_bits(lo: int, hi: int) -> int:
-    return ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
 
 
 class Universal:
@@ -84,9 +80,9 @@ class Universal:
         for lo, hi in ranges:
             for seq in utf8_sequences(lo, hi):
                 if len(seq) == 1:
-                    single |= _range_bits(seq[0][0], seq[0][1])
+                    single |= range_bits(seq[0][0], seq[0][1])
                 else:
-                    longer.append(tuple(_range_bits(a, b) for a, b in seq))
+                    longer.append(tuple(range_bits(a, b) for a, b in seq))
         self._single = single
         self._longer = longer
         self._width = max([len(m) for m in longer], default=1)
