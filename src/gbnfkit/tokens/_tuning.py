@@ -118,8 +118,9 @@ class Tuning:
             string's class explores (``_keywalk.Universal``: a schema's known names,
             one call per prefix: npmpackagejsonlintrc's 104 names take 385); past it
             the key is split group by group (0: never joined). A question that reaches
-            the bound costs in proportion to it, and string values are asked too:
-            4,096 made a Snowplow string value's first mask 9 -> 16 ms compiled.
+            the bound costs in proportion to it (asked at string values too, as it
+            once was, 4,096 made a Snowplow string value's first mask 9 -> 16 ms
+            compiled; it is asked at key positions only now, by ``join_keys``).
     """
 
     many_first_bytes: int = 48
