@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gbnfkit._arguments import expect
-from gbnfkit._errors import ArgumentError, TriggerRejected, VocabularyError
+from gbnfkit._errors import ArgumentError, TriggerRejected
 from gbnfkit._grammar import Grammar
 from gbnfkit.sampling import Sampler, SamplingParams
 from gbnfkit.sampling._logits import to_rows
@@ -27,7 +27,7 @@ from gbnfkit.tokens._compiler import GrammarCompiler
 from gbnfkit.tokens._lazy import LazyMatcher
 from gbnfkit.tokens._matcher import Matcher
 from gbnfkit.tokens._trigger import Trigger, TriggerKind
-from gbnfkit.tokens._vocabulary import Vocabulary
+from gbnfkit.tokens._vocabulary import Vocabulary, require_same_vocabulary
 
 __all__ = [
     "AnyMatcher",
@@ -291,14 +291,10 @@ class Decoder:
         return compiled.matcher()
 
     def _check_vocabulary(self, vocabulary: Vocabulary, what: str) -> None:
-        """Token ids mean nothing across vocabularies: a grammar compiled for another one
-        would constrain the wrong tokens (or fail on ids it does not have)."""
-        if vocabulary != self.vocabulary:
-            raise VocabularyError(
-                f"{what} was compiled for another vocabulary ({len(vocabulary)} tokens) than "
-                f"the model's ({len(self.vocabulary)} tokens); compile the grammar with "
-                "this decoder's compiler, or pass the Grammar itself"
-            )
+        require_same_vocabulary(
+            vocabulary, self.vocabulary, what, "the model's",
+            "; compile the grammar with this decoder's compiler, or pass the Grammar itself",
+        )
 
     def stream(
         self,

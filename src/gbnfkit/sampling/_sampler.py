@@ -13,7 +13,7 @@ from gbnfkit.sampling._candidates import Candidates
 from gbnfkit.sampling._chain import ChainState, draw, probabilities, run_chain
 from gbnfkit.sampling._logits import to_rows
 from gbnfkit.sampling._params import MAX_INT, Mirostat, SamplingParams
-from gbnfkit.tokens._vocabulary import Vocabulary
+from gbnfkit.tokens._vocabulary import Vocabulary, require_same_vocabulary
 
 __all__ = ["Sampler", "TokenMatcher", "sample_batch"]
 
@@ -121,11 +121,8 @@ class Sampler:
             vocabulary = _vocabulary_of(matcher)
         elif vocabulary is not None and matcher is not None:
             own = getattr(matcher, "vocabulary", None)
-            if isinstance(own, Vocabulary) and own != vocabulary:
-                raise VocabularyError(
-                    f"the matcher was compiled for another vocabulary ({len(own)} tokens) "
-                    f"than vocabulary= ({len(vocabulary)} tokens)"
-                )
+            if isinstance(own, Vocabulary):
+                require_same_vocabulary(own, vocabulary, "the matcher", "vocabulary=")
         self._vocabulary = vocabulary
         self._size = vocabulary.size if vocabulary is not None else None
         self._bitmask: npt.NDArray[np.int32] | None = None  # the grammar's mask, reused

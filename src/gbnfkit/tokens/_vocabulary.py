@@ -29,7 +29,7 @@ from typing import Any
 
 from gbnfkit._errors import VocabularyError
 
-__all__ = ["Vocabulary"]
+__all__ = ["Vocabulary", "require_same_vocabulary"]
 
 _PLAIN_TOKEN_TYPES = frozenset({bytes, type(None)})
 
@@ -378,3 +378,16 @@ class Vocabulary:
         from gbnfkit.integrations.llama_cpp import vocabulary_from_llama
 
         return vocabulary_from_llama(llm)
+
+
+def require_same_vocabulary(
+    got: Vocabulary, expected: Vocabulary, what: str, expected_what: str, hint: str = ""
+) -> None:
+    """Raise VocabularyError unless ``what`` (a matcher or compiled grammar, of ``got``)
+    was compiled for ``expected``: token ids mean nothing across vocabularies, so it
+    would constrain the wrong tokens (or fail on ids it does not have)."""
+    if got != expected:
+        raise VocabularyError(
+            f"{what} was compiled for another vocabulary ({len(got)} tokens) than "
+            f"{expected_what} ({len(expected)} tokens){hint}"
+        )
