@@ -22,6 +22,7 @@ from gbnfkit.server._http import (
     cancel_event,
     check_model,
     collect,
+    failure_event,
     new_id,
     now,
     read_body,
@@ -240,9 +241,7 @@ async def _events(plan: _Plan, engine: Engine) -> AsyncIterator[str]:
     except ApiError as exc:
         yield sse(exc.body())
     except Exception as exc:  # the stream has started: report in it, keep serving
-        yield sse(
-            ApiError(f"generation failed: {exc}", status=500, type=ErrorType.SERVER).body()
-        )
+        yield failure_event(exc)
     if include_usage:
         yield sse(
             {

@@ -12,12 +12,13 @@ from gbnfkit.server._config import ServerConfig
 from gbnfkit.server._constraints import constraint_for
 from gbnfkit.server._decode import Finish, Job, Outcome
 from gbnfkit.server._engine import Engine
-from gbnfkit.server._errors import ApiError, ErrorType
+from gbnfkit.server._errors import ApiError
 from gbnfkit.server._fields import optional_bool, optional_int, optional_str
 from gbnfkit.server._http import (
     cancel_event,
     check_model,
     collect,
+    failure_event,
     new_id,
     now,
     read_body,
@@ -180,9 +181,7 @@ async def _events(
                     break
                 yield chunk(index, item, None)
     except Exception as exc:  # the stream has started: report in it, keep serving
-        yield sse(
-            ApiError(f"generation failed: {exc}", status=500, type=ErrorType.SERVER).body()
-        )
+        yield failure_event(exc)
     if include_usage:
         yield sse(
             {

@@ -21,6 +21,7 @@ __all__ = [
     "cancel_event",
     "check_model",
     "collect",
+    "failure_event",
     "new_id",
     "now",
     "read_body",
@@ -94,6 +95,12 @@ def sse(data: object) -> str:
     """One server-sent event carrying ``data`` as JSON (or ``[DONE]``)."""
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     return f"data: {text}\n\n"
+
+
+def failure_event(exc: Exception) -> str:
+    """The event reporting a generation that failed after its stream started (the
+    status line is sent: the error goes in the stream, and the server keeps serving)."""
+    return sse(ApiError(f"generation failed: {exc}", status=500, type=ErrorType.SERVER).body())
 
 
 def timings(outcomes: list[Outcome]) -> dict[str, float]:
