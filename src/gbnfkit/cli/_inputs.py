@@ -15,6 +15,7 @@ __all__ = [
     "add_text_arguments",
     "grammar_error_message",
     "load_grammar",
+    "load_json",
     "load_schema",
     "read_source",
     "text_from_args",
@@ -169,22 +170,29 @@ def load_grammar(spec: str, root: str | None) -> Grammar:
         ) from None
 
 
-def load_schema(path: str) -> object:
-    """The JSON document in file ``path`` (``-``: standard input)."""
-    text = read_source(path, "schema")
+def load_json(path: str, what: str, command: str = "gbnfkit") -> object:
+    """The JSON document in file ``path`` (``-``: standard input), a ``what`` of
+    ``command``: text that is not JSON, nests too deeply or holds an integer longer
+    than Python converts (4,300 digits) is a bad input (exit 3)."""
+    text = read_source(path, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         shown = "standard input" if path == STDIN else path
         raise CliError(
-            f"{shown}:{exc.lineno}:{exc.colno}: schema is not valid JSON: {exc.msg}",
+            f"{shown}:{exc.lineno}:{exc.colno}: {what} is not valid JSON: {exc.msg}",
             ExitCode.BAD_GRAMMAR,
         ) from None
     except RecursionError:
         raise CliError(
-            f"gbnfkit: schema {path!r} is nested too deeply to read", ExitCode.BAD_GRAMMAR
+            f"{command}: {what} {path!r} is nested too deeply to read", ExitCode.BAD_GRAMMAR
         ) from None
-    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
+    except ValueError as exc:
         raise CliError(
-            f"gbnfkit: schema {path!r} cannot be read: {exc}", ExitCode.BAD_GRAMMAR
+            f"{command}: {what} {path!r} cannot be read: {exc}", ExitCode.BAD_GRAMMAR
         ) from None
+
+
+def load_schema(path: str) -> object:
+    """The JSON schema in file ``path`` (``-``: standard input)."""
+    return load_json(path, "schema")

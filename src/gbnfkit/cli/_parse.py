@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from gbnfkit import ChatError, ChatParseError
 from gbnfkit.chat import MessageStream, formats, parse_message
 from gbnfkit.cli._exit import CliError, ExitCode
-from gbnfkit.cli._inputs import add_text_arguments, read_source, text_from_args
+from gbnfkit.cli._inputs import add_text_arguments, load_json, text_from_args
 
 __all__ = ["register"]
 
@@ -73,23 +73,7 @@ def register(commands: Any) -> None:
 def _load_tools(path: str | None) -> list[Any] | None:
     if path is None:
         return None
-    source = read_source(path, "tools file")
-    try:
-        data = json.loads(source)
-    except json.JSONDecodeError as exc:
-        raise CliError(
-            f"{path}:{exc.lineno}:{exc.colno}: the tools file is not valid JSON: {exc.msg}",
-            ExitCode.BAD_GRAMMAR,
-        ) from None
-    except RecursionError:
-        raise CliError(
-            f"gbnfkit parse: tools file {path!r} is nested too deeply to read",
-            ExitCode.BAD_GRAMMAR,
-        ) from None
-    except ValueError as exc:  # an integer longer than Python converts (4,300 digits)
-        raise CliError(
-            f"gbnfkit parse: tools file {path!r} cannot be read: {exc}", ExitCode.BAD_GRAMMAR
-        ) from None
+    data = load_json(path, "tools file", "gbnfkit parse")
     if isinstance(data, dict) and "tools" in data:
         data = data["tools"]
     if not isinstance(data, list):
