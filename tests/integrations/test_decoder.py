@@ -154,7 +154,7 @@ def test_a_grammar_that_refuses_its_trigger_word_itself_is_still_an_error() -> N
 
 
 def test_the_server_loop_resamples_a_token_whose_trigger_text_is_refused() -> None:
-    from gbnfkit.server._decode import Finish, Job, run_job
+    from gbnfkit.server._decode import Finish, Job, Piece, run_job
 
     compiled = compile(Grammar.from_gbnf('root ::= "x"* "{" "a"* "}"'), LAZY_VOCABULARY)
     job = Job(
@@ -165,11 +165,11 @@ def test_the_server_loop_resamples_a_token_whose_trigger_text_is_refused() -> No
         stop=(),
         cancel=threading.Event(),
     )
-    pieces: list[str] = []
+    pieces: list[Piece] = []
     outcome = run_job(LazyScriptedModel([0, 4, 1, 2, 3]), job, pieces.append)
     assert outcome.finish is Finish.STOP
     assert outcome.text == "xx{a}" and outcome.completion_tokens == 5
-    assert "".join(pieces) == outcome.text
+    assert "".join(piece.text for piece in pieces) == outcome.text
 
 
 @pytest.mark.parametrize(

@@ -287,3 +287,71 @@ def test_auto_tool_choice_wakes_the_lazy_grammar(client: TestClient) -> None:
 def test_seed_minus_one_is_random(client: TestClient) -> None:
     result = chat(client, messages=user("Hi"), seed=-1, max_tokens=2)
     assert result["usage"]["completion_tokens"] == 2
+
+
+def test_chat_logprobs_whole_and_streamed(client: TestClient) -> None:
+    for extra in (
+        {"messages": user("Tell me about cats.")},
+        {"messages": user("Yes or no?"), "grammar": 'root ::= ("yes" | "no") " " [a-z]+'},
+        {"messages": user("Weather in Rome?"), "tools": [WEATHER_TOOL], "tool_choice": "required"},
+    ):
+        body = {**extra, "seed": 5, "max_tokens": 12, "logprobs": True, "top_logprobs": 3}
+        whole = chat(client, **body)
+        choice = whole["choices"][0]
+        content = choice["logprobs"]["content"]
+        assert choice["logprobs"]["refusal"] is None
+        # one entry per generated token (an end-of-sequence token is not one)
+        assert len(content) == whole["usage"]["completion_tokens"]
+        for entry in content:
+            assert entry["logprob"] <= 0 and bytes(entry["bytes"]).decode("utf-8", "replace")
+            top = entry["top_logprobs"]
+            assert len(top) == 3 and [t["logprob"] for t in top] == sorted(
+                (t["logprob"] for t in top), reverse=True
+            )
+            # the model's own distribution: the top tokens are its most likely ones
+            assert top[0]["logprob"] >= entry["logprob"]
+        if "tools" not in extra:  # the text is the tokens' text
+            text = b"".join(bytes(e["bytes"]) for e in content).decode()
+            assert text == choice["message"]["content"]
+        chunks = events(client, "/v1/chat/completions", **body)
+        assert chunks[0]["choices"][0]["logprobs"] is None  # the role's chunk
+        streamed = [
+            e
+            for c in chunks[1:]
+            for e in (c["choices"][0]["logprobs"] or {"content": []})["content"]
+        ]
+        assert all(c["choices"][0]["logprobs"] is not None for c in chunks[1:])
+        assert [e["token"] for e in streamed] == [e["token"] for e in content]
+        assert [e["logprob"] for e in streamed] == [e["logprob"] for e in content]
+    plain = chat(client, messages=user("Hi"), max_tokens=2, logprobs=False)
+    assert plain["choices"][0]["logprobs"] is None
+    no_top = chat(client, messages=user("Hi"), max_tokens=2, logprobs=True)
+    assert all(e["top_logprobs"] == [] for e in no_top["choices"][0]["logprobs"]["content"])
+
+
+def test_completion_logprobs_whole_and_streamed(client: TestClient) -> None:
+    body = {"prompt": "One, two,", "max_tokens": 6, "seed": 2, "logprobs": 2}
+    whole = client.post("/v1/completions", json=body).json()
+    choice = whole["choices"][0]
+    logprobs = choice["logprobs"]
+    assert "".join(logprobs["tokens"]) == choice["text"]
+    assert len(logprobs["tokens"]) == whole["usage"]["completion_tokens"]
+    offsets = [len("".join(logprobs["tokens"][:i])) for i in range(len(logprobs["tokens"]))]
+    assert logprobs["text_offset"] == offsets
+    assert all(
+        len(top) <= 2 and max(top.values()) >= lp
+        for top, lp in zip(logprobs["top_logprobs"], logprobs["token_logprobs"], strict=True)
+    )
+    chunks = events(client, "/v1/completions", **body)
+    streamed: dict[str, list[Any]] = {"tokens": [], "token_logprobs": [], "text_offset": []}
+    for chunk in chunks:
+        part = chunk["choices"][0]["logprobs"]
+        for key, values in streamed.items():
+            values.extend(part[key])
+    assert streamed == {key: logprobs[key] for key in streamed}
+    # cut by a stop string: the tokens of the cut-off text are not reported
+    stopped = client.post("/v1/completions", json={**body, "stop": [","]}).json()["choices"][0]
+    assert "".join(stopped["logprobs"]["tokens"]).startswith(stopped["text"])
+    assert all(
+        offset < max(len(stopped["text"]), 1) for offset in stopped["logprobs"]["text_offset"]
+    )

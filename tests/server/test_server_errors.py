@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from gbnfkit import SamplingParams
 from gbnfkit.server import Engine, ServerConfig, create_app
-from gbnfkit.server._decode import Job, Outcome
+from gbnfkit.server._decode import Job, Outcome, Piece
 
 
 def error_of(response: httpx.Response, status: int = 400) -> dict[str, Any]:
@@ -160,8 +160,7 @@ def test_broken_schema_names_the_json_pointer(client: TestClient) -> None:
         ),
         ({"max_completion_tokens": 2, "max_tokens": "many"}, "max_tokens", "an integer"),
         ({"max_completion_tokens": 0, "max_tokens": 2}, "max_completion_tokens", "at least 1"),
-        # the server computes no log probabilities: asking is refused, not answered null
-        ({"logprobs": True}, "logprobs", "does not compute"),
+        ({"logprobs": 2}, "logprobs", "a boolean"),
         ({"logprobs": "yes"}, "logprobs", "a boolean"),
         ({"logprobs": False, "top_logprobs": 3}, "top_logprobs", "needs 'logprobs'"),
         ({"top_logprobs": 99}, "top_logprobs", "at most"),
@@ -235,8 +234,11 @@ def test_malformed_bodies_unknown_model_and_routes(client: TestClient) -> None:
     error_of(client.get("/v1/chat/completions"), 405)
     error = error_of(client.post("/v1/completions", json={"prompt": {"a": 1}}))
     assert error["param"] == "prompt"
-    error = error_of(client.post("/v1/completions", json={"prompt": "a", "logprobs": 2}))
-    assert error["param"] == "logprobs" and error["code"] == "unsupported_parameter"
+    for value in (True, "2", -1, 21):
+        request = {"prompt": "a", "max_tokens": 1, "logprobs": value}
+        assert error_of(client.post("/v1/completions", json=request))["param"] == "logprobs"
+    request = {"prompt": "a", "max_tokens": 1, "logprobs": 1, "top_logprobs": 2}
+    assert error_of(client.post("/v1/completions", json=request))["param"] == "top_logprobs"
     assert post(client, max_tokens=1, logprobs=False, top_logprobs=None).status_code == 200
     for field, value in (("echo", True), ("suffix", "end"), ("best_of", 2)):
         request = {"prompt": "a", "max_tokens": 1, field: value}
@@ -306,7 +308,7 @@ def test_a_closed_stream_cancels_its_generation(engine: Engine) -> None:
         job = Job(prompt, None, SamplingParams(seed=1), 400, (), cancel)
         pieces = engine.generate(job)
         first = await pieces.__anext__()
-        assert isinstance(first, str)
+        assert isinstance(first, Piece)
         await pieces.aclose()  # what Starlette does when the client goes away
         for _ in range(200):  # the slot comes back once the worker has seen the event
             if engine.busy == 0:

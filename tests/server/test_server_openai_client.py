@@ -119,3 +119,22 @@ def test_refusals_are_openai_errors(base_url: str, api: openai.OpenAI, model: st
             model=model, messages=MESSAGES, extra_body={"grammar": 'root ::= "a" "'}
         )
     assert caught.value.code == "invalid_grammar" and "line 1" in caught.value.message
+
+
+def test_logprobs_parse_in_the_client(api: openai.OpenAI, model: str) -> None:
+    completion = api.chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": "Yes or no?"}],
+        extra_body={"grammar": 'root ::= "yes" | "no"'},
+        logprobs=True,
+        top_logprobs=2,
+        seed=1,
+    )
+    choice = completion.choices[0]
+    assert choice.logprobs is not None and choice.logprobs.content is not None
+    tokens = choice.logprobs.content
+    assert "".join(t.token for t in tokens) == choice.message.content
+    assert all(len(t.top_logprobs) == 2 and t.logprob <= 0 for t in tokens)
+    legacy = api.completions.create(model=model, prompt="One, two,", max_tokens=3, logprobs=1)
+    assert legacy.choices[0].logprobs is not None
+    assert "".join(legacy.choices[0].logprobs.tokens or []) == legacy.choices[0].text

@@ -10,9 +10,10 @@ import numpy as np
 import numpy.typing as npt
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from serve_cases import ScriptedModel
 
 from gbnfkit import SamplingParams, Vocabulary
-from gbnfkit.server._decode import Finish, Job, run_job
+from gbnfkit.server._decode import Finish, Job, Piece, run_job
 
 # single bytes, pieces of a stop string, a character split in two, and the end
 PIECES = [b"a", b"b", b"ab", b"ba", b"<", b"/s", b">", b"</s>", b"\xc3", b"\xa9", "é".encode()]
@@ -20,28 +21,18 @@ EOS = len(PIECES)
 VOCABULARY = Vocabulary([*PIECES, None], eos_token_ids=[EOS])
 
 
-class Scripted:
+class Scripted(ScriptedModel):
     """A model that wants the tokens of ``script``, then the end."""
 
-    context_size = None
     vocabulary = VOCABULARY
 
     def __init__(self, script: Sequence[int]) -> None:
-        self._script = list(script)
-        self._at = 0
+        super().__init__(script, EOS)
 
-    def _logits(self) -> npt.NDArray[np.float32]:
+    def logits(self, wanted: int) -> npt.NDArray[np.float32]:
         logits = np.zeros(EOS + 1, dtype=np.float32)
-        logits[self._script[self._at] if self._at < len(self._script) else EOS] = 30.0
+        logits[wanted] = 30.0
         return logits
-
-    def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
-        self._at = 0
-        return self._logits()
-
-    def step(self, token_id: int) -> npt.NDArray[np.float32]:
-        self._at += 1
-        return self._logits()
 
 
 @settings(max_examples=200, deadline=None)
@@ -55,13 +46,14 @@ def test_the_text_is_the_output_cut_at_the_first_stop_string(
 ) -> None:
     greedy = SamplingParams(temperature=0.0)
     job = Job([0], None, greedy, max_tokens, tuple(stops), threading.Event())
-    pieces: list[str] = []
+    pieces: list[Piece] = []
     outcome = run_job(Scripted(script), job, pieces.append)
     text = b"".join(PIECES[t] for t in script[:max_tokens]).decode("utf-8", "replace")
     found = [text.find(stop) for stop in stops if stop in text]
     expected = text[: min(found)] if found else text
     assert outcome.text == expected
-    assert "".join(pieces) == expected  # nothing streamed that a stop string later cut
+    # nothing streamed that a stop string later cut
+    assert "".join(piece.text for piece in pieces) == expected
     if found:
         assert outcome.finish is Finish.STOP
     else:

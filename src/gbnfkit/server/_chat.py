@@ -31,6 +31,7 @@ from gbnfkit.server._http import (
     timings,
     usage,
 )
+from gbnfkit.server._logprobs import TokenLogprob, chat_logprobs
 from gbnfkit.server._prompt import normalize_messages, tools_instruction
 from gbnfkit.server._sampling import Sampling, sampling_of
 from gbnfkit.tokens._compiled import CompiledGrammar
@@ -53,7 +54,9 @@ def _plan(body: dict[str, Any], engine: Engine, config: ServerConfig) -> _Plan:
     check_model(body, engine)
     if "messages" not in body:
         raise ApiError("'messages' is required", param="messages")
-    sampling = sampling_of(body, cap=config.max_tokens, vocab_size=engine.vocabulary.size)
+    sampling = sampling_of(
+        body, cap=config.max_tokens, vocab_size=engine.vocabulary.size, chat=True
+    )
     extra = tools_instruction(engine.chat_format, body["tools"]) if tools_offered(body) else None
     messages = normalize_messages(body["messages"], extra)
     try:
@@ -132,7 +135,11 @@ async def _whole(plan: _Plan, engine: Engine, request: Request) -> Response:
             {
                 "index": index,
                 "message": _message_dict(message),
-                "logprobs": None,
+                "logprobs": (
+                    chat_logprobs(outcome.logprobs, engine.vocabulary)
+                    if plan.sampling.logprobs is not None
+                    else None
+                ),
                 "finish_reason": _finish(outcome, message),
             }
         )
@@ -158,6 +165,7 @@ def _job(plan: _Plan, engine: Engine, index: int) -> Job:
         stop=plan.sampling.stop,
         cancel=cancel_event(),
         end_when_complete=plan.one_tool_call,
+        logprobs=plan.sampling.logprobs,
     )
 
 
@@ -199,14 +207,20 @@ async def _events(plan: _Plan, engine: Engine) -> AsyncIterator[str]:
     ident, created = new_id("chatcmpl"), now()
     include_usage = plan.sampling.include_usage
 
+    pending: list[TokenLogprob] = []  # streamed with the next chunk of the choice
+
     def chunk(index: int, delta: dict[str, Any], finish: str | None = None) -> str:
+        logprobs = None
+        if plan.sampling.logprobs is not None and "role" not in delta:
+            logprobs = chat_logprobs(pending, engine.vocabulary)
+            pending.clear()
         body: dict[str, Any] = {
             "id": ident,
             "object": "chat.completion.chunk",
             "created": created,
             "model": engine.model_id,
             "choices": [
-                {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
+                {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
             ],
         }
         if include_usage:
@@ -226,7 +240,8 @@ async def _events(plan: _Plan, engine: Engine) -> AsyncIterator[str]:
                 if isinstance(item, Outcome):
                     outcome = item
                     break
-                for delta in deltas.feed(item):
+                pending.extend(item.logprobs)
+                for delta in deltas.feed(item.text):
                     yield chunk(index, delta)
             for delta in deltas.close():
                 yield chunk(index, delta)

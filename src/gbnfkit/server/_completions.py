@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -27,6 +27,7 @@ from gbnfkit.server._http import (
     timings,
     usage,
 )
+from gbnfkit.server._logprobs import TokenLogprob, completion_logprobs
 from gbnfkit.server._sampling import sampling_of
 
 __all__ = ["completions"]
@@ -103,7 +104,9 @@ async def completions(request: Request) -> Response:
     body = await read_body(request, config.max_body_bytes)
     check_model(body, engine)
     _no_unsupported(body)
-    sampling = sampling_of(body, cap=config.max_tokens, vocab_size=engine.vocabulary.size)
+    sampling = sampling_of(
+        body, cap=config.max_tokens, vocab_size=engine.vocabulary.size, chat=False
+    )
     constraint = constraint_for(
         body, engine.chat_format, engine.token_of, chat=False, vocab_size=engine.vocabulary.size
     )
@@ -119,11 +122,17 @@ async def completions(request: Request) -> Response:
             max_tokens=sampling.max_tokens,
             stop=sampling.stop,
             cancel=cancel_event(),
+            logprobs=sampling.logprobs,
         )
+
+    def logprobs(entries: Sequence[TokenLogprob]) -> dict[str, Any] | None:
+        if sampling.logprobs is None:
+            return None
+        return completion_logprobs(entries, engine.vocabulary)
 
     if sampling.stream:
         return StreamingResponse(
-            _events(engine, job, sampling.n, len(prompt_ids), sampling.include_usage),
+            _events(engine, job, logprobs, sampling.n, len(prompt_ids), sampling.include_usage),
             media_type="text/event-stream",
         )
     choices, completion, outcomes = [], 0, []
@@ -137,7 +146,7 @@ async def completions(request: Request) -> Response:
             {
                 "index": index,
                 "text": outcome.text,
-                "logprobs": None,
+                "logprobs": logprobs(outcome.logprobs),
                 "finish_reason": _finish(outcome),
             }
         )
@@ -155,17 +164,31 @@ async def completions(request: Request) -> Response:
 
 
 async def _events(
-    engine: Engine, job: Any, n: int, prompt_tokens: int, include_usage: bool
+    engine: Engine,
+    job: Callable[[int], Job],
+    logprobs: Callable[[Sequence[TokenLogprob]], dict[str, Any] | None],
+    n: int,
+    prompt_tokens: int,
+    include_usage: bool,
 ) -> AsyncIterator[str]:
     ident, created = new_id("cmpl"), now()
 
-    def chunk(index: int, text: str, finish: str | None) -> str:
+    def chunk(
+        index: int, text: str, finish: str | None, entries: Sequence[TokenLogprob] = ()
+    ) -> str:
         body: dict[str, Any] = {
             "id": ident,
             "object": "text_completion",
             "created": created,
             "model": engine.model_id,
-            "choices": [{"index": index, "text": text, "logprobs": None, "finish_reason": finish}],
+            "choices": [
+                {
+                    "index": index,
+                    "text": text,
+                    "logprobs": logprobs(entries),
+                    "finish_reason": finish,
+                }
+            ],
         }
         if include_usage:
             body["usage"] = None
@@ -179,7 +202,7 @@ async def _events(
                     completion += item.completion_tokens
                     yield chunk(index, "", _finish(item))
                     break
-                yield chunk(index, item, None)
+                yield chunk(index, item.text, None, item.logprobs)
     except Exception as exc:  # the stream has started: report in it, keep serving
         yield failure_event(exc)
     if include_usage:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from gbnfkit.integrations._decode import AnyMatcher, ModelRunner, _TimedMatcher, take_token
 from gbnfkit.sampling import Sampler, SamplingParams
+from gbnfkit.server._logprobs import StepLogprobs, TokenLogprob
 
-__all__ = ["Finish", "Job", "Outcome", "run_job"]
+__all__ = ["Finish", "Job", "Outcome", "Piece", "run_job"]
 
 
 class Finish(enum.Enum):
@@ -41,6 +42,18 @@ class Job:
     cancel: threading.Event
     end_when_complete: bool = False
     """Stop as soon as the (woken) grammar is complete: one tool call, not several."""
+    logprobs: int | None = None
+    """Record each sampled token's log probability with this many most likely tokens of
+    its step (``None``: record none)."""
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Text handed out as it is decided, with the log probabilities of the tokens whose
+    text starts in it (or before it, not yet handed out; empty unless the job asks)."""
+
+    text: str
+    logprobs: tuple[TokenLogprob, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,9 @@ class Outcome:
     finish: Finish
     decode_seconds: float
     grammar_seconds: float
+    logprobs: tuple[TokenLogprob, ...] = ()
+    """One entry per token whose text starts in ``text`` (in order; empty unless the job
+    asks): the tokens a stop string cut off are left out."""
 
 
 def _held_back(text: str, stops: tuple[str, ...]) -> int:
@@ -73,10 +89,18 @@ def _complete(matcher: AnyMatcher | None) -> bool:
     return bool(getattr(matcher, "is_active", True))
 
 
-def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outcome:
+def _started_before(entries: list[TokenLogprob], start: int, end: int) -> int:
+    """The index of the first entry from ``start`` whose text starts at ``end`` or later."""
+    while start < len(entries) and entries[start].offset < end:
+        start += 1
+    return start
+
+
+def run_job(runner: ModelRunner, job: Job, emit: Callable[[Piece], None]) -> Outcome:
     """Generate ``job`` on ``runner``; ``emit`` gets the text as it is decided.
 
-    The text that may be the start of a stop string is held back until it is not.
+    The text that may be the start of a stop string is held back until it is not; a
+    token's log probability goes out with the piece its text starts in.
     """
     vocabulary = runner.vocabulary
     eos, special = vocabulary.eos_token_ids, vocabulary.special_token_ids
@@ -89,11 +113,14 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outco
     logits = runner.start(job.prompt_ids)
     started = time.perf_counter()
     text, sent, count, cut = "", 0, 0, False
+    entries: list[TokenLogprob] = []
+    handed = 0  # entries emitted
     finish = Finish.LENGTH
     while count < room:
         if job.cancel.is_set():
             finish = Finish.CANCELLED
             break
+        step = StepLogprobs(logits, vocabulary.size) if job.logprobs is not None else None
         token = take_token(sampler, logits)
         if token in eos:
             finish = Finish.STOP
@@ -102,6 +129,8 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outco
         if job.end_when_complete and _complete(job.matcher):
             finish = Finish.STOP
             room = count  # the token is kept, the loop ends after it
+        if step is not None and job.logprobs is not None:
+            entries.append(step.entry(token, job.logprobs, len(text)))
         data = vocabulary.token_bytes(token)
         if data and token not in special:
             text += utf8.decode(data)
@@ -115,19 +144,23 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[str], None]) -> Outco
                 break
         ready = len(text) - _held_back(text, job.stop)
         if ready > sent:
-            emit(text[sent:ready])
-            sent = ready
+            end = _started_before(entries, handed, ready)
+            emit(Piece(text[sent:ready], tuple(entries[handed:end])))
+            sent, handed = ready, end
         if count >= room:
             break
         logits = runner.step(token)
     if not cut:
         text += utf8.decode(b"", final=True)
-    if len(text) > sent and finish is not Finish.CANCELLED:
-        emit(text[sent:])
+    else:  # the tokens whose text starts in the cut-off stop string are not the output's
+        del entries[_started_before(entries, handed, len(text)) :]
+    if (len(text) > sent or len(entries) > handed) and finish is not Finish.CANCELLED:
+        emit(Piece(text[sent:], tuple(entries[handed:])))
     return Outcome(
         text=text,
         completion_tokens=count,
         finish=finish,
         decode_seconds=time.perf_counter() - started,
         grammar_seconds=timed.seconds if timed is not None else 0.0,
+        logprobs=tuple(entries),
     )

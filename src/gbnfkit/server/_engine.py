@@ -17,7 +17,7 @@ from gbnfkit._grammar import Grammar
 from gbnfkit.integrations._decode import AnyMatcher
 from gbnfkit.integrations.llama_cpp import LlamaRunner, load_llama, vocabulary_from_llama
 from gbnfkit.server._config import ServerConfig
-from gbnfkit.server._decode import Job, Outcome, run_job
+from gbnfkit.server._decode import Job, Outcome, Piece, run_job
 from gbnfkit.server._errors import ApiError
 from gbnfkit.server._prompt import ChatPrompt, format_from_template
 from gbnfkit.tokens._compiled import CompiledGrammar
@@ -142,7 +142,7 @@ class Engine:
             return None
         return compiled.matcher(triggers=list(triggers)) if triggers else compiled.matcher()
 
-    async def generate(self, job: Job) -> AsyncIterator[str | Outcome]:
+    async def generate(self, job: Job) -> AsyncIterator[Piece | Outcome]:
         """Wait for a free slot, run ``job`` there; yields text pieces, then the Outcome.
 
         Closing the iterator early (a client that went away) cancels the generation; the
@@ -156,9 +156,9 @@ class Engine:
         finally:
             self.waiting -= 1
         self.busy += 1
-        pieces: asyncio.Queue[str | Outcome | BaseException] = asyncio.Queue()
+        pieces: asyncio.Queue[Piece | Outcome | BaseException] = asyncio.Queue()
 
-        def emit(piece: str) -> None:
+        def emit(piece: Piece) -> None:
             loop.call_soon_threadsafe(pieces.put_nowait, piece)
 
         def release() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from gbnfkit.server._decode import Job, Outcome
+from gbnfkit.server._decode import Job, Outcome, Piece
 from gbnfkit.server._engine import Engine
 from gbnfkit.server._errors import ApiError, ErrorType
 
@@ -147,7 +147,7 @@ async def collect(engine: Engine, job: Job, request: Request) -> Outcome | None:
             task.cancel()
 
 
-async def stream_job(engine: Engine, job: Job) -> AsyncIterator[str | Outcome]:
+async def stream_job(engine: Engine, job: Job) -> AsyncIterator[Piece | Outcome]:
     """The pieces and outcome of ``job`` (closing it cancels the job)."""
     async for item in engine.generate(job):
         yield item

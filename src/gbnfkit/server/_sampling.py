@@ -40,7 +40,8 @@ _NUMBERS: tuple[tuple[str, str, float | None, float | None], ...] = (
 @dataclass(frozen=True)
 class Sampling:
     """How to sample: the params (without a seed), the seed, the most tokens, the stop
-    strings, the number of choices, whether to stream (and report usage in the stream)."""
+    strings, the number of choices, whether to stream (and report usage in the stream),
+    and the log probabilities to report."""
 
     params: SamplingParams
     seed: int | None
@@ -49,6 +50,8 @@ class Sampling:
     n: int
     stream: bool
     include_usage: bool
+    logprobs: int | None = None
+    """Report log probabilities with this many top tokens each (``None``: none)."""
 
     def for_choice(self, index: int) -> SamplingParams:
         """The params of choice ``index`` (seed + index when a seed is given)."""
@@ -92,26 +95,36 @@ def _logit_bias(body: Mapping[str, Any], vocab_size: int) -> dict[int, float]:
     return bias
 
 
-def _no_logprobs(body: Mapping[str, Any]) -> None:
-    """Refuse a request for log probabilities (the server computes none) rather than
-    answer it with ``"logprobs": null``; ``false`` and null are fine. ``logprobs`` is a
-    boolean in a chat request and an integer (how many) in a completion request."""
+def _logprobs_of(body: Mapping[str, Any], *, chat: bool) -> int | None:
+    """How many most likely tokens to report beside each sampled token's log probability
+    (``None``: no log probabilities). A chat request asks with ``"logprobs": true`` and
+    ``top_logprobs`` (how many, 0 when absent); a completion request with ``"logprobs":
+    N`` (how many), and has no ``top_logprobs``."""
     value = body.get("logprobs")
-    if value is not None and value is not False:
-        if not isinstance(value, (bool, int)):
-            raise reject_unknown_type("logprobs", value, "a boolean or an integer")
-        raise ApiError(
-            "'logprobs': this server does not compute log probabilities",
-            param="logprobs",
-            code="unsupported_parameter",
-        )
-    if optional_int(body, "top_logprobs", low=0, high=_MAX_TOP_LOGPROBS) is not None:
-        raise ApiError("'top_logprobs' needs 'logprobs': true", param="top_logprobs")
+    top = optional_int(body, "top_logprobs", low=0, high=_MAX_TOP_LOGPROBS)
+    if not chat:
+        if top is not None:
+            raise ApiError(
+                "'top_logprobs' is a chat field; a completion asks for the top tokens "
+                "with 'logprobs': N",
+                param="top_logprobs",
+            )
+        return optional_int(body, "logprobs", low=0, high=_MAX_TOP_LOGPROBS)
+    if value is not None and not isinstance(value, bool):
+        raise reject_unknown_type("logprobs", value, "a boolean")
+    if not value:
+        if top is not None:
+            raise ApiError("'top_logprobs' needs 'logprobs': true", param="top_logprobs")
+        return None
+    return top or 0
 
 
-def sampling_of(body: Mapping[str, Any], *, cap: int, vocab_size: int) -> Sampling:
-    """The sampling of request ``body``; ``cap``: the server's ``max_tokens`` limit."""
-    _no_logprobs(body)
+def sampling_of(
+    body: Mapping[str, Any], *, cap: int, vocab_size: int, chat: bool
+) -> Sampling:
+    """The sampling of request ``body`` (a chat request when ``chat``); ``cap``: the
+    server's ``max_tokens`` limit."""
+    logprobs = _logprobs_of(body, chat=chat)
     values: dict[str, Any] = {}
     for name, field, low, high in _NUMBERS:
         number = optional_number(body, name, low=low, high=high)
@@ -153,4 +166,5 @@ def sampling_of(body: Mapping[str, Any], *, cap: int, vocab_size: int) -> Sampli
         n=optional_int(body, "n", low=1, high=_MAX_N) or 1,
         stream=stream,
         include_usage=include_usage,
+        logprobs=logprobs,
     )
