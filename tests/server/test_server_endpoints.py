@@ -355,3 +355,44 @@ def test_completion_logprobs_whole_and_streamed(client: TestClient) -> None:
     assert all(
         offset < max(len(stopped["text"]), 1) for offset in stopped["logprobs"]["text_offset"]
     )
+
+
+def test_tokenize_detokenize_and_apply_template(client: TestClient, engine: Engine) -> None:
+    text = "Grammar 媽 🤗 <|im_end|>"
+    ids = client.post("/tokenize", json={"content": text}).json()["tokens"]
+    assert ids == engine.tokenize(text, add_bos=False)
+    assert engine.token_of("<|im_end|>") in ids  # special tokens' text is read as them
+    literal = client.post("/tokenize", json={"content": text, "parse_special": False}).json()
+    assert engine.token_of("<|im_end|>") not in literal["tokens"]
+    assert client.post("/detokenize", json={"tokens": ids}).json() == {"content": text}
+    pieces = client.post("/tokenize", json={"content": text, "with_pieces": True}).json()
+    assert [p["id"] for p in pieces["tokens"]] == ids
+    # a piece is its text, or its bytes when they are not whole UTF-8 (the emoji's)
+    data = b"".join(
+        p["piece"].encode() if isinstance(p["piece"], str) else bytes(p["piece"])
+        for p in pieces["tokens"]
+    )
+    assert data.decode() == text
+    assert any(isinstance(p["piece"], list) for p in pieces["tokens"])
+    half = client.post("/detokenize", json={"tokens": ids[:-2]}).json()["content"]
+    assert text.startswith(half.rstrip("\ufffd"))
+    messages = user("Hi there")
+    prompt = client.post("/apply-template", json={"messages": messages}).json()["prompt"]
+    assert prompt == engine.render_chat(messages).text and "Hi there" in prompt
+    with_tools = client.post(
+        "/apply-template", json={"messages": messages, "tools": [WEATHER_TOOL]}
+    ).json()["prompt"]
+    assert "get_weather" in with_tools and "get_weather" not in prompt
+    for path, body, param in (
+        ("/tokenize", {}, "content"),
+        ("/tokenize", {"content": 5}, "content"),
+        ("/tokenize", {"content": "a", "with_pieces": "yes"}, "with_pieces"),
+        ("/detokenize", {"tokens": [1, "2"]}, "tokens"),
+        ("/detokenize", {"tokens": [engine.vocabulary.size]}, "tokens"),
+        ("/detokenize", {"tokens": [True]}, "tokens"),
+        ("/apply-template", {}, "messages"),
+        ("/apply-template", {"messages": []}, "messages"),
+    ):
+        response = client.post(path, json=body)
+        assert response.status_code == 400, (path, body)
+        assert response.json()["error"]["param"] == param

@@ -21,6 +21,7 @@ from gbnfkit.server._config import ServerConfig
 from gbnfkit.server._engine import Engine
 from gbnfkit.server._errors import ApiError, ErrorType
 from gbnfkit.server._http import check_model
+from gbnfkit.server._tokens import apply_template, detokenize, tokenize
 
 __all__ = ["create_app"]
 
@@ -135,6 +136,9 @@ def create_app(config: ServerConfig | None = None, *, engine: Engine | None = No
             Route("/v1/models/{model:path}", _model, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/completions", completions, methods=["POST"]),
+            Route("/tokenize", tokenize, methods=["POST"]),
+            Route("/detokenize", detokenize, methods=["POST"]),
+            Route("/apply-template", apply_template, methods=["POST"]),
         ],
         middleware=middleware,
         exception_handlers={

@@ -32,11 +32,11 @@ from gbnfkit.server._http import (
     usage,
 )
 from gbnfkit.server._logprobs import TokenLogprob, chat_logprobs
-from gbnfkit.server._prompt import normalize_messages, tools_instruction
+from gbnfkit.server._prompt import ChatPrompt, normalize_messages, tools_instruction
 from gbnfkit.server._sampling import Sampling, sampling_of
 from gbnfkit.tokens._compiled import CompiledGrammar
 
-__all__ = ["chat_completions"]
+__all__ = ["chat_completions", "render_prompt"]
 
 
 @dataclass(frozen=True)
@@ -50,17 +50,20 @@ class _Plan:
     one_tool_call: bool = False
 
 
-def _plan(body: dict[str, Any], engine: Engine, config: ServerConfig) -> _Plan:
-    check_model(body, engine)
+def render_prompt(body: dict[str, Any], engine: Engine) -> ChatPrompt:
+    """The request's ``messages`` (and ``tools``, described to the model) through the
+    chat template, with the generation prompt.
+
+    Raises:
+        ApiError: the messages are malformed or the template refuses them (400), or the
+            template fails on them (500).
+    """
     if "messages" not in body:
         raise ApiError("'messages' is required", param="messages")
-    sampling = sampling_of(
-        body, cap=config.max_tokens, vocab_size=engine.vocabulary.size, chat=True
-    )
     extra = tools_instruction(engine.chat_format, body["tools"]) if tools_offered(body) else None
     messages = normalize_messages(body["messages"], extra)
     try:
-        prompt = engine.render_chat(messages)
+        return engine.render_chat(messages)
     except ChatTemplateError as exc:
         if exc.refused:  # the template's own raise_exception: these messages are at fault
             raise ApiError(
@@ -72,6 +75,16 @@ def _plan(body: dict[str, Any], engine: Engine, config: ServerConfig) -> _Plan:
             type=ErrorType.SERVER,
             code="chat_template_error",
         ) from None
+
+
+def _plan(body: dict[str, Any], engine: Engine, config: ServerConfig) -> _Plan:
+    check_model(body, engine)
+    if "messages" not in body:
+        raise ApiError("'messages' is required", param="messages")
+    sampling = sampling_of(
+        body, cap=config.max_tokens, vocab_size=engine.vocabulary.size, chat=True
+    )
+    prompt = render_prompt(body, engine)
     prompt_ids = prompt.ids
     if len(prompt_ids) >= engine.context_size:
         raise ApiError(

@@ -105,8 +105,13 @@ class Engine:
         """The tokens of ``messages`` through the model's chat template (ChatML without one)."""
         return self.render_chat(messages).ids
 
-    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
-        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True))
+    def tokenize(self, text: str, *, add_bos: bool, special: bool = True) -> list[int]:
+        """The token ids of ``text``; ``special``: special tokens' text is read as them."""
+        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
+
+    def detokenize(self, ids: list[int]) -> bytes:
+        """The bytes of ``ids``, special tokens written as their text (``<|im_end|>``)."""
+        return bytes(self._llm.detokenize(ids, special=True))
 
     def token_of(self, text: str) -> int | None:
         """The id of the one token ``text`` is (special tokens included), else ``None``."""
