@@ -179,6 +179,51 @@ def test_logits_processor_compiles_a_grammar_for_the_model(llama: Any) -> None:
     assert not np.isfinite(scores[llama.n_vocab() :]).any()  # beyond the vocabulary
 
 
+def test_logits_processor_starts_over_at_a_chat_turn_that_extends_the_last() -> None:
+    # a chat's next prompt holds the previous prompt and answer and more tokens (the end
+    # of turn the processor never saw, the next message): it was taken as more output,
+    # and the InputRejected it raised inside llama-cpp-python's sampler callback was
+    # printed and ignored, leaving that turn unconstrained (found by bughunt7)
+    tokens: list[bytes | None] = [b"Q", b"?", b"y", b"es", b"n", b"o", b" ", None]
+    eos = len(tokens) - 1
+    vocabulary = Vocabulary(tokens, eos_token_ids=[eos])
+    compiled = GrammarCompiler(vocabulary).compile(Grammar.from_gbnf('root ::= "yes" | "no"'))
+    processor = integration.LogitsProcessor(compiled)
+
+    def allowed(ids: list[int]) -> set[int]:
+        scores = np.zeros(vocabulary.size, dtype=np.float32)
+        processor(np.asarray(ids, dtype=np.intc), scores)
+        return set(np.flatnonzero(np.isfinite(scores)).tolist())
+
+    first = [0, 1]
+    assert allowed(first) == {2, 4}
+    assert allowed([*first, 2]) == {3}
+    assert allowed([*first, 2, 3]) == {eos}
+    second = [*first, 2, 3, eos, 6, 0, 1]  # the answer, its end, the next question
+    assert allowed(second) == {2, 4}
+    assert allowed([*second, 4]) == {5}
+    assert processor.matcher.steps == 1
+
+
+def test_logits_processor_constrains_every_turn_of_a_chat(llama: Any) -> None:
+    processor = integration.LogitsProcessor(Grammar.from_gbnf('root ::= "yes" | "no"'), llama)
+    messages = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
+    for question in ("Is grass red?", "Is snow cold?"):
+        response = llama.create_chat_completion(
+            messages,
+            max_tokens=8,
+            temperature=0,
+            logits_processor=llama_cpp.LogitsProcessorList([processor]),
+        )
+        answer = response["choices"][0]["message"]["content"]
+        assert answer in ("yes", "no"), answer
+        # the matcher took this turn's answer (the end of sequence is sampled, not seen)
+        assert processor.matcher.is_complete
+        assert processor.matcher.steps == len(llama.tokenize(answer.encode(), add_bos=False))
+        messages.append({"role": "assistant", "content": answer})
+        messages.append({"role": "user", "content": question})
+
+
 def test_logits_processor_needs_the_model_for_a_grammar() -> None:
     with pytest.raises(TypeError, match="pass llm"):
         integration.LogitsProcessor(Grammar.builtin("json"))

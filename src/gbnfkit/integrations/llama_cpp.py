@@ -161,12 +161,13 @@ class LogitsProcessor:
     Pass it as ``logits_processor=llama_cpp.LogitsProcessorList([processor])`` to
     ``Llama.generate``, ``create_completion`` or ``create_chat_completion``. llama-cpp-python
     calls it before each token with every token evaluated so far (the prompt included)
-    and the next token's logits; the processor first advances its matcher by the tokens
+    and the next token's logits; the processor first advances its matcher by the token
     generated since its last call, then sets the logits of disallowed tokens (and of
     logits beyond the vocabulary) to ``-inf``. The first call after construction (or
-    :meth:`reset`) takes the tokens it sees as the prompt; a call whose tokens do not
-    extend the ones seen before starts a new generation (the matcher is reset), so one
-    processor serves successive requests.
+    :meth:`reset`) takes the tokens it sees as the prompt; a call whose tokens are not
+    the ones seen before plus one (the token sampled since) starts a new generation (the
+    matcher is reset), so one processor serves successive requests, a chat's next turn
+    included (its prompt holds the previous prompt and answer, and more).
 
     Args:
         grammar: the grammar compiled for the model's vocabulary (see
@@ -213,12 +214,14 @@ class LogitsProcessor:
     ) -> npt.NDArray[np.single]:
         seen = self._seen
         ids = np.asarray(input_ids)
-        if seen is None or len(ids) < len(seen) or not np.array_equal(ids[: len(seen)], seen):
-            if seen is not None:
+        if seen is not None:
+            # llama-cpp-python evaluates one sampled token between two calls of one
+            # generation; any other change is the prompt of a new one (a chat's next turn
+            # extends the previous prompt and answer by more than one token)
+            if len(ids) == len(seen) + 1 and np.array_equal(ids[:-1], seen):
+                self._matcher.accept_token(int(ids[-1]))
+            else:
                 self._matcher.reset()
-        else:
-            for token in ids[len(seen) :].tolist():
-                self._matcher.accept_token(token)
         self._seen = ids.copy()
         self._matcher.fill_bitmask(self._bitmask)
         width = min(scores.shape[-1], self._size)
