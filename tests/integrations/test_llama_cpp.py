@@ -224,6 +224,24 @@ def test_logits_processor_constrains_every_turn_of_a_chat(llama: Any) -> None:
         messages.append({"role": "user", "content": question})
 
 
+@pytest.mark.parametrize("triggers", [Trigger.word("x"), "word:x", 5, None])
+def test_logits_processor_triggers_that_are_not_a_list_are_an_argument_error(
+    triggers: object,
+) -> None:
+    # a single Trigger, a number or None raised a bare TypeError (not iterable); a
+    # grammar that is neither a Grammar nor compiled was said to need the Llama
+    # (found by bughunt7)
+    compiled = GrammarCompiler(Vocabulary([b"a", None], eos_token_ids=[1])).compile(
+        Grammar.from_gbnf('root ::= "a"')
+    )
+    with pytest.raises(ArgumentError, match="list of Trigger values"):
+        integration.LogitsProcessor(compiled, triggers=triggers)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="grammar must be Grammar or CompiledGrammar"):
+        integration.LogitsProcessor('root ::= "a"')  # type: ignore[arg-type]
+    lazy = integration.LogitsProcessor(compiled, triggers=(t for t in [Trigger.word("a")]))
+    assert lazy.matcher.triggers == (Trigger.word("a"),)
+
+
 def test_logits_processor_needs_the_model_for_a_grammar() -> None:
     with pytest.raises(TypeError, match="pass llm"):
         integration.LogitsProcessor(Grammar.builtin("json"))

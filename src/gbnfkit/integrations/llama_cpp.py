@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gbnfkit._arguments import expect
 from gbnfkit._errors import (
     ArgumentError,
     ChatTemplateError,
@@ -187,11 +188,16 @@ class LogitsProcessor:
         *,
         triggers: Iterable[Trigger] = (),
     ) -> None:
+        expect(grammar, (Grammar, CompiledGrammar), "grammar")
+        if isinstance(triggers, (str, bytes, Trigger)) or not isinstance(triggers, Iterable):
+            raise ArgumentError(
+                f"triggers must be a list of Trigger values, not {type(triggers).__name__}"
+            )
+        trigger_list = list(triggers)
         if not isinstance(grammar, CompiledGrammar):
             if llm is None:
                 raise ArgumentError("a Grammar needs the Llama to compile it for: pass llm")
             grammar = compile_grammar(grammar, vocabulary_from_llama(llm))
-        trigger_list = list(triggers)
         self._matcher: AnyMatcher = (
             grammar.matcher(triggers=trigger_list) if trigger_list else grammar.matcher()
         )
