@@ -178,7 +178,9 @@ class LogitsProcessor:
 
     Raises (when called):
         InputRejected: a generated token is not allowed by the grammar (another
-            processor or sampler let one through).
+            processor or sampler let one through). llama-cpp-python 0.3 calls processors
+            from a ctypes sampler callback, which prints such an exception and ignores it:
+            that step's logits are then left as they were (unconstrained).
     """
 
     def __init__(
