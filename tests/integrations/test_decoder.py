@@ -87,6 +87,17 @@ def test_the_grammar_holds_the_model() -> None:
     assert 0.0 < result.stats.grammar_share < 1.0
 
 
+def test_a_finished_generation_keeps_its_result_when_asked_for_more() -> None:
+    # a next() after the end set the result to None: .result then said "not finished"
+    # (found by bughunt7)
+    generation = Decoder(ScriptedModel([0, 4, 1])).stream(
+        "x", grammar=Grammar.from_gbnf('root ::= "{" "a"* "}"'), params=GREEDY
+    )
+    assert "".join(generation) == "{a}"
+    assert next(generation, None) is None and list(generation) == []
+    assert generation.result.text == "{a}" and generation.result.stop is StopReason.EOS
+
+
 def test_max_tokens_cuts_short_and_says_so() -> None:
     decoder = Decoder(ScriptedModel([0, 4, 4, 4, 4]))
     pieces: list[str] = []

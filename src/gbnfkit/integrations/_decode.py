@@ -228,7 +228,8 @@ class Generation(Iterator[str]):
         try:
             return next(self._steps)
         except StopIteration as stop:
-            self._result = stop.value
+            if self._result is None:  # an exhausted generator stops again with no value
+                self._result = stop.value
             raise
 
     @property
