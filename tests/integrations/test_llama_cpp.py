@@ -19,6 +19,7 @@ from gbnfkit import (
     SamplingParams,
     Trigger,
     Vocabulary,
+    VocabularyError,
 )
 from gbnfkit.integrations import Decoder, StopReason
 from gbnfkit.integrations import llama_cpp as integration
@@ -149,6 +150,18 @@ def test_after_think_leaves_the_reasoning_free(llama_decoder: Decoder) -> None:
         assert reasoning and answer.match(reasoning).status == MatchStatus.REJECT
         assert answer.match(rest).status == MatchStatus.ACCEPT, result.text
         assert result.complete and result.stop is StopReason.EOS
+
+
+def test_a_vocabulary_of_another_model_is_refused(llama: Any) -> None:
+    # decoder(llm, compiler=...) took the compiler's vocabulary as the model's, whatever
+    # its size: logits were cut to it and token ids misread (found by bughunt7)
+    other = GrammarCompiler(Vocabulary([b"a", b"b", None], eos_token_ids=[2]))
+    with pytest.raises(VocabularyError, match="another model's"):
+        integration.decoder(llama, compiler=other)
+    with pytest.raises(VocabularyError, match="another model's"):
+        integration.LlamaRunner(llama, vocabulary=other.vocabulary)
+    own = Vocabulary.from_llama(llama)
+    assert integration.LlamaRunner(llama, vocabulary=own).vocabulary is own
 
 
 def test_logits_processor_in_create_chat_completion(llama: Any) -> None:

@@ -300,6 +300,8 @@ class LlamaRunner:
     Raises:
         ChatTemplateError: ``chat_template`` (or the GGUF's template) is empty or not
             valid Jinja; ``line`` is where.
+        VocabularyError: ``vocabulary`` (or :func:`decoder`'s compiler's) has another
+            number of tokens than the model: it is another model's.
     """
 
     def __init__(
@@ -311,8 +313,14 @@ class LlamaRunner:
     ) -> None:
         self._llama_cpp = _llama_cpp()
         self._llm = llm
-        self._vocabulary = vocabulary or vocabulary_from_llama(llm)
         self._width = int(llm.n_vocab())
+        if vocabulary is not None and vocabulary.size != self._width:
+            # the logits would be cut to it (or be too narrow) and tokens misread
+            raise VocabularyError(
+                f"the vocabulary has {vocabulary.size} tokens but the model {self._width}: "
+                "it is another model's (use Vocabulary.from_llama(llm))"
+            )
+        self._vocabulary = vocabulary or vocabulary_from_llama(llm)
         if chat_template is None:
             own = (getattr(llm, "metadata", None) or {}).get("tokenizer.chat_template")
             chat_template = own if own and own.strip() else None  # an empty entry: none
