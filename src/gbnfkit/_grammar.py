@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 
 from gbnfkit._arguments import expect
-from gbnfkit._errors import InputRejected
+from gbnfkit._errors import ArgumentError, InputRejected
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.engine._engine import Engine
 from gbnfkit.engine._match import MatchResult, MatchStatus
@@ -47,6 +47,20 @@ class Grammar:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Grammar is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Grammar is immutable")
+
+    def __copy__(self) -> Grammar:
+        return self  # immutable: a copy is the grammar itself
+
+    def __deepcopy__(self, memo: object) -> Grammar:
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled as its canonical GBNF text, which gives this grammar back (to_gbnf);
+        # the IR of a compiled build does not pickle
+        return (_from_pickle, (self.to_gbnf(), self.root, self._limits))
 
     # -- construction ------------------------------------------------------------------
     @classmethod
@@ -181,7 +195,13 @@ class Grammar:
         return State(self, self._engine, self._engine.start())
 
     def match(self, text: str | bytes) -> MatchResult:
-        """Match a whole text: accept, prefix (alive but incomplete) or reject."""
+        """Match a whole text: accept, prefix (alive but incomplete) or reject.
+
+        ``text`` is a ``str``, or UTF-8 ``bytes`` (``bytearray``, ``memoryview``);
+        anything else is an :class:`~gbnfkit.ArgumentError`.
+        """
+        if not isinstance(text, (str, bytes, bytearray, memoryview)):
+            raise ArgumentError(f"text must be a str or bytes, not {type(text).__name__}")
         engine = self._engine
         start = engine.start()
         if isinstance(text, str):
@@ -196,3 +216,8 @@ class Grammar:
         except InputRejected as exc:
             return MatchResult(MatchStatus.REJECT, exc.position, exc.expected)
         return MatchResult(MatchStatus.ACCEPT if state.is_complete else MatchStatus.PREFIX)
+
+
+def _from_pickle(text: str, root: str, limits: Limits) -> Grammar:
+    """A pickled :class:`Grammar` (see ``Grammar.__reduce__``)."""
+    return Grammar.from_gbnf(text, root, limits=limits)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from gbnfkit import Grammar
+from gbnfkit.cli._exit import ExitCode
 
 NUMBERS = 'root ::= num ("," num)*\nnum ::= [0-9]+\n'
 Cli = Callable[..., Any]  # the ``cli`` fixture of conftest.py
@@ -250,6 +251,15 @@ def test_schema_instance_statuses(cli: Cli, write: Write) -> None:
     assert cli("check", "--schema", schema, '{"name": "Ada", "age": 3.5}').status == 1
     assert cli("check", "--schema", schema, '{"name": "Ada"').status == 2
     assert cli("check", "--schema", schema, stdin=b'{"name": "A", "age": 1}').status == 0
+
+
+@pytest.mark.parametrize("text", [[], ["-"], ["--text-file", "-"]])
+def test_schema_and_text_cannot_both_be_standard_input(cli: Cli, text: list[str]) -> None:
+    # the schema took all of it and the text was read as empty: "prefix", status 2
+    # (found by bughunt7)
+    run = cli("check", "--schema", "-", *text, stdin=b'{"type": "boolean"}')
+    assert run.status == ExitCode.USAGE and run.out == ""
+    assert "cannot both come from standard input" in run.err
 
 
 def test_schema_that_is_not_json_exits_3_with_line_and_column(cli: Cli, write: Write) -> None:

@@ -160,6 +160,16 @@ def test_generate_usage_errors(cli: Cli, argv: list[str], status: int, message: 
     assert "Traceback" not in run.err
 
 
+@pytest.mark.parametrize("prompt", [[], ["-"]])
+def test_generate_schema_and_prompt_cannot_both_be_standard_input(
+    cli: Cli, prompt: list[str]
+) -> None:
+    # the schema took all of it and the model was run on an empty prompt (found by bughunt7)
+    run = cli("generate", "--schema", "-", *prompt, stdin=b'{"type": "boolean"}')
+    assert run.status == ExitCode.USAGE and run.out == ""
+    assert "cannot both come from standard input" in run.err
+
+
 def test_generate_without_the_runtime_names_the_pip_install(
     cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:

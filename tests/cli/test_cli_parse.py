@@ -33,6 +33,13 @@ def test_parse_reads_standard_input_and_a_tools_file(
     assert json.loads(run.out)["tool_calls"][0]["function"]["name"] == "get"
 
 
+def test_tools_file_and_text_cannot_both_be_standard_input(cli: Callable[..., Any]) -> None:
+    # the tools file took all of it and the text was read as empty (found by bughunt7)
+    run = cli("parse", "--format", "hermes", "--tools", "-", stdin=json.dumps(TOOLS).encode())
+    assert run.status == 4 and run.out == ""
+    assert "cannot both come from standard input" in run.err
+
+
 def test_output_off_the_format_is_status_1_with_the_place(
     cli: Callable[..., Any], write: Callable[[str, str | bytes], str]
 ) -> None:

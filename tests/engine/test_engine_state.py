@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 
 from gbnfkit import (
+    ArgumentError,
     CharExcludeRule,
     CharRule,
     EndRule,
@@ -180,3 +184,45 @@ def test_many_transitions_from_one_state_also_drop_the_caches() -> None:
         assert s.allows(chr(cp))
     assert gr.engine.gen > 0
     assert s.feed("\u0105abc") == gr.start().feed("xyz")
+
+
+# -- wrong types, copies, pickles (found by bughunt7) ----------------------------------------
+@pytest.mark.parametrize("text", [5, [1, 2], None, 1.5, ("a",)])
+def test_feeding_something_other_than_text_is_an_argument_error(text: object) -> None:
+    # an int was read as bytes(n), n NUL bytes, and a list as its bytes, silently (pure);
+    # the compiled build raised a bare TypeError
+    gr = g("root ::= [^a]* \"a\"")
+    state = gr.start()
+    with pytest.raises(ArgumentError, match="str or bytes"):
+        state.feed(text)  # type: ignore[call-overload]
+    with pytest.raises(ArgumentError, match="str or bytes"):
+        state.allows(text)  # type: ignore[call-overload]
+    with pytest.raises(ArgumentError, match="str or bytes"):
+        gr.match(text)  # type: ignore[arg-type]
+    for data in (bytearray(b"xa"), memoryview(b"xa"), b"xa"):
+        assert state.feed(data).is_complete and gr.match(data).accepted and state.allows(data)
+
+
+def test_states_and_grammars_cannot_lose_attributes() -> None:
+    gr = g('root ::= "ab"')
+    state = gr.start()
+    with pytest.raises(AttributeError, match="immutable"):
+        del state._core
+    with pytest.raises(AttributeError, match="immutable"):
+        del gr._program
+    assert state.feed("ab").is_complete and gr.match("ab").accepted
+
+
+def test_copies_of_states_and_grammars_are_themselves_and_grammars_pickle() -> None:
+    gr = Grammar.from_gbnf('start ::= "x" [0-9]+', "start", limits=Limits(max_stacks=77))
+    state = gr.start().feed("x1")
+    assert copy.copy(state) is state and copy.deepcopy([state])[0] is state
+    assert copy.copy(gr) is gr and copy.deepcopy({"g": gr})["g"] is gr
+    again = pickle.loads(pickle.dumps(gr))
+    assert again == gr and again.root == "start" and again.match("x12").accepted
+    builtin = Grammar.builtin("json")
+    loaded = pickle.loads(pickle.dumps(builtin))
+    assert loaded == builtin and loaded.limits == builtin.limits
+    assert again.limits.max_stacks == 77
+    with pytest.raises(ArgumentError, match="does not pickle"):
+        pickle.dumps(state)

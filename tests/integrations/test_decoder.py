@@ -12,6 +12,7 @@ import pytest
 from gbnfkit import (
     ArgumentError,
     Grammar,
+    SamplingError,
     SamplingParams,
     Trigger,
     TriggerRejected,
@@ -86,6 +87,17 @@ def test_the_grammar_holds_the_model() -> None:
     assert 0.0 < result.stats.grammar_share < 1.0
 
 
+def test_a_finished_generation_keeps_its_result_when_asked_for_more() -> None:
+    # a next() after the end set the result to None: .result then said "not finished"
+    # (found by bughunt7)
+    generation = Decoder(ScriptedModel([0, 4, 1])).stream(
+        "x", grammar=Grammar.from_gbnf('root ::= "{" "a"* "}"'), params=GREEDY
+    )
+    assert "".join(generation) == "{a}"
+    assert next(generation, None) is None and list(generation) == []
+    assert generation.result.text == "{a}" and generation.result.stop is StopReason.EOS
+
+
 def test_max_tokens_cuts_short_and_says_so() -> None:
     decoder = Decoder(ScriptedModel([0, 4, 4, 4, 4]))
     pieces: list[str] = []
@@ -98,6 +110,37 @@ def test_max_tokens_cuts_short_and_says_so() -> None:
     )
     assert result.text == "".join(pieces) == "{aa"
     assert result.stop is StopReason.MAX_TOKENS and not result.complete
+
+
+class NoEndModel:
+    """A model whose vocabulary ("{", "}", "a") has no end-of-sequence token."""
+
+    vocabulary = Vocabulary([b"{", b"}", b"a"])
+    context_size = None
+
+    def encode_prompt(self, prompt: str, *, raw: bool) -> list[int]:
+        return [2]
+
+    def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        return np.array([0.0, 0.0, 1.0], dtype=np.float32)  # "a" where it may come
+
+    def step(self, token_id: int) -> npt.NDArray[np.float32]:
+        return self.start([])
+
+
+def test_a_grammar_that_ends_ends_a_generation_without_an_end_of_sequence_token() -> None:
+    # the loop asked for one more token, the grammar allowed none, and the SamplingError
+    # lost the whole generation (found by bughunt7)
+    decoder = Decoder(NoEndModel())
+    for gbnf, text in (('root ::= "{" "a"? "a"? "}"', "{aa}"), ('root ::= ""', "")):
+        result = decoder.generate("x", grammar=Grammar.from_gbnf(gbnf), params=GREEDY)
+        assert (result.text, result.stop, result.complete) == (text, StopReason.GRAMMAR, True)
+    endless = decoder.generate(
+        "x", grammar=Grammar.from_gbnf('root ::= "a"+'), params=GREEDY, max_tokens=4
+    )
+    assert endless.text == "aaaa" and endless.stop is StopReason.MAX_TOKENS
+    with pytest.raises(SamplingError):  # stuck, not finished: still an error
+        decoder.generate("x", grammar=Grammar.from_gbnf('root ::= "a" "b"'), params=GREEDY)
 
 
 def test_the_context_bounds_the_output() -> None:

@@ -19,6 +19,7 @@ from gbnfkit import (
     SamplingParams,
     Trigger,
     Vocabulary,
+    VocabularyError,
 )
 from gbnfkit.integrations import Decoder, StopReason
 from gbnfkit.integrations import llama_cpp as integration
@@ -151,6 +152,18 @@ def test_after_think_leaves_the_reasoning_free(llama_decoder: Decoder) -> None:
         assert result.complete and result.stop is StopReason.EOS
 
 
+def test_a_vocabulary_of_another_model_is_refused(llama: Any) -> None:
+    # decoder(llm, compiler=...) took the compiler's vocabulary as the model's, whatever
+    # its size: logits were cut to it and token ids misread (found by bughunt7)
+    other = GrammarCompiler(Vocabulary([b"a", b"b", None], eos_token_ids=[2]))
+    with pytest.raises(VocabularyError, match="another model's"):
+        integration.decoder(llama, compiler=other)
+    with pytest.raises(VocabularyError, match="another model's"):
+        integration.LlamaRunner(llama, vocabulary=other.vocabulary)
+    own = Vocabulary.from_llama(llama)
+    assert integration.LlamaRunner(llama, vocabulary=own).vocabulary is own
+
+
 def test_logits_processor_in_create_chat_completion(llama: Any) -> None:
     schema = SCHEMAS["person"]
     compiler = GrammarCompiler(Vocabulary.from_llama(llama))
@@ -177,6 +190,69 @@ def test_logits_processor_compiles_a_grammar_for_the_model(llama: Any) -> None:
     assert allowed == set(processor.matcher.allowed_token_ids().tolist())
     assert all(llama.detokenize([t]) in (b"y", b"ye", b"yes", b"n", b"no") for t in allowed)
     assert not np.isfinite(scores[llama.n_vocab() :]).any()  # beyond the vocabulary
+
+
+def test_logits_processor_starts_over_at_a_chat_turn_that_extends_the_last() -> None:
+    # a chat's next prompt holds the previous prompt and answer and more tokens (the end
+    # of turn the processor never saw, the next message): it was taken as more output,
+    # and the InputRejected it raised inside llama-cpp-python's sampler callback was
+    # printed and ignored, leaving that turn unconstrained (found by bughunt7)
+    tokens: list[bytes | None] = [b"Q", b"?", b"y", b"es", b"n", b"o", b" ", None]
+    eos = len(tokens) - 1
+    vocabulary = Vocabulary(tokens, eos_token_ids=[eos])
+    compiled = GrammarCompiler(vocabulary).compile(Grammar.from_gbnf('root ::= "yes" | "no"'))
+    processor = integration.LogitsProcessor(compiled)
+
+    def allowed(ids: list[int]) -> set[int]:
+        scores = np.zeros(vocabulary.size, dtype=np.float32)
+        processor(np.asarray(ids, dtype=np.intc), scores)
+        return set(np.flatnonzero(np.isfinite(scores)).tolist())
+
+    first = [0, 1]
+    assert allowed(first) == {2, 4}
+    assert allowed([*first, 2]) == {3}
+    assert allowed([*first, 2, 3]) == {eos}
+    second = [*first, 2, 3, eos, 6, 0, 1]  # the answer, its end, the next question
+    assert allowed(second) == {2, 4}
+    assert allowed([*second, 4]) == {5}
+    assert processor.matcher.steps == 1
+
+
+def test_logits_processor_constrains_every_turn_of_a_chat(llama: Any) -> None:
+    processor = integration.LogitsProcessor(Grammar.from_gbnf('root ::= "yes" | "no"'), llama)
+    messages = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
+    for question in ("Is grass red?", "Is snow cold?"):
+        response = llama.create_chat_completion(
+            messages,
+            max_tokens=8,
+            temperature=0,
+            logits_processor=llama_cpp.LogitsProcessorList([processor]),
+        )
+        answer = response["choices"][0]["message"]["content"]
+        assert answer in ("yes", "no"), answer
+        # the matcher took this turn's answer (the end of sequence is sampled, not seen)
+        assert processor.matcher.is_complete
+        assert processor.matcher.steps == len(llama.tokenize(answer.encode(), add_bos=False))
+        messages.append({"role": "assistant", "content": answer})
+        messages.append({"role": "user", "content": question})
+
+
+@pytest.mark.parametrize("triggers", [Trigger.word("x"), "word:x", 5, None])
+def test_logits_processor_triggers_that_are_not_a_list_are_an_argument_error(
+    triggers: object,
+) -> None:
+    # a single Trigger, a number or None raised a bare TypeError (not iterable); a
+    # grammar that is neither a Grammar nor compiled was said to need the Llama
+    # (found by bughunt7)
+    compiled = GrammarCompiler(Vocabulary([b"a", None], eos_token_ids=[1])).compile(
+        Grammar.from_gbnf('root ::= "a"')
+    )
+    with pytest.raises(ArgumentError, match="list of Trigger values"):
+        integration.LogitsProcessor(compiled, triggers=triggers)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="grammar must be Grammar or CompiledGrammar"):
+        integration.LogitsProcessor('root ::= "a"')  # type: ignore[arg-type]
+    lazy = integration.LogitsProcessor(compiled, triggers=(t for t in [Trigger.word("a")]))
+    assert lazy.matcher.triggers == (Trigger.word("a"),)
 
 
 def test_logits_processor_needs_the_model_for_a_grammar() -> None:

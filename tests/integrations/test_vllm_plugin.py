@@ -68,6 +68,14 @@ def test_validate_params_names_the_fault(plugin: Any) -> None:
         validate(SamplingParams({"grammar": 'root ::= "a'}))
     with pytest.raises(ValueError, match="/properties/x"):
         validate(SamplingParams({"json_schema": {"properties": {"x": {"type": "nope"}}}}))
+    # JSON text is read by the schema converter: too deep or an over-long number is
+    # gbnfkit's error (a bare RecursionError was a 500 in vLLM; found by bughunt7)
+    with pytest.raises(ArgumentError, match="nests too deeply"):
+        validate(SamplingParams({"json_schema": "[" * 100_000}))
+    with pytest.raises(ArgumentError, match="not valid JSON"):
+        validate(SamplingParams({"json_schema": '{"maxLength": ' + "9" * 5000 + "}"}))
+    with pytest.raises(ArgumentError, match="not valid JSON"):
+        validate(SamplingParams({"json_schema": '{"type": "string"'}))
     with pytest.raises(ArgumentError, match="not both"):
         validate(SamplingParams({"grammar": 'root ::= "a"', "json_schema": {}}))
     with pytest.raises(ArgumentError, match="TYPE:VALUE"):

@@ -8,9 +8,12 @@ from typing import Any, TextIO
 from gbnfkit import Grammar, MatchStatus
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._inputs import (
+    STDIN,
     add_grammar_arguments,
     add_text_arguments,
     load_grammar,
+    reads_stdin,
+    stdin_once,
     text_from_args,
 )
 from gbnfkit.cli._report import format_expected, rejection_report
@@ -63,6 +66,11 @@ def _grammar_and_text(args: argparse.Namespace, err: TextIO) -> tuple[Grammar, s
         raise CliError("gbnfkit check: error: with --schema give only the TEXT, not a GRAMMAR")
     if args.root is not None:
         raise CliError("gbnfkit check: error: --root cannot be used with --schema")
+    stdin_once(
+        "check",
+        the_schema=args.schema == STDIN,
+        the_text=reads_stdin(args.grammar, args.text_file, None),
+    )
     return schema_grammar(args, err), args.grammar
 
 

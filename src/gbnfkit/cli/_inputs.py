@@ -18,6 +18,8 @@ __all__ = [
     "load_json",
     "load_schema",
     "read_source",
+    "reads_stdin",
+    "stdin_once",
     "text_from_args",
 ]
 
@@ -116,6 +118,24 @@ def text_from_args(
         if source.endswith("\n"):
             return source[:-1]
     return source
+
+
+def reads_stdin(text: str | None, text_file: str | None, default: str | None) -> bool:
+    """Whether :func:`text_from_args` with these arguments reads standard input."""
+    if text_file is not None:
+        return text_file == STDIN
+    return text == STDIN or (text is None and default is None)
+
+
+def stdin_once(command: str, **inputs: bool) -> None:
+    """Refuse a command line where two inputs (named by the keywords, true when that input
+    reads standard input) would both read it: the second would read nothing."""
+    named = [name.replace("_", " ") for name, reads in inputs.items() if reads]
+    if len(named) > 1:
+        raise CliError(
+            f"gbnfkit {command}: error: {' and '.join(named)} cannot both come from standard "
+            "input; give one of them as a file, or inline"
+        )
 
 
 def add_grammar_arguments(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:

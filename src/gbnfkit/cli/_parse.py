@@ -9,7 +9,14 @@ from typing import Any, TextIO
 from gbnfkit import ChatError, ChatParseError
 from gbnfkit.chat import MessageStream, formats, parse_message
 from gbnfkit.cli._exit import CliError, ExitCode
-from gbnfkit.cli._inputs import add_text_arguments, load_json, text_from_args
+from gbnfkit.cli._inputs import (
+    STDIN,
+    add_text_arguments,
+    load_json,
+    reads_stdin,
+    stdin_once,
+    text_from_args,
+)
 
 __all__ = ["register"]
 
@@ -89,6 +96,11 @@ def _dump(value: object) -> str:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    stdin_once(
+        "parse",
+        the_tools_file=args.tools == STDIN,
+        the_text=reads_stdin(args.text, args.text_file, None),
+    )
     tools = _load_tools(args.tools)
     text = text_from_args(args.text, args.text_file, args.strip_newline, default=None)
     try:

@@ -11,9 +11,9 @@ led to them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
-from gbnfkit._errors import InputRejected
+from gbnfkit._errors import ArgumentError, InputRejected
 from gbnfkit.engine._engine import AllowedRule, Core, Engine
 from gbnfkit.engine._ranges import intersect, overlaps
 from gbnfkit.engine._rules import CharRule
@@ -43,6 +43,21 @@ class State:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("State is immutable")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("State is immutable")
+
+    def __copy__(self) -> State:
+        return self  # immutable: a copy is the state itself
+
+    def __deepcopy__(self, memo: object) -> State:
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        raise ArgumentError(
+            "a State does not pickle (its stacks are positions of this process's compiled "
+            "program): pickle the Grammar and the text, and feed the text again"
+        )
+
     # -- properties --------------------------------------------------------------------
     @property
     def grammar(self) -> Grammar:
@@ -60,21 +75,32 @@ class State:
         return self._pending
 
     # -- feeding -----------------------------------------------------------------------
-    def feed(self, text: str | bytes) -> State:
+    @overload
+    def feed(self, text: str) -> State: ...
+    @overload
+    def feed(self, text: bytes | bytearray | memoryview) -> State: ...
+    def feed(self, text: object) -> State:
         """The state after ``text``; raises :class:`~gbnfkit.InputRejected` if not allowed.
 
-        ``bytes`` are decoded as UTF-8 incrementally: an incomplete character at the end
-        is kept in :attr:`pending_bytes`. A ``str`` fed to a state with pending bytes is
-        encoded and fed as bytes (so it is rejected unless it completes them, which a
-        ``str`` cannot).
+        ``bytes`` (or ``bytearray``, ``memoryview``) are decoded as UTF-8 incrementally:
+        an incomplete character at the end is kept in :attr:`pending_bytes`. A ``str``
+        fed to a state with pending bytes is encoded and fed as bytes (so it is rejected
+        unless it completes them, which a ``str`` cannot). Anything else is an
+        :class:`~gbnfkit.ArgumentError`.
         """
-        if isinstance(text, str) and not self._pending:
-            core, fail = self._engine.run(self._core, text)
-            if fail >= 0:
-                raise InputRejected(fail, text[fail], self._expected(core), text=text)
-            return self._with(core, b"")
-        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        return self._feed_bytes(data, text if isinstance(text, str) else None)
+        # the argument is typed ``object`` so that a compiled build checks it here too
+        # (mypyc would raise TypeError for an annotated type), and an int is never read
+        # as ``bytes(n)``, n NUL bytes
+        if isinstance(text, str):
+            if not self._pending:
+                core, fail = self._engine.run(self._core, text)
+                if fail >= 0:
+                    raise InputRejected(fail, text[fail], self._expected(core), text=text)
+                return self._with(core, b"")
+            return self._feed_bytes(text.encode("utf-8", "surrogatepass"), text)
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            return self._feed_bytes(bytes(text), None)
+        raise ArgumentError(f"text must be a str or bytes, not {type(text).__name__}")
 
     def _with(self, core: Core, pending: bytes) -> State:
         if core is self._core and pending == self._pending:
@@ -127,8 +153,15 @@ class State:
         """
         return _allowed(self._engine, self._core, self._pending)
 
-    def allows(self, text: str) -> bool:
-        """Whether :meth:`feed` of ``text`` (usually one character) would succeed."""
+    @overload
+    def allows(self, text: str) -> bool: ...
+    @overload
+    def allows(self, text: bytes | bytearray | memoryview) -> bool: ...
+    def allows(self, text: object) -> bool:
+        """Whether :meth:`feed` of ``text`` (usually one character) would succeed (a
+        ``text`` that is not a ``str`` or bytes is an :class:`~gbnfkit.ArgumentError`)."""
+        if not isinstance(text, (str, bytes, bytearray, memoryview)):
+            raise ArgumentError(f"text must be a str or bytes, not {type(text).__name__}")
         try:
             self.feed(text)
         except InputRejected:

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gbnfkit._arguments import expect
-from gbnfkit._errors import ArgumentError, TriggerRejected
+from gbnfkit._errors import ArgumentError, SamplingError, TriggerRejected
 from gbnfkit._grammar import Grammar
 from gbnfkit.sampling import Sampler, SamplingParams
 from gbnfkit.sampling._logits import to_rows
@@ -85,6 +85,9 @@ class StopReason(enum.Enum):
     """``max_tokens`` tokens were generated."""
     CONTEXT = "context"
     """The model's context is full."""
+    GRAMMAR = "grammar"
+    """The grammar is complete and allows no more tokens, and the vocabulary has no
+    end-of-sequence token to end with (with one, the model samples it: :attr:`EOS`)."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +202,14 @@ def take_token(sampler: Sampler, logits: Any) -> int:
             token = sampler.sample(banned)
 
 
+def _finished(matcher: AnyMatcher | None, eos: frozenset[int]) -> bool:
+    """Whether ``matcher``'s text is complete and can take no token at all, in a vocabulary
+    without an end-of-sequence token: the generation is over, not stuck."""
+    if matcher is None or eos or not matcher.is_complete:
+        return False
+    return matcher.allowed_token_ids().size == 0
+
+
 class Generation(Iterator[str]):
     """The text of a generation as it is decoded, piece by piece.
 
@@ -217,7 +228,8 @@ class Generation(Iterator[str]):
         try:
             return next(self._steps)
         except StopIteration as stop:
-            self._result = stop.value
+            if self._result is None:  # an exhausted generator stops again with no value
+                self._result = stop.value
             raise
 
     @property
@@ -388,7 +400,13 @@ class Decoder:
         first_token = 0.0
         stop = StopReason.MAX_TOKENS if room == max_tokens else StopReason.CONTEXT
         while True:
-            token = take_token(sampler, logits)
+            try:
+                token = take_token(sampler, logits)
+            except SamplingError:
+                if not _finished(matcher, eos):
+                    raise
+                stop = StopReason.GRAMMAR
+                break
             if not token_ids:
                 first_token = time.perf_counter() - started
             token_ids.append(token)

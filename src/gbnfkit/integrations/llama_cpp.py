@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gbnfkit._arguments import expect
 from gbnfkit._errors import (
     ArgumentError,
     ChatTemplateError,
@@ -161,12 +162,13 @@ class LogitsProcessor:
     Pass it as ``logits_processor=llama_cpp.LogitsProcessorList([processor])`` to
     ``Llama.generate``, ``create_completion`` or ``create_chat_completion``. llama-cpp-python
     calls it before each token with every token evaluated so far (the prompt included)
-    and the next token's logits; the processor first advances its matcher by the tokens
+    and the next token's logits; the processor first advances its matcher by the token
     generated since its last call, then sets the logits of disallowed tokens (and of
     logits beyond the vocabulary) to ``-inf``. The first call after construction (or
-    :meth:`reset`) takes the tokens it sees as the prompt; a call whose tokens do not
-    extend the ones seen before starts a new generation (the matcher is reset), so one
-    processor serves successive requests.
+    :meth:`reset`) takes the tokens it sees as the prompt; a call whose tokens are not
+    the ones seen before plus one (the token sampled since) starts a new generation (the
+    matcher is reset), so one processor serves successive requests, a chat's next turn
+    included (its prompt holds the previous prompt and answer, and more).
 
     Args:
         grammar: the grammar compiled for the model's vocabulary (see
@@ -176,7 +178,9 @@ class LogitsProcessor:
 
     Raises (when called):
         InputRejected: a generated token is not allowed by the grammar (another
-            processor or sampler let one through).
+            processor or sampler let one through). llama-cpp-python 0.3 calls processors
+            from a ctypes sampler callback, which prints such an exception and ignores it:
+            that step's logits are then left as they were (unconstrained).
     """
 
     def __init__(
@@ -186,11 +190,16 @@ class LogitsProcessor:
         *,
         triggers: Iterable[Trigger] = (),
     ) -> None:
+        expect(grammar, (Grammar, CompiledGrammar), "grammar")
+        if isinstance(triggers, (str, bytes, Trigger)) or not isinstance(triggers, Iterable):
+            raise ArgumentError(
+                f"triggers must be a list of Trigger values, not {type(triggers).__name__}"
+            )
+        trigger_list = list(triggers)
         if not isinstance(grammar, CompiledGrammar):
             if llm is None:
                 raise ArgumentError("a Grammar needs the Llama to compile it for: pass llm")
             grammar = compile_grammar(grammar, vocabulary_from_llama(llm))
-        trigger_list = list(triggers)
         self._matcher: AnyMatcher = (
             grammar.matcher(triggers=trigger_list) if trigger_list else grammar.matcher()
         )
@@ -213,12 +222,14 @@ class LogitsProcessor:
     ) -> npt.NDArray[np.single]:
         seen = self._seen
         ids = np.asarray(input_ids)
-        if seen is None or len(ids) < len(seen) or not np.array_equal(ids[: len(seen)], seen):
-            if seen is not None:
+        if seen is not None:
+            # llama-cpp-python evaluates one sampled token between two calls of one
+            # generation; any other change is the prompt of a new one (a chat's next turn
+            # extends the previous prompt and answer by more than one token)
+            if len(ids) == len(seen) + 1 and np.array_equal(ids[:-1], seen):
+                self._matcher.accept_token(int(ids[-1]))
+            else:
                 self._matcher.reset()
-        else:
-            for token in ids[len(seen) :].tolist():
-                self._matcher.accept_token(token)
         self._seen = ids.copy()
         self._matcher.fill_bitmask(self._bitmask)
         width = min(scores.shape[-1], self._size)
@@ -289,6 +300,8 @@ class LlamaRunner:
     Raises:
         ChatTemplateError: ``chat_template`` (or the GGUF's template) is empty or not
             valid Jinja; ``line`` is where.
+        VocabularyError: ``vocabulary`` (or :func:`decoder`'s compiler's) has another
+            number of tokens than the model: it is another model's.
     """
 
     def __init__(
@@ -300,8 +313,14 @@ class LlamaRunner:
     ) -> None:
         self._llama_cpp = _llama_cpp()
         self._llm = llm
-        self._vocabulary = vocabulary or vocabulary_from_llama(llm)
         self._width = int(llm.n_vocab())
+        if vocabulary is not None and vocabulary.size != self._width:
+            # the logits would be cut to it (or be too narrow) and tokens misread
+            raise VocabularyError(
+                f"the vocabulary has {vocabulary.size} tokens but the model {self._width}: "
+                "it is another model's (use Vocabulary.from_llama(llm))"
+            )
+        self._vocabulary = vocabulary or vocabulary_from_llama(llm)
         if chat_template is None:
             own = (getattr(llm, "metadata", None) or {}).get("tokenizer.chat_template")
             chat_template = own if own and own.strip() else None  # an empty entry: none

@@ -18,7 +18,6 @@ gbnfkit``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,12 +98,8 @@ def grammar_request(extra_args: Mapping[str, Any] | None) -> GrammarRequest | No
             if not isinstance(gbnf, str):
                 raise ArgumentError("grammar is GBNF text")
             grammar = Grammar.from_gbnf(gbnf)
-        else:
-            if isinstance(schema, str):
-                schema = json.loads(schema)
+        else:  # an object, or its JSON text (read by the converter, nesting bounded)
             grammar = Grammar.from_json_schema(schema)
-    except json.JSONDecodeError as exc:
-        raise ArgumentError(f"json_schema is not JSON: {exc}") from None
     except GbnfkitError as exc:
         raise ArgumentError(str(exc)) from None
     items = args.get("grammar_triggers") or []
