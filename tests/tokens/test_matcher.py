@@ -313,3 +313,31 @@ def test_vocabulary_is_a_read_only_property_shared_by_forks() -> None:
     assert lazy.is_active and lazy.vocabulary is VOCAB
     with pytest.raises(AttributeError):
         matcher.vocabulary = VOCAB  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_copy_and_deepcopy_are_independent_forks(lazy: bool) -> None:
+    import copy
+
+    compiled = gbnfkit.compile(Grammar.from_gbnf('root ::= "x" [a-z]*'), VOCAB)
+
+    def fed(*texts: str) -> gbnfkit.Matcher | gbnfkit.LazyMatcher:
+        matcher = compiled.matcher(triggers=[gbnfkit.Trigger.word("x")] if lazy else None)
+        for text in texts:
+            matcher.accept_text(text)
+        return matcher
+
+    def mask(matcher: gbnfkit.Matcher | gbnfkit.LazyMatcher) -> np.ndarray:
+        words = gbnfkit.allocate_bitmask(1, VOCAB.size)
+        matcher.fill_bitmask(words)
+        return words
+
+    for duplicate in (copy.copy, copy.deepcopy):
+        matcher = fed("x", "a", "b")
+        other = duplicate(matcher)
+        assert type(other) is type(matcher) and other.steps == matcher.steps == 3
+        other.rollback(2)  # a copy sharing the history rolled the original back too
+        other.accept_text("z")
+        assert matcher.steps == 3 and other.steps == 2
+        assert (mask(matcher) == mask(fed("x", "a", "b"))).all()
+        assert (mask(other) == mask(fed("x", "z"))).all()

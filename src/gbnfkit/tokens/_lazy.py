@@ -463,6 +463,14 @@ class LazyMatcher:
         other._open_words = self._open_words
         return other
 
+    def __copy__(self) -> LazyMatcher:
+        """``copy.copy`` is :meth:`fork` (a copy sharing the buffer would see both's text)."""
+        return self.fork()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> LazyMatcher:
+        """``copy.deepcopy`` is :meth:`fork`: the compiled grammar is shared, not copied."""
+        return self.fork()
+
     def jump_forward(self) -> str:
         """The text every valid continuation must start with ('' while inactive)."""
         if self._inner is not None:

@@ -201,6 +201,14 @@ class Matcher:
         other._terminated = self._terminated
         return other
 
+    def __copy__(self) -> Matcher:
+        """``copy.copy`` is :meth:`fork` (a copy sharing the history would roll back both)."""
+        return self.fork()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Matcher:
+        """``copy.deepcopy`` is :meth:`fork`: the compiled grammar is shared, not copied."""
+        return self.fork()
+
     # -- queries ------------------------------------------------------------
     @property
     def is_terminated(self) -> CallableBool:
