@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+import pytest
 from test_masks import _walk_compiled, synthetic_vocabulary
 
 import gbnfkit
@@ -141,3 +142,13 @@ def test_the_store_is_bounded(tmp_path: Path) -> None:
         store.put((k,), record)
     assert len(list(tmp_path.glob("*.npz"))) == 2
     assert store.get((0,)) is not None and store.get((4,)) is None
+
+
+def test_a_cache_dir_that_cannot_be_a_directory_is_an_argument_error(tmp_path: Path) -> None:
+    vocabulary = synthetic_vocabulary(seed=51)
+    a_file = tmp_path / "file"
+    a_file.write_text("not a directory")
+    for bad in ("", a_file, a_file / "sub", str(tmp_path / "a\0b")):
+        with pytest.raises(gbnfkit.ArgumentError, match="cache_dir"):
+            gbnfkit.GrammarCompiler(vocabulary, cache_dir=bad)
+    assert a_file.read_text() == "not a directory"

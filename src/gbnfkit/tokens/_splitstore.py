@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from gbnfkit._errors import ArgumentError
+
 __all__ = ["SplitRecord", "SplitStore"]
 
 _FORMAT = "gbnfkit-split-v1"
@@ -73,8 +75,15 @@ class SplitStore:
         *,
         max_entries: int = 4096,
     ) -> None:
+        if not os.fspath(directory):
+            raise ArgumentError("cache_dir must name a directory, not ''")
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except (OSError, ValueError) as exc:  # a file there, no permission, a NUL in it
+            raise ArgumentError(
+                f"cache_dir {os.fspath(directory)!r} cannot be used as a directory: {exc}"
+            ) from None
         self.vocabulary = vocabulary_fingerprint
         self.nwords = nwords
         self.max_entries = max_entries
