@@ -165,3 +165,16 @@ def test_a_sleeping_lazy_matcher_fills_a_torch_bitmask_without_warnings() -> Non
         warnings.simplefilter("error")
         lazy.fill_bitmask(mask)
     assert mask[0].tolist() == [0b1111, 0]
+
+
+def test_apply_bitmask_refuses_read_only_logits_and_boolean_masks() -> None:
+    logits = np.zeros(40, dtype=np.float32)
+    logits.flags.writeable = False
+    with pytest.raises(ArgumentError, match="writable"):
+        gbnfkit.apply_bitmask(logits, gbnfkit.allocate_bitmask(1, 40)[0])
+    assert not np.isinf(logits).any()
+    with pytest.raises(ArgumentError, match="int32"):
+        gbnfkit.apply_bitmask(np.zeros(40, dtype=np.float32), np.ones(2, dtype=bool))
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ArgumentError, match="int32"):  # it was read as words of 0 and 1
+        gbnfkit.apply_bitmask(torch.zeros(40), torch.ones(2, dtype=torch.bool))

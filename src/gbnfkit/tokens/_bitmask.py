@@ -144,9 +144,9 @@ def apply_bitmask(logits: Any, bitmask: Any, *, indices: Any = None) -> None:
     bitmask is moved to the logits' device; logits are never copied to the CPU).
 
     Raises:
-        ArgumentError: ``logits`` is not a floating-point numpy array or torch tensor of
-            one or two dimensions, ``bitmask`` is not an integer array, or an index is
-            outside either.
+        ArgumentError: ``logits`` is not a writable floating-point numpy array or torch
+            tensor of one or two dimensions, ``bitmask`` is not an integer array (booleans
+            are not packed words), or an index is outside either.
         VocabularyError: the bitmask covers fewer tokens than the logits, or (without
             ``indices``) has another number of rows.
     """
@@ -162,6 +162,8 @@ def apply_bitmask(logits: Any, bitmask: Any, *, indices: Any = None) -> None:
             f"logits must be a floating-point array of 1 or 2 dimensions, "
             f"not {logits.dtype} of shape {logits.shape}"
         )
+    if not logits.flags.writeable:
+        raise ArgumentError("logits must be writable: apply_bitmask masks them in place")
     mask = _mask_array(bitmask)
     width = logits.shape[-1]
     allowed = _unpack(mask.reshape(-1, mask.shape[-1]), width)
@@ -198,8 +200,15 @@ def _apply_torch(logits: Any, bitmask: Any, indices: Any) -> None:
     width = logits.shape[-1]
     if isinstance(bitmask, np.ndarray):
         bitmask = torch.from_numpy(np.ascontiguousarray(_mask_array(bitmask)))
-    elif not type(bitmask).__module__.startswith("torch") or bitmask.is_floating_point():
-        raise ArgumentError(f"bitmask must be an int32 array, not {type(bitmask).__name__}")
+    elif (
+        not type(bitmask).__module__.startswith("torch")
+        or bitmask.is_floating_point()
+        or bitmask.dtype == torch.bool  # a boolean mask would be read as words of 0 and 1
+    ):
+        raise ArgumentError(
+            f"bitmask must be an int32 array, not {type(bitmask).__name__} "
+            f"of {getattr(bitmask, 'dtype', '?')}"
+        )
     mask = bitmask.to(device=logits.device, dtype=torch.int32, non_blocking=True)
     if mask.dim() not in (1, 2) or mask.shape[-1] == 0:
         raise ArgumentError(
