@@ -44,3 +44,14 @@ def test_pattern_error_names_the_position() -> None:
     with pytest.raises(gbnfkit.GrammarError, match="column 1") as info:
         Trigger.pattern("*x")
     assert info.value.column == 1
+
+
+def test_a_token_trigger_takes_numpy_integers_as_ints() -> None:
+    import numpy as np
+
+    trigger = Trigger.token(np.int64(5))  # type: ignore[arg-type]
+    assert trigger == Trigger.token(5) and type(trigger.value) is int
+    assert hash(trigger) == hash(Trigger.token(5))
+    for bad in (5.0, "5", True, np.float32(5)):
+        with pytest.raises(gbnfkit.ArgumentError, match="token id"):
+            Trigger.token(bad)  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from operator import index
 
 from gbnfkit._errors import ArgumentError, GrammarError
 
@@ -45,10 +46,15 @@ class Trigger:
         if not isinstance(kind, TriggerKind):
             raise ArgumentError(f"kind must be a TriggerKind, not {type(kind).__name__}")
         if kind is TriggerKind.TOKEN:
-            if isinstance(value, bool) or not isinstance(value, int):
+            try:  # an int, or a numpy integer as accept_token takes (stored as an int)
+                token = index(value) if not isinstance(value, (bool, str)) else None
+            except TypeError:
+                token = None
+            if token is None:
                 raise ArgumentError(f"a token trigger takes an int token id, not {value!r}")
-            if value < 0:
-                raise ArgumentError(f"a token id is never negative: {value}")
+            if token < 0:
+                raise ArgumentError(f"a token id is never negative: {token}")
+            object.__setattr__(self, "value", token)
             return
         if not isinstance(value, str):
             raise ArgumentError(f"a {kind.value} trigger takes a str, not {type(value).__name__}")
