@@ -37,6 +37,10 @@ class GrammarCompiler:
     the schema converter's string bodies and property names) are computed when the
     compiler is made and kept for its lifetime, even by :meth:`clear_cache`
     (``docs/masks.md``, "Fixed splits").
+
+    Raises:
+        ArgumentError: an argument of the wrong type, or a ``cache_dir`` that cannot be
+            made a directory (empty, a file, under a file, no permission).
     """
 
     def __init__(
