@@ -262,3 +262,16 @@ def test_an_empty_prompt_is_an_argument_error_before_the_model_runs() -> None:
     with pytest.raises(ArgumentError, match="prompt is empty"):
         Decoder(model).generate("", raw=True)
     assert Decoder(model).generate("", params=GREEDY).text == "a"  # the template's tokens
+
+
+def test_the_server_loop_ends_where_the_grammar_ends_without_an_end_token() -> None:
+    from gbnfkit.server._decode import Finish, Job, Piece, run_job
+
+    compiled = compile(Grammar.from_gbnf('root ::= "{" "a"? "a"? "}"'), NoEndModel.vocabulary)
+    job = Job([2], compiled.matcher(), GREEDY, 8, (), threading.Event())
+    pieces: list[Piece] = []
+    outcome = run_job(NoEndModel(), job, pieces.append)
+    assert (outcome.text, outcome.finish, outcome.completion_tokens) == ("{aa}", Finish.STOP, 4)
+    stuck = compile(Grammar.from_gbnf('root ::= "a" "b"'), NoEndModel.vocabulary)
+    with pytest.raises(SamplingError):
+        run_job(NoEndModel(), Job([2], stuck.matcher(), GREEDY, 8, (), threading.Event()), print)

@@ -10,7 +10,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gbnfkit.integrations._decode import AnyMatcher, ModelRunner, _TimedMatcher, take_token
+from gbnfkit._errors import SamplingError
+from gbnfkit.integrations._decode import (
+    AnyMatcher,
+    ModelRunner,
+    _finished,
+    _TimedMatcher,
+    take_token,
+)
 from gbnfkit.sampling import Sampler, SamplingParams
 from gbnfkit.server._logprobs import StepLogprobs, TokenLogprob
 
@@ -121,7 +128,13 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[Piece], None]) -> Out
             finish = Finish.CANCELLED
             break
         step = StepLogprobs(logits, vocabulary.size) if job.logprobs is not None else None
-        token = take_token(sampler, logits)
+        try:
+            token = take_token(sampler, logits)
+        except SamplingError:  # complete, nothing more allowed, and no end token to say so
+            if not _finished(job.matcher, eos):
+                raise
+            finish = Finish.STOP
+            break
         if token in eos:
             finish = Finish.STOP
             break
