@@ -131,3 +131,25 @@ def test_a_batch_decodes_within_its_grammars(processor: Any, vocabulary: Vocabul
     assert outputs[2][-1] in vocabulary.eos_token_ids
     processor.update_state(BatchUpdate(1, [0, 2], [], []))
     assert list(processor._rows) == []
+
+
+@pytest.mark.parametrize("layout", ["index first", "prompt first"])
+def test_added_requests_are_read_in_either_layout_vllm_has_used(
+    plugin: Any, vocabulary: Vocabulary, layout: str
+) -> None:
+    model_config = SimpleNamespace(
+        tokenizer=str(default_model_path()), get_vocab_size=lambda: vocabulary.size + PADDING
+    )
+    processor = plugin.GrammarLogitsProcessor(
+        SimpleNamespace(model_config=model_config), torch.device("cpu"), False
+    )
+    params, output = SamplingParams({"grammar": 'root ::= "yes" | "no"'}), []
+    entry = (1, params, [5], output) if layout == "index first" else ([5], 1, params, output)
+    processor.update_state(BatchUpdate(2, [], [entry], []))
+    logits = torch.zeros((2, vocabulary.size + PADDING))
+    processor.apply(logits)
+    assert torch.isfinite(logits[0]).all()  # row 0 has no grammar
+    allowed = {vocabulary.token_bytes(int(i)) for i in torch.nonzero(torch.isfinite(logits[1]))}
+    assert allowed and all(b"yes".startswith(t) or b"no".startswith(t) for t in allowed if t)
+    with pytest.raises(ArgumentError, match="4 fields"):
+        processor.update_state(BatchUpdate(2, [], [(1, params, output)], []))

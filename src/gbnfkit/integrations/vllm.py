@@ -150,6 +150,18 @@ class _Row:
     failed: bool = field(default=False)
 
 
+def _added_request(entry: Sequence[Any]) -> tuple[int, Any, list[int]]:
+    """``(index, params, output ids)`` of a ``BatchUpdate.added`` entry, in either layout
+    vLLM has used: ``(index, params, prompt_ids, output_ids)`` and the earlier
+    ``(prompt_ids, index, params, output_ids)`` (the batch index is the one int)."""
+    if len(entry) != 4:
+        raise ArgumentError(f"a vLLM added request has 4 fields, not {len(entry)}")
+    first, second, third, output = entry
+    if isinstance(first, int) and not isinstance(first, bool):
+        return first, second, output
+    return int(second), third, output
+
+
 class GrammarLogitsProcessor(_BaseProcessor):  # type: ignore[misc]
     """vLLM's logits processor for gbnfkit grammars (see the module's documentation).
 
@@ -193,8 +205,8 @@ class GrammarLogitsProcessor(_BaseProcessor):  # type: ignore[misc]
         if batch_update is not None:
             for index in batch_update.removed:
                 self._rows.pop(index, None)
-            for index, params, _prompt, output in batch_update.added:
-                self._add(index, params, output)
+            for entry in batch_update.added:
+                self._add(*_added_request(entry))
             for first, second, direction in batch_update.moved:
                 a, b = self._rows.pop(first, None), self._rows.pop(second, None)
                 if a is not None:
