@@ -6,7 +6,7 @@ context's top frames alone over the bottom marker, kept per grammar.  The schema
 converter writes the same value rules into every grammar (its whitespace, string,
 number and literal rules), so at the value starts of every new schema the same top
 frames were walked again: on DeepSeek's first 30 MaskBench schemas the whitespace's,
-the string's and the number parts' top splits took 23 ms pure, one per grammar and
+the string's and the number parts' top splits took 24 ms pure, one per grammar and
 frame, with five canonical forms among them.  :func:`keep_fixed_tops` (from
 :func:`~gbnfkit.tokens._prewarm.prewarm`) keeps, by canonical form, the top splits
 that two converter grammars with different property names share;

@@ -18,7 +18,9 @@ What this leaves in the index's shared splits is kept as *fixed*
 form, they are whatever the converter and the builtin write now.  Those grammars are
 compiled with ``follow_calls=0`` so that their wide splits keep every tail
 (``docs/masks.md``, "Tails the frames below never read"): a fixed split serves any
-context of its canonical form, whatever follows it.
+context of its canonical form, whatever follows it.  Then the masks of two schema
+grammars with a value of every kind (:func:`top_documents`) leave the top-frame splits
+of the converter's value rules, kept by ``_fixedtops.keep_fixed_tops``.
 """
 
 from __future__ import annotations
@@ -170,7 +172,7 @@ def prewarm(index: VocabularyIndex) -> None:
         index.fix_shared()
     # the top-frame splits of every state of the value documents (their wide splits,
     # if any, are not kept: ``clear_shared``)
-    grammars = []
+    grammars: list[CompiledGrammar] = []
     for grammar, texts in top_documents():
         compiled = CompiledGrammar(grammar, index.vocabulary, index=index)
         for text in texts:
@@ -181,7 +183,7 @@ def prewarm(index: VocabularyIndex) -> None:
                 if i not in names:
                     compiled.mask(state)
                 got = compiled.automaton.step(state, byte)
-                if got is None:  # not valid (tests/tokens/test_prewarm.py checks they are)
+                if got is None:  # not valid (tests/tokens/test_fixedtops.py checks they are)
                     break
                 state = got
         grammars.append(compiled)
