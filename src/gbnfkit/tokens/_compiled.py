@@ -27,6 +27,7 @@ from gbnfkit._errors import LoadError, VocabularyError
 from gbnfkit.tokens._byteprogram import END, TEST, lower_program
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._chains import Chains
+from gbnfkit.tokens._fixedtops import fixed_top
 from gbnfkit.tokens._follow import CallIndex, follow_search, rule_starts
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
@@ -591,12 +592,11 @@ class CompiledGrammar:
         rest is walked from the state of the frames below (the same after every
         handover node), only under the children whose byte that state accepts.  What
         the frames below leave uncertain stays uncertain.  The top frame's split is
-        shared by every context with that top frame: the whitespace of a JSON grammar
-        (one top frame per remaining count) is called from dozens of places, and a
-        key's literal recurs in every state where that key may still come.  Made at
-        the first context with that top frame, except in the grammar's first mask
-        (computed when it is compiled), whose contexts are walked whole.
-        """
+        shared by every context with that top frame: a JSON grammar's whitespace (one
+        top frame per remaining count) is called from dozens of places, a key's literal
+        recurs in every state where that key may still come.  Made at the first context
+        with that top frame (or a fixed one, ``_fixedtops``), except in the grammar's
+        first mask (computed when it is compiled), whose contexts are walked whole."""
         tuning = self._tuning
         stacks = _stacks_of(key)
         if len(stacks[0]) < 2 or root.bottom or not tuning.top_frame_nodes:
@@ -621,7 +621,7 @@ class CompiledGrammar:
         if bottom or bits.bit_count() > tuning.many_first_bytes:
             return None
         if top is None:
-            top = self._top_split(top_key)
+            top = fixed_top(self, top_key) or self._top_split(top_key)
             with self._lock:
                 if len(self._tops) >= self._max_contexts:
                     self._tops.clear()

@@ -76,6 +76,11 @@ class VocabularyIndex:
         fixed_signatures: the signatures of ``fixed``'s forms.
         hits: lookups that found a split (read by tests); ``fixed_hits`` those that
             found a fixed one.
+        fixed_tops: the top-frame splits every schema grammar shares, by canonical
+            form (:mod:`~gbnfkit.tokens._fixedtops`), made by ``prewarm`` and never
+            forgotten; ``fixed_top_filters`` the filters of their keys
+            (:func:`~gbnfkit.tokens._fixedtops.top_filter`), ``fixed_top_hits`` the
+            lookups that found one.
     """
 
     def __init__(
@@ -126,6 +131,10 @@ class VocabularyIndex:
         self.fixed_cuts: dict[tuple[object, ...], _Context] = {}
         self.fixed_signatures: set[tuple[int, ...]] = set()
         self.fixed_hits = 0
+        # top-frame splits every schema grammar shares (``_fixedtops``), by canonical form
+        self.fixed_tops: dict[tuple[object, ...], _TopSplit] = {}
+        self.fixed_top_filters: set[tuple[int, ...]] = set()
+        self.fixed_top_hits = 0
         self.max_tails = max_shared_tails
         self.tails: OrderedDict[
             tuple[int, int, int], tuple[Positions, Positions, Tails | None]

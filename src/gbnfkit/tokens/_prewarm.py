@@ -18,7 +18,9 @@ What this leaves in the index's shared splits is kept as *fixed*
 form, they are whatever the converter and the builtin write now.  Those grammars are
 compiled with ``follow_calls=0`` so that their wide splits keep every tail
 (``docs/masks.md``, "Tails the frames below never read"): a fixed split serves any
-context of its canonical form, whatever follows it.
+context of its canonical form, whatever follows it.  Then the masks of two schema
+grammars with a value of every kind (:func:`top_documents`) leave the top-frame splits
+of the converter's value rules, kept by ``_fixedtops.keep_fixed_tops``.
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gbnfkit.tokens._compiled import CompiledGrammar
+from gbnfkit.tokens._fixedtops import keep_fixed_tops
 from gbnfkit.tokens._tuning import DEFAULT_TUNING
 
 if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
     from gbnfkit.tokens._index import VocabularyIndex
 
-__all__ = ["fixed_documents", "inside_strings", "prewarm"]
+__all__ = ["fixed_documents", "inside_strings", "prewarm", "top_documents"]
 
 _DOCUMENT = '{"k": "a b\\n\\u00e9", "m": "ab", "kx": "y"}'
 # a `maxLength` string ("m") this many characters longer than the longest token: the
@@ -63,6 +66,41 @@ def fixed_documents(longest: int = 0) -> list[tuple[Grammar, str]]:
     return [(Grammar.builtin("json"), _DOCUMENT), (Grammar.from_json_schema(schema), _DOCUMENT)]
 
 
+# every kind of value the converter writes, with and without whitespace around
+# (`%` before a property name: the grammar's prefix of names)
+_VALUES = (
+    '{"%s": "a", "%n": -1.5e3, "%i": 12, "%b": true, "%z": null, "%a": [1, 2.5], "%o": {}}',
+    '{ "%s" : "" ,\n "%n":0, "%i" :-3 , "%b":false,"%z" : null , "%a":[ ], "%o" : { } }',
+)
+
+
+def top_documents() -> list[tuple[Grammar, list[str]]]:
+    """Two schema grammars with the same kinds of values under other property names,
+    each with documents that go through a value of every kind: the top-frame splits
+    both make with the same canonical form are those of the converter's own rules
+    (whitespace, strings, numbers, literals), which every schema grammar has
+    (``_fixedtops``)."""
+    from gbnfkit._grammar import Grammar
+
+    kinds = {
+        "s": {"type": "string"},
+        "n": {"type": "number"},
+        "i": {"type": "integer"},
+        "b": {"type": "boolean"},
+        "z": {"type": "null"},
+        "a": {"type": "array", "items": {"type": "number"}},
+        "o": {"type": "object", "additionalProperties": False},
+    }
+    out: list[tuple[Grammar, list[str]]] = []
+    for prefix in ("", "v"):
+        # no other property names: their wide splits are the fixed splits' business
+        properties = {prefix + name: value for name, value in kinds.items()}
+        schema = {"type": "object", "properties": properties, "additionalProperties": False}
+        grammar = Grammar.from_json_schema(schema)
+        out.append((grammar, [text.replace("%", prefix) for text in _VALUES]))
+    return out
+
+
 def inside_strings(data: bytes) -> list[int]:
     """The lengths of the prefixes of the JSON text ``data`` that end inside a string
     (the states of its free text), but for a property name's opening quote: the first
@@ -89,6 +127,26 @@ def inside_strings(data: bytes) -> list[int]:
     return out
 
 
+def inside_names(data: bytes) -> list[int]:
+    """The lengths of the prefixes of the JSON text ``data`` that end inside a property
+    name or after its closing quote (the key states; ``data`` holds no strings with
+    quotes or escapes, and a string after `{` or `,` is a name)."""
+    out: list[int] = []
+    opened = -1
+    for i, byte in enumerate(data):
+        if byte != 0x22:
+            if opened >= 0:
+                out.append(i)
+            continue
+        if opened >= 0:
+            out.append(i)
+            out.append(i + 1)
+            opened = -1
+        elif data[:i].rstrip(b" \t\n\r").endswith((b"{", b",")):
+            opened = i + 1
+    return out
+
+
 def prewarm(index: VocabularyIndex) -> None:
     """Split, with ``index``, the contexts of :func:`fixed_documents`' free text (the
     mask of each state inside a string, :func:`inside_strings`), and keep the wide
@@ -112,3 +170,22 @@ def prewarm(index: VocabularyIndex) -> None:
                     break
                 state = got
         index.fix_shared()
+    # the top-frame splits of every state of the value documents (their wide splits,
+    # if any, are not kept: ``clear_shared``)
+    grammars: list[CompiledGrammar] = []
+    for grammar, texts in top_documents():
+        compiled = CompiledGrammar(grammar, index.vocabulary, index=index)
+        for text in texts:
+            state = compiled.automaton.initial
+            data = text.encode("utf-8")
+            names = set(inside_names(data))
+            for i, byte in enumerate(data):
+                if i not in names:
+                    compiled.mask(state)
+                got = compiled.automaton.step(state, byte)
+                if got is None:  # not valid (tests/tokens/test_fixedtops.py checks they are)
+                    break
+                state = got
+        grammars.append(compiled)
+    index.clear_shared()
+    keep_fixed_tops(grammars)

@@ -121,6 +121,11 @@ class Tuning:
             the bound costs in proportion to it (asked at string values too, as it
             once was, 4,096 made a Snowplow string value's first mask 9 -> 16 ms
             compiled; it is asked at key positions only now, by ``join_keys``).
+        fixed_top_positions: program positions a top frame's canonical form may have
+            and still be kept (``prewarm``) and looked up (a key that passes the
+            filter) as a fixed top split (``docs/masks.md``, "Fixed top splits"): the
+            converter's whitespace, string, number and literal frames have 1-77; its
+            object members 92-160, whose forms cost more than their walks.
     """
 
     many_first_bytes: int = 48
@@ -156,6 +161,7 @@ class Tuning:
     second_tokens: int = 64
     chain_item_rules: int = 64
     key_positions: int = 1_024
+    fixed_top_positions: int = 80
 
 
 DEFAULT_TUNING = Tuning()
