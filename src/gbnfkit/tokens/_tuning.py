@@ -121,6 +121,11 @@ class Tuning:
             the bound costs in proportion to it (asked at string values too, as it
             once was, 4,096 made a Snowplow string value's first mask 9 -> 16 ms
             compiled; it is asked at key positions only now, by ``join_keys``).
+        key_alike_nodes: a joined key's root is handed the last joined root's context
+            before any walk when every token gets the same verdict from both
+            (``_keywalk.alike_roots``: the states after each first byte alike, or
+            their children compared in turn, at most this many trie nodes: an
+            escape's few tokens take a handful); past it, or 0, its split is made.
     """
 
     many_first_bytes: int = 48
@@ -156,6 +161,7 @@ class Tuning:
     second_tokens: int = 64
     chain_item_rules: int = 64
     key_positions: int = 1_024
+    key_alike_nodes: int = 64
 
 
 DEFAULT_TUNING = Tuning()
