@@ -25,7 +25,8 @@ import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._compiled import _group_key, _groups, _stacks_of
-from gbnfkit.tokens._slices import Covers
+from gbnfkit.tokens._keywalk import Universal
+from gbnfkit.tokens._slices import SLICE_CLASSES, Covers
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -183,10 +184,14 @@ def test_roots_said_alike_decide_every_token_alike() -> None:
     letters = sum(1 << b for b in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     said = apart = 0
     listed = list(roots)
+    # and with the states that cover the class compared on their rest tokens only
+    rest = compiled.index.slices[0].rest
+    covering = Universal(automaton.program, SLICE_CLASSES[0], 4096, 4096).state
     for i, a in enumerate(listed):
         for b in listed[i + 1 :]:
-            for free in (0, letters):
-                if alike_roots(automaton, trie, a, b, free, {}, 64):
+            for free, by_rest in ((0, False), (letters, False), (letters, True)):
+                more = (rest, covering) if by_rest else (None, None)
+                if alike_roots(automaton, trie, a, b, free, {}, 64, *more):
                     said += 1
                     assert _verdicts_past(trie, automaton, a, free) == _verdicts_past(
                         trie, automaton, b, free

@@ -437,8 +437,19 @@ class WideContexts:
             return None
         before, free = mine
         if root is not before:
+            universal = self._universal
+            assert universal is not None
+            slices = self._index.slices
             if self._free(root) != free or not alike_roots(
-                automaton, self._index.trie, root, before, free, self._chains, self._budget
+                automaton,
+                self._index.trie,
+                root,
+                before,
+                free,
+                self._chains,
+                self._budget,
+                slices[0].rest,
+                universal.state,
             ):
                 return None
         walk = last[0]

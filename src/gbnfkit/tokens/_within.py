@@ -26,6 +26,7 @@ same points (tests/tokens/test_within.py compares such states' walks).
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -223,6 +224,8 @@ def alike_roots(
     free: int,
     chains: dict[int, tuple[int, ...] | None],
     budget: int,
+    rest: TokenTrie | None = None,
+    covering: Callable[[ByteState], bool] | None = None,
 ) -> bool:
     """Whether the roots ``a`` and ``b`` (neither holding the bottom marker) give every
     token whose first byte is not in ``free`` the same verdict and the same handover
@@ -231,11 +234,18 @@ def alike_roots(
     the bottom marker held alike and compared again after the next byte (at most
     ``budget`` trie nodes below the first bytes; past it, not shown).
 
+    Under a one-byte first character after which both states cover the slice class
+    (``covering``: ``_keywalk.Universal.state``), every inside token is accepted from
+    both (its bytes after the first are inside again), so only the tokens of ``rest``
+    (the slice's rest trie) under that byte are compared.
+
     Inside a key, the first bytes that are no letter lead the roots of two prefixes
     to the string body's state (or to states within one character with equal
     signatures), and an escape's tokens differ one or two bytes down (``\\u``): the
     known names' next letters are the bytes the prefixes lead apart, and a joined key
-    takes those whole (``free``: ``_keywalk.inside_only``)."""
+    takes those whole (``free``: ``_keywalk.inside_only``); a name's next character
+    that is no letter (``-``) leads one root into the name, the other into the body,
+    two covering states whose rest tokens under it are few."""
     if a.bottom or b.bottom:
         return False
     found: list[tuple[int, ByteState, ByteState]] = []
@@ -244,26 +254,33 @@ def alike_roots(
         automaton, a, b, first, chains, found
     ):
         return False
-    todo = [(trie.root_child[byte], at_a, at_b) for byte, at_a, at_b in found]
-    end = trie.end
+    todo: list[tuple[TokenTrie, int, ByteState, ByteState]] = []
+    for byte, at_a, at_b in found:
+        if rest is not None and covering is not None and byte < 0x80:
+            if covering(at_a) and covering(at_b):
+                node = rest.root_child[byte]
+                if node >= 0:
+                    todo.append((rest, node, at_a, at_b))
+                continue
+        todo.append((trie, trie.root_child[byte], at_a, at_b))
     while todo:
-        node, at_a, at_b = todo.pop()
+        within, node, at_a, at_b = todo.pop()
         budget -= 1
         if budget < 0:
             return False
-        kids = trie.children(node)
+        kids = within.children(node)
         bits = 0
         for byte in kids:
             bits |= 1 << byte
         found.clear()
         if _apart(automaton, at_a, at_b, bits, chains, found):
             return False
+        end = within.end
         for byte, next_a, next_b in found:
             kid = kids[byte]
             if end[kid] > kid + 1:  # (a leaf's token is alive from both)
-                todo.append((kid, next_a, next_b))
+                todo.append((within, kid, next_a, next_b))
     return True
-
 
 Positions = npt.NDArray[np.int64]
 
