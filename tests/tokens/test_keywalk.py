@@ -168,7 +168,8 @@ def test_joined_key_masks_of_the_json_builtin_and_closed_objects() -> None:
 def test_a_joined_context_is_handed_back_only_for_the_same_walk(tuning: Tuning) -> None:
     """Inside a key each prefix is a new joined context whose walk is usually the
     previous prefix's: the context made from it is handed back then, and only then
-    (``same_walk``: every verdict and handover pair equal)."""
+    (``same_walk``: every verdict and handover pair equal), or before the walk when
+    the two roots decide every token alike (``WideContexts.before_walk``)."""
     flags = np.array([True, False, True, True, False])
     one, pos, off = np.array([1]), np.array([1, 1]), np.array([0, 2])
     walk = WideSplit(None, one, pos, off, flags)
@@ -186,6 +187,9 @@ def test_a_joined_context_is_handed_back_only_for_the_same_walk(tuning: Tuning) 
     compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY, tuning=tuning)
     _follow(compiled, grammar, VOCABULARY, DOCUMENT)
     assert compiled._wide_contexts.reused > 0
+    # some before any walk, their roots' tokens decided alike (_within.alike_roots; not
+    # with every context walked wide at once: then the last wide walk is seldom a key's)
+    assert compiled._wide_contexts.alike > 0 or not tuning.many_first_bytes
     # the contexts handed back equal those made afresh, key by key
     fresh = gbnfkit.CompiledGrammar(grammar, VOCABULARY, tuning=tuning)
     nwords = fresh.index.nwords

@@ -23,11 +23,14 @@ from test_widesplit import _by_stepping
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
-from gbnfkit.tokens._bytestate import ByteState
-from gbnfkit.tokens._slices import Covers
+from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._compiled import _group_key, _groups, _stacks_of
+from gbnfkit.tokens._keywalk import Universal
+from gbnfkit.tokens._slices import SLICE_CLASSES, Covers
+from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vocabulary import Vocabulary
-from gbnfkit.tokens._within import home_state, signature_after, within_signature
+from gbnfkit.tokens._within import alike_roots, home_state, signature_after, within_signature
 
 # tokens that start inside a name after a multi-byte character and go on past its end
 MORE = [b'\xc3\xa9"', b'\xc3\xa9": ', b'\xe4\xb8\xad",', b'\xc3\xa91"', b"\xc3", b"\xe4\xb8"]
@@ -118,6 +121,84 @@ def test_equal_signatures_decide_every_token_alike() -> None:
             if a[0] == b[0] and a[3] == b[3]:
                 # the same frames below and chains: only the frame returned into differs
                 assert (a[1], a[2]) != (b[1], b[2])
+
+
+def _verdicts_past(
+    trie: TokenTrie, automaton: ByteAutomaton, root: ByteState, free: int
+) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """:func:`_by_stepping` of ``root`` on the tokens whose first byte is not in ``free``."""
+    accepted, uncertain, pairs = _by_stepping(trie, automaton, root)
+    data = trie.sorted_bytes
+    keep = [not free >> data[p][0] & 1 for p in range(len(data))]
+    return (
+        [p for p in accepted if keep[p]],
+        [p for p in uncertain if keep[p]],
+        [(p, k) for p, k in pairs if keep[p]],
+    )
+
+
+# three alternatives, one body: "1" and "3" lead to states that differ only by their
+# positions, "2" to one whose escape accepts another spelling five bytes down
+ALIKE = r"""root ::= "1" x | "2" y | "3" z
+body ::= [a-z]*
+x ::= body | "\\u0062" body
+y ::= body | "\\u0063" body
+z ::= body | "\\u0062" body
+"""
+
+
+def test_roots_said_alike_decide_every_token_alike() -> None:
+    """``alike_roots`` says two roots alike only when every token (but those under the
+    free first bytes) gets the same verdict and handover offsets from both: a difference
+    below states that differ (after ``\\u00``) is found by comparing their children."""
+    vocabulary = _vocabulary()
+    compiled = gbnfkit.CompiledGrammar(Grammar.from_gbnf(ALIKE), vocabulary)
+    automaton = compiled.automaton
+    trie = compiled.index.trie
+    one, two, three = (automaton.step(automaton.initial, ord(c)) for c in "123")
+    assert one is not None and two is not None and three is not None and one != three
+    assert alike_roots(automaton, trie, one, three, 0, {}, 64)
+    assert _by_stepping(trie, automaton, one) == _by_stepping(trie, automaton, three)
+    assert _by_stepping(trie, automaton, one) != _by_stepping(trie, automaton, two)
+    assert not alike_roots(automaton, trie, one, two, 0, {}, 64)
+    assert not alike_roots(automaton, trie, one, three, 0, {}, 0)  # past the budget
+    # the joined keys' roots along a document (two frames over the marker), with and
+    # without the letters left out: said alike only when alike
+    grammar, document = _grammar()
+    compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
+    automaton = compiled.automaton
+    trie = compiled.index.trie
+    roots: dict[ByteState, None] = {}
+    state: ByteState | None = automaton.initial
+    for byte in document.encode():
+        assert state is not None
+        by_base: dict[tuple[int, ...], list[tuple[int, ...]]] = defaultdict(list)
+        for group in _groups(state.stacks):
+            if len(group[0]) >= 3:
+                by_base[group[0][:-2]].extend(group)
+        for stacks in by_base.values():
+            root = automaton.intern(frozenset(_stacks_of(_group_key(stacks, 2))))
+            if not root.bottom:
+                roots[root] = None
+        state = automaton.step(state, byte)
+    letters = sum(1 << b for b in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    said = apart = 0
+    listed = list(roots)
+    # and with the states that cover the class compared on their rest tokens only
+    rest = compiled.index.slices[0].rest
+    covering = Universal(automaton.program, SLICE_CLASSES[0], 4096, 4096).state
+    for i, a in enumerate(listed):
+        for b in listed[i + 1 :]:
+            for free, by_rest in ((0, False), (letters, False), (letters, True)):
+                more = (rest, covering) if by_rest else (None, None)
+                if alike_roots(automaton, trie, a, b, free, {}, 64, *more):
+                    said += 1
+                    assert _verdicts_past(trie, automaton, a, free) == _verdicts_past(
+                        trie, automaton, b, free
+                    )
+                else:
+                    apart += 1
+    assert said >= 3 and apart >= 3
 
 
 def test_walks_are_kept_under_the_first_state_of_their_signature() -> None:

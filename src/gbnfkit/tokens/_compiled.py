@@ -207,7 +207,9 @@ class CompiledGrammar:
         self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
         # whether stacks cover the first slice's class (_keywalk.py: keys as one lexeme)
         self._keys = Universal(program, SLICE_CLASSES[0], tuning.key_positions, max_contexts)
-        self._wide_contexts = WideContexts(self._index)
+        self._wide_contexts = WideContexts(
+            index, self._automaton, self._keys, self._test_chains, tuning.key_alike_nodes
+        )
         # read by tests (compiled modules call vector_walk directly, so its calls cannot be
         # recorded from outside): wide splits that reused parts of others, the first bytes'
         # states of those found by signature (_within.py), first bytes decided by their
@@ -746,28 +748,23 @@ class CompiledGrammar:
         return visits * total / max(passed, 1)
 
     def _wide_split(self, key: Stack, canon: tuple[object, ...] | None) -> _Context:
-        index = self._index
-        trie = index.trie
         root = self._automaton.intern(frozenset(_stacks_of(key)))
+        wide, depth = self._wide_contexts, _key_depth(key)
+        # a joined key's tokens decided as by the last one's walk: its context (_keywalk.py)
+        same = None if canon else wide.before_walk(root, depth, partial(self._follow_of, key))
+        if same is not None:
+            return same
         if root.bottom:
             tuning = self._tuning
-            split = vector_walk(
-                trie,
-                self._automaton,
-                root,
-                tuning.max_tail_tokens,
-                -1,
-                tuning.level_gap,
-                tuning.thin_levels,
-            )
+            gap, thin, most = tuning.level_gap, tuning.thin_levels, tuning.max_tail_tokens
+            split = vector_walk(self._index.trie, self._automaton, root, most, -1, gap, thin)
         else:
             split = self._walk_by_first_byte(root)
         # tails the frames below never read: worth finding out when some token has
         # several (its context can finish at several points of it, as mid-word)
         pairs = len(split.handover_positions)
         follow = self._follow_of(key) if pairs > len(split.uncertain) else -1
-        # (a joined key's walk equal to the last one's: its context; _keywalk.py)
-        return self._wide_contexts.context(split, follow, _key_depth(key), canon)
+        return wide.context(split, follow, depth, canon, root)  # (the same walk: _keywalk.py)
 
     def _walk_by_first_byte(self, root: ByteState) -> WideSplit:
         """:func:`vector_walk` of ``root`` (not holding the bottom marker), reusing the

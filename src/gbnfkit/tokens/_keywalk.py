@@ -36,7 +36,7 @@ walk, follow set and depth are equal to its own: the context is a function of th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from gbnfkit.tokens._index import VocabularyIndex, _Context
 from gbnfkit.tokens._slices import Slice
 from gbnfkit.tokens._utf8 import utf8_sequences
 from gbnfkit.tokens._vecwalk import WideSplit, follow_only
+from gbnfkit.tokens._within import alike_roots
 
 __all__ = ["Universal", "WideContexts", "inside_only", "join_keys", "same_walk"]
 
@@ -390,19 +391,85 @@ class WideContexts:
     """The contexts of a grammar's wide walks, and the last one made without a canonical
     form (a joined key's), handed back for an equal walk (:func:`same_walk`), follow
     set and depth: :meth:`context` is a function of those three (and of the vocabulary
-    index), so the context is the one it would make."""
+    index), so the context is the one it would make.  With the grammar's ``automaton``
+    and ``universal``, it is also handed back *before* a walk, to a joined root whose
+    tokens the last joined root's walk decides alike (:meth:`alike`)."""
 
-    def __init__(self, index: VocabularyIndex) -> None:
+    def __init__(
+        self,
+        index: VocabularyIndex,
+        automaton: ByteAutomaton | None = None,
+        universal: Universal | None = None,
+        chains: dict[int, tuple[int, ...] | None] | None = None,
+        budget: int = 0,
+    ) -> None:
         self._index = index
+        self._automaton = automaton
+        self._universal = universal
+        self._chains: dict[int, tuple[int, ...] | None] = {} if chains is None else chains
+        self._budget = budget
         # the last walk made without a form: it, its follow set, depth, context
         self._last: tuple[WideSplit, int, int, _Context] | None = None
+        # its root when a joined key's, with the first bytes inside_only took there
+        self._root: tuple[ByteState, int] | None = None
         self.reused = 0  # contexts handed back (read by tests)
+        self.alike = 0  # of those, handed back before a walk (read by tests)
+
+    def _free(self, root: ByteState) -> int:
+        """:func:`inside_only`'s first bytes of ``root`` (0: no joined key's root)."""
+        if self._automaton is None or self._universal is None:
+            return 0
+        return inside_only(self._universal, root, self._index.slices, self._automaton, {})
+
+    def before_walk(
+        self, root: ByteState, depth: int, follow: Callable[[], int]
+    ) -> _Context | None:
+        """The last joined key's context, when ``root`` (a wide split's, at ``depth``)
+        is a joined key's whose every token the last joined root decides alike
+        (``_within.alike_roots``, past the first bytes both take from :func:`inside_only`)
+        and, if that context's tails were pruned, ``follow()`` (the follow set of
+        ``root``'s context) is the same: its walk would be the same walk, so
+        :meth:`context` would hand that context back."""
+        last = self._last
+        mine = self._root
+        automaton = self._automaton
+        if mine is None or last is None or last[2] != depth or automaton is None:
+            return None
+        before, free = mine
+        if root is not before:
+            universal = self._universal
+            assert universal is not None
+            slices = self._index.slices
+            if self._free(root) != free or not alike_roots(
+                automaton,
+                self._index.trie,
+                root,
+                before,
+                free,
+                self._chains,
+                self._budget,
+                slices[0].rest,
+                universal.state,
+            ):
+                return None
+        walk = last[0]
+        if len(walk.handover_positions) > len(walk.uncertain) and follow() != last[1]:
+            return None
+        self.reused += 1
+        self.alike += 1
+        return last[3]
 
     def context(
-        self, split: WideSplit, follow: int, depth: int, canon: tuple[object, ...] | None
+        self,
+        split: WideSplit,
+        follow: int,
+        depth: int,
+        canon: tuple[object, ...] | None,
+        root: ByteState | None = None,
     ) -> _Context:
-        """The context of the walk ``split`` at ``depth`` whose tails need only start
-        with a byte of ``follow`` (``-1``: any byte), kept under ``canon`` when given."""
+        """The context of the walk ``split`` (of ``root``, when given) at ``depth``
+        whose tails need only start with a byte of ``follow`` (``-1``: any byte), kept
+        under ``canon`` when given."""
         last = self._last
         if (
             canon is None
@@ -429,4 +496,6 @@ class WideContexts:
             index.keep_context(canon, entry)
         else:
             self._last = (walk, follow, depth, entry)  # the walk before pruning
+            free = 0 if root is None or root.bottom else self._free(root)
+            self._root = (root, free) if root is not None and free else None
         return entry

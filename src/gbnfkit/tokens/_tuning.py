@@ -126,6 +126,11 @@ class Tuning:
             filter) as a fixed top split (``docs/masks.md``, "Fixed top splits"): the
             converter's whitespace, string, number and literal frames have 1-77; its
             object members 92-160, whose forms cost more than their walks.
+        key_alike_nodes: a joined key's root is handed the last joined root's context
+            before any walk when every token gets the same verdict from both
+            (``_keywalk.alike_roots``: the states after each first byte alike, or
+            their children compared in turn, at most this many trie nodes: an
+            escape's few tokens take a handful); past it, or 0, its split is made.
     """
 
     many_first_bytes: int = 48
@@ -162,6 +167,7 @@ class Tuning:
     chain_item_rules: int = 64
     key_positions: int = 1_024
     fixed_top_positions: int = 80
+    key_alike_nodes: int = 64
 
 
 DEFAULT_TUNING = Tuning()

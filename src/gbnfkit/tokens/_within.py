@@ -26,6 +26,7 @@ same points (tests/tokens/test_within.py compares such states' walks).
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +38,7 @@ from gbnfkit.tokens._vecwalk import WideSplit
 
 __all__ = [
     "Chunk",
+    "alike_roots",
     "SecondBytes",
     "Signature",
     "cut_spans",
@@ -155,6 +157,130 @@ def _signature(
     suffixes, pops = automaton._local_closure(base[-1])
     return (base[:-1], frozenset(suffixes), pops, frozenset(found))
 
+
+def _alike(
+    automaton: ByteAutomaton,
+    a: ByteState,
+    b: ByteState,
+    chains: dict[int, tuple[int, ...] | None],
+) -> bool:
+    """Whether two states reached by the same bytes (with the bottom marker held at the
+    same points before) give every token the same verdict and handover offsets: the
+    same state, or equal signatures within a character."""
+    if a == b:
+        return True
+    sig = within_signature(automaton, a, chains)
+    return sig is not None and sig == within_signature(automaton, b, chains)
+
+
+def _apart(
+    automaton: ByteAutomaton,
+    a: ByteState,
+    b: ByteState,
+    bits: int,
+    chains: dict[int, tuple[int, ...] | None],
+    out: list[tuple[int, ByteState, ByteState]],
+) -> bool:
+    """Compare the states ``a`` and ``b`` reach by each byte of ``bits``: whether some
+    byte leads one of them to no state and the other to one, or both to states that
+    hold the bottom marker differently (``True``: not alike); the bytes after which
+    they are not :func:`_alike` are added to ``out`` with the two states."""
+    allowed = automaton.allowed_bits(a) & bits
+    if allowed != automaton.allowed_bits(b) & bits:
+        return True
+    step = automaton.step
+    theirs = automaton.classes(b)
+    for mine in automaton.classes(a):
+        mine &= allowed
+        for other in theirs if mine else ():
+            both = mine & other
+            if not both:
+                continue
+            # the bytes of one class of each lead each state to one state
+            byte = (both & -both).bit_length() - 1
+            if byte >= 0x80:  # a character's lead byte: its chain's state is not made
+                sig = signature_after(automaton, a, byte, chains)
+                if sig is not None and sig == signature_after(automaton, b, byte, chains):
+                    continue
+            after_a = step(a, byte)
+            after_b = step(b, byte)
+            assert after_a is not None and after_b is not None  # allowed by both
+            if _alike(automaton, after_a, after_b, chains):
+                continue
+            if after_a.bottom != after_b.bottom:
+                return True
+            while both:
+                low = both & -both
+                both ^= low
+                out.append((low.bit_length() - 1, after_a, after_b))
+    return False
+
+
+def alike_roots(
+    automaton: ByteAutomaton,
+    trie: TokenTrie,
+    a: ByteState,
+    b: ByteState,
+    free: int,
+    chains: dict[int, tuple[int, ...] | None],
+    budget: int,
+    rest: TokenTrie | None = None,
+    covering: Callable[[ByteState], bool] | None = None,
+) -> bool:
+    """Whether the roots ``a`` and ``b`` (neither holding the bottom marker) give every
+    token whose first byte is not in ``free`` the same verdict and the same handover
+    offsets: along every token the states after each prefix are, from the two roots,
+    both dead, or :func:`_alike` (then so is everything under it), or both alive with
+    the bottom marker held alike and compared again after the next byte (at most
+    ``budget`` trie nodes below the first bytes; past it, not shown).
+
+    Under a one-byte first character after which both states cover the slice class
+    (``covering``: ``_keywalk.Universal.state``), every inside token is accepted from
+    both (its bytes after the first are inside again), so only the tokens of ``rest``
+    (the slice's rest trie) under that byte are compared.
+
+    Inside a key, the first bytes that are no letter lead the roots of two prefixes
+    to the string body's state (or to states within one character with equal
+    signatures), and an escape's tokens differ one or two bytes down (``\\u``): the
+    known names' next letters are the bytes the prefixes lead apart, and a joined key
+    takes those whole (``free``: ``_keywalk.inside_only``); a name's next character
+    that is no letter (``-``) leads one root into the name, the other into the body,
+    two covering states whose rest tokens under it are few."""
+    if a.bottom or b.bottom:
+        return False
+    found: list[tuple[int, ByteState, ByteState]] = []
+    first = ~trie.no_tokens & ~free  # (the first bytes of some token)
+    if automaton.allowed_bits(a) != automaton.allowed_bits(b) or _apart(
+        automaton, a, b, first, chains, found
+    ):
+        return False
+    todo: list[tuple[TokenTrie, int, ByteState, ByteState]] = []
+    for byte, at_a, at_b in found:
+        if rest is not None and covering is not None and byte < 0x80:
+            if covering(at_a) and covering(at_b):
+                node = rest.root_child[byte]
+                if node >= 0:
+                    todo.append((rest, node, at_a, at_b))
+                continue
+        todo.append((trie, trie.root_child[byte], at_a, at_b))
+    while todo:
+        within, node, at_a, at_b = todo.pop()
+        budget -= 1
+        if budget < 0:
+            return False
+        kids = within.children(node)
+        bits = 0
+        for byte in kids:
+            bits |= 1 << byte
+        found.clear()
+        if _apart(automaton, at_a, at_b, bits, chains, found):
+            return False
+        end = within.end
+        for byte, next_a, next_b in found:
+            kid = kids[byte]
+            if end[kid] > kid + 1:  # (a leaf's token is alive from both)
+                todo.append((within, kid, next_a, next_b))
+    return True
 
 Positions = npt.NDArray[np.int64]
 
