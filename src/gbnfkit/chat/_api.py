@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from gbnfkit.chat._mapping import Memo, Region, failure, to_message
 from gbnfkit.chat._tools import Toolset, tools_from
 from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
 from gbnfkit.peg import Parser, ParseResult, ParseStatus
+from gbnfkit.peg._result import failure as parse_failure
 from gbnfkit.tokens._trigger import Trigger
 
 __all__ = ["ChatGrammar", "ChatParser", "formats", "grammar_for", "parse_message"]
@@ -86,7 +87,7 @@ class ChatParser:
         if not isinstance(text, str):
             raise ArgumentError(f"parse takes a str, not {type(text).__name__}")
         text = self._prefix + text
-        return self._read(self._parser.parse(text, partial=partial), text, partial)[0]
+        return self._read(self._parse(self._parser.parse, text, partial), text, partial)[0]
 
     def stream(self) -> MessageStream:
         """A :class:`MessageStream` of one output, sharing this parser."""
@@ -98,6 +99,43 @@ class ChatParser:
         """The grammar for these tools (see :func:`grammar_for`); with ``reasoning_open``,
         for output that starts inside the reasoning, as this parser reads it."""
         return _grammar(self._syntax, self._tools, tool_choice, bool(self._prefix))
+
+    def _parse(
+        self,
+        parse: Callable[[str, bool], ParseResult],
+        text: str,
+        partial: bool,
+        settled: int = 0,
+    ) -> ParseResult:
+        """``parse(text, partial)``: a parse of ``text`` with this parser (or a stream's
+        incremental parser of it).
+
+        Output that nests deeper than the parser can follow (JSON arguments a few hundred
+        levels deep; the parser raises ``PegError``) fails where it becomes too deep: at
+        the end of the longest prefix that parses (``settled``: the length of one that is
+        known to). A :class:`ChatParseError` unless ``partial``, else a failed result there.
+        """
+        try:
+            return parse(text, partial)
+        except PegError:
+            pass
+        lo, hi = settled, len(text)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            try:
+                self._parser.parse(text[:mid], partial=True)
+            except PegError:
+                hi = mid
+            else:
+                lo = mid
+        if not partial:
+            offset = len(self._prefix)
+            raise ChatParseError(
+                "the output nests too deeply for the parser (Python's recursion limit)",
+                position=max(0, lo - offset),
+                text=text[offset:],
+            )
+        return parse_failure(text, lo, ())
 
     def _read(
         self, result: ParseResult, text: str, partial: bool, memo: Memo | None = None
@@ -120,7 +158,7 @@ class ChatParser:
             if position <= offset:
                 return Message(), None
             text = text[:position]
-            result = self._parser.parse(text, partial=True)
+            result = self._parse(self._parser.parse, text, True)
         if not partial and (result.status is not ParseStatus.SUCCESS or result.end != len(text)):
             raise ChatParseError(
                 "the output ends before the chat format allows it to",
