@@ -100,6 +100,34 @@ class ChatParser:
         for output that starts inside the reasoning, as this parser reads it."""
         return _grammar(self._syntax, self._tools, tool_choice, bool(self._prefix))
 
+    def _readable(self, text: str, start: int) -> int:
+        """The length of the longest prefix of ``text`` (a text whose partial parse fails)
+        whose partial parse does not fail, taken to be at least ``start`` (where the parse
+        failed). It may go past there: in ``{"a": fax`` the failure is at the word ``fa``
+        began, but ``{"a": fa`` was readable (and streamed) as the start of ``false``."""
+
+        def fails(length: int) -> bool:
+            try:
+                return self._parser.parse(text[:length], True).status is ParseStatus.FAIL
+            except PegError:  # nested too deeply to read
+                return True
+
+        lo, hi = start, len(text)
+        step = 1  # the readable text past the failure is short (a word, a tag): gallop
+        while lo + step < hi:
+            if fails(lo + step):
+                hi = lo + step
+                break
+            lo += step
+            step *= 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if fails(mid):
+                hi = mid
+            else:
+                lo = mid
+        return lo
+
     def _parse(
         self,
         parse: Callable[[str, bool], ParseResult],
@@ -138,15 +166,21 @@ class ChatParser:
         return parse_failure(text, lo, ())
 
     def _read(
-        self, result: ParseResult, text: str, partial: bool, memo: Memo | None = None
+        self,
+        result: ParseResult,
+        text: str,
+        partial: bool,
+        memo: Memo | None = None,
+        settled: int = 0,
     ) -> tuple[Message, Region | None]:
         """The message (and open region) of ``result``, a parse of ``text`` (which starts
         with the ``<think>`` of ``reasoning_open``).
 
         A failure raises :class:`ChatParseError` (positions in the output, without that
         ``<think>``) unless ``partial``: then the message is that of the longest prefix of
-        ``text`` that does not fail. ``memo``: what the mapping keeps between calls on the
-        texts of one growing output (a stream's).
+        ``text`` that does not fail (``settled``: the length of one known not to). ``memo``:
+        what the mapping keeps between calls on the texts of one growing output (a
+        stream's).
         """
         offset = len(self._prefix)
         while result.status is ParseStatus.FAIL:
@@ -154,10 +188,10 @@ class ChatParser:
                 error = failure(result, text, self._syntax, self._tools)
                 raise _shifted(error, offset) if offset else error
             position = result.position if result.position is not None else result.end
-            position = min(position, len(text) - 1)
-            if position <= offset:
+            length = self._readable(text, max(min(position, len(text) - 1), settled))
+            if length <= offset:
                 return Message(), None
-            text = text[:position]
+            text = text[:length]
             result = self._parse(self._parser.parse, text, True)
         if not partial and (result.status is not ParseStatus.SUCCESS or result.end != len(text)):
             raise ChatParseError(

@@ -207,8 +207,9 @@ class MessageStream:
         self._unparsed.append(chunk)
         text = self._whole()
         # (the text before the chunk was read: a failure is never before its end)
-        result = self._reader._parse(self._parser.parse, text, True, len(text) - len(chunk))
-        message, region = self._reader._read(result, text, True, self._memo)
+        settled = len(text) - len(chunk)
+        result = self._reader._parse(self._parser.parse, text, True, settled)
+        message, region = self._reader._read(result, text, True, self._memo, settled)
         if result.status is ParseStatus.FAIL:
             self._stuck = True  # nothing later can mend it; close() reports the error
             region = None
