@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gbnfkit._errors import PegError
 from gbnfkit.peg._eval import FAIL, MORE, Evaluator, Res, flatten
 from gbnfkit.peg._frontier import Frontier, Grow, usable
 from gbnfkit.peg._json_prefix import JsonPrefix
@@ -82,8 +83,6 @@ class IncrementalParser:
                     return ParseResult._deferred(frontier.status, n, self._later)
                 return ParseResult._deferred(frontier.status, end, _Later(self, buffer, n))
         if not isinstance(chunk, str):
-            from gbnfkit._errors import PegError
-
             raise PegError(f"feed takes a str, not {type(chunk).__name__}")
         buffer = self._buffer
         buffer.pieces.append(chunk)
@@ -98,8 +97,6 @@ class IncrementalParser:
         """Parse ``text`` (see :meth:`Parser.parse`), reusing the work of the previous call
         if ``text`` extends its text."""
         if not isinstance(text, str):
-            from gbnfkit._errors import PegError
-
             raise PegError(f"parse takes a str, not {type(text).__name__}")
         if not text.startswith(self._buffer.text()):
             self.reset()
@@ -114,7 +111,13 @@ class IncrementalParser:
         status = res[0]
         if status == FAIL:
             tracker = Evaluator(program, text, partial, {}, {}, track=True)
-            tracker.run(program.root)
+            try:
+                tracker.run(program.root)
+            except PegError:
+                # the tracker parses JSON with its combinator definition, several frames a
+                # level, where the parse above ran the scanner: past ~120 levels only the
+                # parse can follow the text, and says where it stops being readable
+                return failure(text, self._readable(text), ())
             position = tracker.far if tracker.far >= 0 else res[1]
             return failure(text, position, tuple(tracker.expected))
         first = ev.first
@@ -128,6 +131,29 @@ class IncrementalParser:
         if not partial:
             return ParseResult(_STATUS[status], res[1], flatten(res[2]), text=text)
         return ParseResult._deferred(_STATUS[status], res[1], _Built(res[2], text))
+
+    def _readable(self, text: str) -> int:
+        """The length of the longest prefix of ``text`` whose partial parse does not fail
+        (``text`` fails, as complete or as partial input)."""
+        program = self._program
+
+        def fails(length: int) -> bool:
+            try:
+                ev = Evaluator(program, text[:length], True, {}, {})
+                return ev.run(program.root)[0] == FAIL
+            except PegError:
+                return True
+
+        if not fails(len(text)):
+            return len(text)  # complete input that stops too early
+        lo, hi = 0, len(text)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if fails(mid):
+                hi = mid
+            else:
+                lo = mid
+        return lo
 
     def _json_prefix(self, start: int, text: str) -> JsonPrefix | None:
         """The check of the open JSON value at ``start``, brought to the end of ``text``
