@@ -203,7 +203,10 @@ def triggers_outside_reasoning(
         words.append(re.escape(trigger.value))
     open_, close = re.escape(THINK_OPEN), re.escape(THINK_CLOSE)
     inside = rf"(?:[^<]|<(?!{re.escape(THINK_CLOSE[1:])}))*{close}"
-    lead = inside if reasoning_open else rf"(?:\s*{open_}{inside}|(?!\s*{open_}))"
+    # the parser's whitespace (space()), not \s: a form feed or a no-break space before
+    # <think> makes the block content, and a tag in it a tool call
+    ws = r"[ \t\n\r]*"
+    lead = inside if reasoning_open else rf"(?:{ws}{open_}{inside}|(?!{ws}{open_}))"
     regex = rf"{lead}[\s\S]*?({'|'.join(words)})[\s\S]*"
     return (Trigger.pattern_full(regex),)
 

@@ -42,4 +42,5 @@ class Llama3Syntax(Syntax):
 
     def triggers(self, tools: Toolset) -> tuple[Trigger, ...]:
         # only a call that opens the output: a '{' later in the content is content
-        return (Trigger.pattern_full(r'\s*(<\|python_tag\|>|\{\s*"name")'),)
+        # the parser's whitespace (space()), not \s: after a form feed it is content
+        return (Trigger.pattern_full(r'[ \t\n\r]*(<\|python_tag\|>|\{[ \t\n\r]*"name")'),)
