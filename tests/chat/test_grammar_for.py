@@ -18,7 +18,7 @@ TRIGGERS = {
     "mistral": (Trigger.word("[TOOL_CALLS]"),),
     "qwen3-coder": (Trigger.word("<tool_call>"),),
     "deepseek-r1": (Trigger.pattern_full(OUTSIDE_REASONING.format("<｜tool▁calls▁begin｜>")),),
-    "llama3": (Trigger.pattern_full(r'[ \t\n\r]*(<\|python_tag\|>|\{[ \t\n\r]*"name")'),),
+    "llama3": (Trigger.pattern_full(r'[ \t\n\r]*(<\|python_tag\|>|\{[ \t\n\r]*"name")[\s\S]*'),),
 }
 
 
@@ -157,4 +157,4 @@ def test_the_triggers_read_whitespace_as_the_parser_does(lead: str) -> None:
     output = lead + '{"name": "get", "parameters": {}}'
     assert parse_message(output, "llama3", TOOLS).content == output
     assert not wakes("llama3", output)
-    assert wakes("llama3", ' \t{"name"')
+    assert wakes("llama3", ' \t{"name": "get"')
