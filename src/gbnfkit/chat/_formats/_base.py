@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gbnfkit import peg
@@ -267,10 +267,17 @@ def ordered_tools(tools: Toolset) -> Sequence[tuple[int, Tool | None]]:
     return [(i, t) for i, t in indexed]
 
 
-def string_typed(schema: Mapping[str, Any] | None) -> bool:
-    """A parameter whose value is written as raw text (a string, or of unknown type)."""
+def string_typed(
+    schema: Mapping[str, Any] | None,
+    resolve: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+) -> bool:
+    """A parameter whose value is written as raw text: one that may be a string (``type``
+    ``"string"`` or a list with it, an ``anyOf``/``oneOf`` with such a branch, an
+    ``allOf`` of such parts), or of unknown type. ``resolve`` follows a ``$ref``."""
     if schema is None:
         return True
+    if resolve is not None:
+        schema = resolve(schema)
     kind = schema.get("type")
     if kind is None:
         if "const" in schema:
@@ -278,6 +285,14 @@ def string_typed(schema: Mapping[str, Any] | None) -> bool:
         if "enum" in schema:
             values = schema["enum"]
             return isinstance(values, list) and all(isinstance(v, str) for v in values)
+        for key in ("anyOf", "oneOf"):
+            branches = schema.get(key)
+            if isinstance(branches, list) and branches:
+                return any(not isinstance(b, Mapping) or string_typed(b, resolve)
+                           for b in branches)
+        parts = schema.get("allOf")
+        if isinstance(parts, list) and parts:
+            return all(not isinstance(p, Mapping) or string_typed(p, resolve) for p in parts)
         return not any(k in schema for k in ("properties", "items"))
     if isinstance(kind, str):
         return kind == "string"
