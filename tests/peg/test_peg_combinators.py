@@ -169,3 +169,13 @@ def test_a_parser_that_nests_too_deeply_is_a_peg_error() -> None:
     assert text.startswith("tag('t', \"a\" + repeat(tag('t'") and len(text) == 200
     assert deep == _nested(2000) and deep != _nested(1999)
     assert _nested(50).parse("a" * 60).end == 51  # moderate nesting still parses
+
+
+@pytest.mark.parametrize("hi", [65_536, 2**32, 10**30])
+def test_chars_with_a_maximum_too_large_for_a_regex(hi: int) -> None:
+    """A maximum past what Python's re counts (2**32 - 2) parses; it raised a bare
+    OverflowError when the parser was first run (found by bughunt6)."""
+    run = peg.chars("[a]", 0, hi)
+    assert run.parse("a" * 70_000 + "b").end == min(70_000, hi)
+    assert run.parse("aaa", partial=True).status is ParseStatus.SUCCESS
+    assert (run + "b").parse("aab").end == 3
