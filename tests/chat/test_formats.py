@@ -213,3 +213,18 @@ def test_a_chat_parser_is_built_once_for_many_outputs() -> None:
     assert stream.finish() == Message("Hi")
     assert reader.grammar("get") == reader.grammar("get")  # equal grammars, built anew
     assert reader.parser.parse(text).is_complete_match
+
+
+def test_qwen3_coder_survives_a_ref_loop_in_a_parameter_schema() -> None:
+    """A ``$ref`` that leads back to itself through ``anyOf`` adds no type: the value is
+    what the other branch says (the typing recursed without end)."""
+    tools = [{"name": "f", "parameters": {
+        "type": "object",
+        "properties": {"t": {"$ref": "#/$defs/T"}, "u": {"$ref": "#/$defs/U"}},
+        "$defs": {"T": {"anyOf": [{"$ref": "#/$defs/T"}, {"type": "integer"}]},
+                  "U": {"$ref": "#/$defs/U"}},
+    }}]
+    text = ("<tool_call>\n<function=f>\n<parameter=t>\n5\n</parameter>\n<parameter=u>\n5\n"
+            "</parameter>\n</function>\n</tool_call>")
+    assert parse_message(text, "qwen3-coder", tools).tool_calls[0].arguments == (
+        '{"t": 5, "u": "5"}')

@@ -63,6 +63,8 @@ TAG_PARAM_VALUE = "param-value"
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
+_MAX_SCHEMA_DEPTH = 32  # anyOf/oneOf/allOf levels string_typed looks into
+
 
 class Syntax(ABC):
     """One chat format: its parsers and what the streaming layer needs to know of it."""
@@ -270,12 +272,15 @@ def ordered_tools(tools: Toolset) -> Sequence[tuple[int, Tool | None]]:
 def string_typed(
     schema: Mapping[str, Any] | None,
     resolve: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    _depth: int = 0,
 ) -> bool:
     """A parameter whose value is written as raw text: one that may be a string (``type``
     ``"string"`` or a list with it, an ``anyOf``/``oneOf`` with such a branch, an
     ``allOf`` of such parts), or of unknown type. ``resolve`` follows a ``$ref``."""
     if schema is None:
         return True
+    if _depth > _MAX_SCHEMA_DEPTH:
+        return False  # a branch that only leads back to itself (a $ref loop) adds no type
     if resolve is not None:
         schema = resolve(schema)
     kind = schema.get("type")
@@ -288,11 +293,12 @@ def string_typed(
         for key in ("anyOf", "oneOf"):
             branches = schema.get(key)
             if isinstance(branches, list) and branches:
-                return any(not isinstance(b, Mapping) or string_typed(b, resolve)
+                return any(not isinstance(b, Mapping) or string_typed(b, resolve, _depth + 1)
                            for b in branches)
         parts = schema.get("allOf")
         if isinstance(parts, list) and parts:
-            return all(not isinstance(p, Mapping) or string_typed(p, resolve) for p in parts)
+            return all(not isinstance(p, Mapping) or string_typed(p, resolve, _depth + 1)
+                       for p in parts)
         return not any(k in schema for k in ("properties", "items"))
     if isinstance(kind, str):
         return kind == "string"
