@@ -103,30 +103,10 @@ class ChatParser:
     def _readable(self, text: str, start: int) -> int:
         """The length of the longest prefix of ``text`` (a text whose partial parse fails)
         whose partial parse does not fail, taken to be at least ``start`` (where the parse
-        failed). It may go past there: in ``{"a": fax`` the failure is at the word ``fa``
-        began, but ``{"a": fa`` was readable (and streamed) as the start of ``false``."""
-
-        def fails(length: int) -> bool:
-            try:
-                return self._parser.parse(text[:length], True).status is ParseStatus.FAIL
-            except PegError:  # nested too deeply to read
-                return True
-
-        lo, hi = start, len(text)
-        step = 1  # the readable text past the failure is short (a word, a tag): gallop
-        while lo + step < hi:
-            if fails(lo + step):
-                hi = lo + step
-                break
-            lo += step
-            step *= 2
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if fails(mid):
-                hi = mid
-            else:
-                lo = mid
-        return lo
+        failed, or the length of a prefix known to be readable). It may go past the
+        failure: in ``{"a": fax`` the parse fails where the word ``fa`` began, but
+        ``{"a": fa`` was readable (and streamed) as the start of ``false``."""
+        return self._parser.incremental()._readable(text, start)
 
     def _parse(
         self,
@@ -139,31 +119,23 @@ class ChatParser:
         incremental parser of it).
 
         Output that nests deeper than the parser can follow (JSON arguments a few hundred
-        levels deep; the parser raises ``PegError``) fails where it becomes too deep: at
-        the end of the longest prefix that parses (``settled``: the length of one that is
-        known to). A :class:`ChatParseError` unless ``partial``, else a failed result there.
+        levels deep; the parser raises ``PegError``) fails where it stops being readable
+        (``settled``: the length of a prefix known to be). A :class:`ChatParseError` unless
+        ``partial``, else a failed result there.
         """
         try:
             return parse(text, partial)
         except PegError:
             pass
-        lo, hi = settled, len(text)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            try:
-                self._parser.parse(text[:mid], partial=True)
-            except PegError:
-                hi = mid
-            else:
-                lo = mid
+        readable = self._readable(text, settled)
         if not partial:
             offset = len(self._prefix)
             raise ChatParseError(
                 "the output nests too deeply for the parser (Python's recursion limit)",
-                position=max(0, lo - offset),
+                position=max(0, readable - offset),
                 text=text[offset:],
             )
-        return parse_failure(text, lo, ())
+        return parse_failure(text, readable, ())
 
     def _read(
         self,

@@ -117,7 +117,8 @@ class IncrementalParser:
                 # the tracker parses JSON with its combinator definition, several frames a
                 # level, where the parse above ran the scanner: past ~120 levels only the
                 # parse can follow the text, and says where it stops being readable
-                return failure(text, self._readable(text), ())
+                end = self._readable(text) if self._fails(text) else len(text)
+                return failure(text, end, ())
             position = tracker.far if tracker.far >= 0 else res[1]
             return failure(text, position, tuple(tracker.expected))
         first = ev.first
@@ -132,24 +133,31 @@ class IncrementalParser:
             return ParseResult(_STATUS[status], res[1], flatten(res[2]), text=text)
         return ParseResult._deferred(_STATUS[status], res[1], _Built(res[2], text))
 
-    def _readable(self, text: str) -> int:
-        """The length of the longest prefix of ``text`` whose partial parse does not fail
-        (``text`` fails, as complete or as partial input)."""
+    def _fails(self, text: str) -> bool:
+        """Whether the partial parse of ``text`` fails (or nests too deeply to tell), by a
+        parse of its own that only asks for the status."""
         program = self._program
+        try:
+            return Evaluator(program, text, True, {}, {}).run(program.root)[0] == FAIL
+        except PegError:
+            return True
 
-        def fails(length: int) -> bool:
-            try:
-                ev = Evaluator(program, text[:length], True, {}, {})
-                return ev.run(program.root)[0] == FAIL
-            except PegError:
-                return True
-
-        if not fails(len(text)):
-            return len(text)  # complete input that stops too early
-        lo, hi = 0, len(text)
+    def _readable(self, text: str, start: int = 0) -> int:
+        """The length of the longest prefix of ``text`` whose partial parse does not fail,
+        for a ``text`` that fails and a prefix of ``start`` characters taken not to. The
+        readable text past ``start`` is often short (a parse fails just after it): the
+        search gallops from there, then bisects."""
+        lo, hi = start, len(text)
+        step = 1
+        while lo + step < hi:
+            if self._fails(text[: lo + step]):
+                hi = lo + step
+                break
+            lo += step
+            step *= 2
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if fails(mid):
+            if self._fails(text[:mid]):
                 hi = mid
             else:
                 lo = mid
