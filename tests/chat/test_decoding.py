@@ -40,6 +40,27 @@ def test_a_lazy_matcher_wakes_at_the_tool_call_and_accepts_it(fmt: str) -> None:
     assert parse_message(text, fmt, TOOLS).tool_calls[0].name == "get_weather"
 
 
+@pytest.mark.parametrize("fmt", sorted(OUTPUTS))
+@pytest.mark.parametrize("width", [2, 3, 5])
+def test_a_lazy_matcher_wakes_when_tokens_span_the_trigger(fmt: str, width: int) -> None:
+    """Tokens of several characters, as a real vocabulary has (``{"``, ``name``, ``":``):
+    no token need end where the trigger does. llama3's ``pattern_full`` trigger matched only
+    an output that ended right after ``{"name"``, so with such tokens the grammar never woke
+    (found by bughunt6)."""
+    data = OUTPUTS[fmt].encode()
+    pieces = [data[i : i + width] for i in range(0, len(data), width)]
+    vocabulary = Vocabulary([bytes([b]) for b in range(256)] + pieces + [None],
+                            eos_token_ids=[256 + len(pieces)])
+    constraint = grammar_for(fmt, TOOLS)
+    matcher = gbnfkit.compile(constraint.grammar, vocabulary).matcher(
+        triggers=constraint.triggers
+    )
+    for index in range(len(pieces)):
+        assert matcher.is_allowed(256 + index), (fmt, pieces[index])
+        matcher.accept_token(256 + index)
+    assert matcher.is_active and matcher.is_complete
+
+
 def test_once_awake_a_lazy_matcher_refuses_an_unknown_tool() -> None:
     constraint = grammar_for("hermes", TOOLS)
     matcher = gbnfkit.compile(constraint.grammar, VOCABULARY).matcher(triggers=constraint.triggers)

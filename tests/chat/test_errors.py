@@ -10,6 +10,7 @@ from gbnfkit import GbnfkitError
 from gbnfkit.chat import (
     ChatError,
     ChatParseError,
+    ChatParser,
     Message,
     ToolCall,
     grammar_for,
@@ -151,3 +152,41 @@ def test_a_tool_whose_schema_has_no_grammar_is_a_chat_error_naming_it(
     assert not isinstance(caught.value, ChatParseError)
     assert caught.value.tool == "search"
     assert parse_message("Hi", fmt, tools).content == "Hi"
+
+
+DEEP = "[" * 1000 + "]" * 1000  # deeper than the JSON parser follows (~240 levels)
+DEEP_CALLS = [
+    ("hermes", '<tool_call>\n{"name": "f", "arguments": {"a": ' + DEEP + "}}\n</tool_call>",
+     None),
+    ("qwen3-coder", "<tool_call>\n<function=f>\n<parameter=a>\n" + DEEP
+     + "\n</parameter>\n</function>\n</tool_call>",
+     [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "array"}}}}]),
+]
+
+
+@pytest.mark.parametrize(("fmt", "text", "tools"), DEEP_CALLS)
+def test_output_nested_too_deeply_is_a_chat_parse_error(
+    fmt: str, text: str, tools: list | None
+) -> None:
+    """Arguments nested deeper than the parser follows: whole, a ChatParseError where the
+    nesting becomes too deep (it was the parser's bare PegError, a 500 in the server);
+    partial, the message up to there; streamed, no error until close, which raises it too
+    (found by bughunt6). Where Python's recursion limit stops the parser depends on the
+    depth of the caller's stack: positions are compared with a margin."""
+    opening = text.index("[")
+    with pytest.raises(ChatParseError, match="nests too deeply") as caught:
+        parse_message(text, fmt, tools)
+    assert opening + 100 < caught.value.position < text.index("]")
+    partial = parse_message(text, fmt, tools, partial=True)
+    (call,) = partial.tool_calls
+    if fmt == "hermes":  # the arguments up to the fault
+        assert call.arguments.startswith('{"a": ' + "[" * 100) and set(call.arguments[6:]) == {"["}
+    else:  # an array parameter shows once whole
+        assert call.arguments == "{"
+    stream = ChatParser(fmt, tools).stream()
+    given = [d for i in range(0, len(text), 7) for d in stream.feed(text[i : i + 7])]
+    streamed = "".join(c.arguments for d in given for c in d.tool_calls)
+    assert streamed.startswith(call.arguments[:100]) and set(streamed[6:]) <= {"["}
+    with pytest.raises(ChatParseError, match="nests too deeply") as closed:
+        stream.close()
+    assert abs(closed.value.position - caught.value.position) < 20

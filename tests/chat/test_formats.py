@@ -143,6 +143,50 @@ def test_qwen3_coder_values_stay_text_without_a_schema() -> None:
     assert parse_message(text, "qwen3-coder").tool_calls[0].arguments == '{"n": "3"}'
 
 
+# a tool as Pydantic writes it: $refs into $defs, Optional[...] as anyOf with null
+PYDANTIC = [{"name": "paint", "parameters": {
+    "type": "object",
+    "properties": {
+        "color": {"$ref": "#/$defs/Color"},
+        "times": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "label": {"type": ["string", "null"]},
+        "where": {"anyOf": [{"$ref": "#/$defs/Spot"}, {"type": "null"}]},
+    },
+    "required": ["color", "times", "note", "label", "where"],
+    "$defs": {
+        "Color": {"enum": ["red", "green"], "type": "string"},
+        "Spot": {"type": "object", "properties": {"color": {"$ref": "#/$defs/Color"}}},
+    },
+}}]
+
+
+def test_qwen3_coder_types_values_by_pydantic_schemas() -> None:
+    """``$ref`` is followed and ``anyOf`` read: Optional[int] is JSON, Optional[str] text,
+    and the grammar asks for what the parser reads. The parser kept ``5`` of an
+    ``anyOf`` integer as the string "5"; the grammar forced JSON quotes on Optional[str]
+    text (which then were part of the value); and a ``$ref`` made grammar_for fail
+    (found by bughunt6)."""
+    from gbnfkit.chat import grammar_for
+
+    def call(color: str, times: str, note: str, label: str, where: str) -> str:
+        values = {"color": color, "times": times, "note": note, "label": label, "where": where}
+        params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in values.items())
+        return f"<tool_call>\n<function=paint>\n{params}</function>\n</tool_call>"
+
+    text = call("red", "5", "two coats", "front", '{"color": "green"}')
+    assert parse_message(text, "qwen3-coder", PYDANTIC).tool_calls[0].arguments == (
+        '{"color": "red", "times": 5, "note": "two coats", "label": "front", '
+        '"where": {"color": "green"}}'
+    )
+    grammar = grammar_for("qwen3-coder", PYDANTIC, "required").grammar
+    assert grammar.match(text).accepted
+    assert grammar.match(call("red", "null", "null", "x", "null")).accepted
+    for bad in (call("blue", "5", "a", "b", "null"), call("red", "five", "a", "b", "null"),
+                call("red", "5", "a", "b", '{"color": "blue"}')):
+        assert not grammar.match(bad).accepted
+
+
 def test_message_to_dict_is_an_openai_assistant_message() -> None:
     message = Message("Hi", "hm", (ToolCall("id1", "get", "{}"),))
     assert message.to_dict() == {
@@ -169,3 +213,18 @@ def test_a_chat_parser_is_built_once_for_many_outputs() -> None:
     assert stream.finish() == Message("Hi")
     assert reader.grammar("get") == reader.grammar("get")  # equal grammars, built anew
     assert reader.parser.parse(text).is_complete_match
+
+
+def test_qwen3_coder_survives_a_ref_loop_in_a_parameter_schema() -> None:
+    """A ``$ref`` that leads back to itself through ``anyOf`` adds no type: the value is
+    what the other branch says (the typing recursed without end)."""
+    tools = [{"name": "f", "parameters": {
+        "type": "object",
+        "properties": {"t": {"$ref": "#/$defs/T"}, "u": {"$ref": "#/$defs/U"}},
+        "$defs": {"T": {"anyOf": [{"$ref": "#/$defs/T"}, {"type": "integer"}]},
+                  "U": {"$ref": "#/$defs/U"}},
+    }}]
+    text = ("<tool_call>\n<function=f>\n<parameter=t>\n5\n</parameter>\n<parameter=u>\n5\n"
+            "</parameter>\n</function>\n</tool_call>")
+    assert parse_message(text, "qwen3-coder", tools).tool_calls[0].arguments == (
+        '{"t": 5, "u": "5"}')

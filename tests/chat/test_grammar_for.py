@@ -5,19 +5,20 @@ from __future__ import annotations
 import pytest
 from chat_corpus import GET, TOOLS, WEATHER
 
-from gbnfkit import Trigger
-from gbnfkit.chat import ChatError, ChatFormat, ToolChoice, grammar_for
+import gbnfkit
+from gbnfkit import Trigger, Vocabulary
+from gbnfkit.chat import ChatError, ChatFormat, ToolChoice, grammar_for, parse_message
 
 # a tag after an optional leading <think>…</think> block, never inside it
 OUTSIDE_REASONING = (
-    r"(?:\s*<think>(?:[^<]|<(?!/think>))*</think>|(?!\s*<think>))[\s\S]*?({})[\s\S]*"
+    r"(?:[ \t\n\r]*<think>(?:[^<]|<(?!/think>))*</think>|(?![ \t\n\r]*<think>))[\s\S]*?({})[\s\S]*"
 )
 TRIGGERS = {
     "hermes": (Trigger.pattern_full(OUTSIDE_REASONING.format("<tool_call>")),),
     "mistral": (Trigger.word("[TOOL_CALLS]"),),
     "qwen3-coder": (Trigger.word("<tool_call>"),),
     "deepseek-r1": (Trigger.pattern_full(OUTSIDE_REASONING.format("<｜tool▁calls▁begin｜>")),),
-    "llama3": (Trigger.pattern_full(r'\s*(<\|python_tag\|>|\{\s*"name")'),),
+    "llama3": (Trigger.pattern_full(r'[ \t\n\r]*(<\|python_tag\|>|\{[ \t\n\r]*"name")[\s\S]*'),),
 }
 
 
@@ -130,3 +131,30 @@ def test_a_chat_parser_reading_open_reasoning_gives_the_grammar_for_it() -> None
     expected = grammar_for("hermes", TOOLS, "required", reasoning_open=True)
     assert opened.grammar("required") == expected
     assert ChatParser("hermes", TOOLS).grammar() == grammar_for("hermes", TOOLS)
+
+
+@pytest.mark.parametrize("lead", ["\x0c", "\x0b", "\xa0", "\u2028"])
+def test_the_triggers_read_whitespace_as_the_parser_does(lead: str) -> None:
+    """Before ``<think>`` (hermes, deepseek-r1) or a llama3 call, only the parser's
+    whitespace (space, tab, newline, carriage return) counts: after a form feed the block
+    is content and a tag in it a tool call, which the grammar must constrain; a llama3
+    call is content, which it must not. The triggers said ``\\s`` (found by bughunt6)."""
+    vocabulary = Vocabulary([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
+
+    def wakes(fmt: str, text: str) -> bool:
+        constraint = grammar_for(fmt, TOOLS)
+        matcher = gbnfkit.compile(constraint.grammar, vocabulary).matcher(
+            triggers=constraint.triggers
+        )
+        matcher.accept_text(text)
+        return matcher.is_active
+
+    call = '<tool_call>\n{"name": "get", "arguments": {}}\n</tool_call>'
+    output = lead + "<think>hm " + call
+    assert parse_message(output, "hermes", TOOLS).tool_calls[0].name == "get"
+    assert wakes("hermes", lead + "<think>hm <tool_call>")
+    assert not wakes("hermes", " <think>hm <tool_call>")  # reasoning, as the parser reads it
+    output = lead + '{"name": "get", "parameters": {}}'
+    assert parse_message(output, "llama3", TOOLS).content == output
+    assert not wakes("llama3", output)
+    assert wakes("llama3", ' \t{"name": "get"')

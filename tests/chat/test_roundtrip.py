@@ -3,6 +3,8 @@ and grammar_for's grammars accept what the formats write."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from chat_corpus import FORMATS, TOOL_FORMATS, TOOLS, constrained_part, messages, render
 from hypothesis import HealthCheck, given, settings
@@ -146,11 +148,20 @@ def test_output_that_starts_inside_the_reasoning(
         ['"', "}", "<", "x", "\n", "[", "\\", "{", "</think>", "<tool_call>", "[TOOL_CALLS]"]
     ),
     st.lists(st.integers(0, 10_000), max_size=20),
+    st.booleans(),
 )
 def test_a_stream_of_broken_output_never_takes_text_back(
-    case: tuple[ChatFormat, Message, str], at: int, inserted: str, cuts: list[int]
+    case: tuple[ChatFormat, Message, str], at: int, inserted: str, cuts: list[int],
+    in_word: bool,
 ) -> None:
+    """``in_word``: the output breaks inside a JSON word begun where a value starts
+    (``"on": frx``), streamed before the break (bughunt6: the stream took it back, a
+    RuntimeError)."""
     fmt, _, text = case
+    values = [m.end() for m in re.finditer(r'": ', text)]
+    if in_word and values:
+        inserted = ("f", "tr", "nul")[at % 3] + inserted
+        at = values[at % len(values)]
     at %= len(text) + 1
     broken = text[:at] + inserted + text[at:]
     stream = MessageStream(fmt, TOOLS)

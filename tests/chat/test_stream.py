@@ -13,6 +13,7 @@ from gbnfkit.chat import (
     MessageStream,
     ToolCall,
     ToolCallDelta,
+    parse_message,
 )
 
 
@@ -102,6 +103,33 @@ def test_a_broken_stream_stops_and_close_raises() -> None:
     with pytest.raises(ChatParseError):
         stream.finish()
     assert stream.is_closed
+
+
+@pytest.mark.parametrize(
+    ("fmt", "head", "word"),
+    [
+        ("hermes", '<tool_call>{"name": "f", "arguments": {"on": ', "fa"),  # False
+        ("hermes", '<tool_call>{"name": "f", "arguments": {"x": ', "n"),  # nan
+        ("mistral", '[TOOL_CALLS][{"name": "f", "arguments": {"on": ', "tr"),
+        ("llama3", '{"name": "f", "parameters": {"x": ', "nu"),
+    ],
+)
+def test_a_word_that_goes_wrong_is_not_taken_back(fmt: str, head: str, word: str) -> None:
+    """A word begun in the arguments (``fa`` of ``false``) streams as it comes; when the
+    next character breaks it (``fax``), the stream stops there. It raised RuntimeError
+    ("would be taken back"), and a partial message dropped the word: the message of the
+    longest prefix that does not fail keeps it (found by bughunt6)."""
+    stream = MessageStream(fmt)
+    given = [d for ch in head + word for d in stream.feed(ch)]
+    assert stream.feed("x") == []
+    arguments = "".join(c.arguments for d in given for c in d.tool_calls)
+    assert arguments == head[head.rindex("{") :] + word
+    message = Message(tool_calls=(ToolCall(None, "f", arguments),))
+    assert parse_message(head + word + "x", fmt, partial=True) == message
+    assert parse_message(head + word + "x}}", fmt, partial=True) == message
+    with pytest.raises(ChatParseError) as caught:
+        stream.close()
+    assert caught.value.position == len(head)
 
 
 def test_a_closed_stream_takes_no_more_text() -> None:

@@ -145,3 +145,37 @@ def test_parsers_are_immutable_and_readable() -> None:
         p.kind = peg.Kind.EPS  # type: ignore[misc]
     assert repr(p) == "tag('t', \"a\" + chars('[0-9]', 1, 2))"
     assert p.kind is peg.Kind.TAG
+
+
+def _nested(depth: int) -> peg.Parser:
+    """``depth`` levels of tag(sequence(literal, optional(...)))."""
+    p = peg.literal("a")
+    for _ in range(depth):
+        p = peg.tag("t", "a" + peg.optional(p))
+    return p
+
+
+def test_a_parser_that_nests_too_deeply_is_a_peg_error() -> None:
+    """Combinators nested deeper than Python recurses: a PegError on every use, not a
+    RecursionError (compiling, the grammar, the incremental parser); its repr and its
+    equality need no recursion at all (found by bughunt6)."""
+    deep = _nested(2000)
+    lazy = peg.trigger_rule("call", "<" + deep)
+    for use in (lambda: deep.parse("aa"), deep.to_grammar, deep.incremental,
+                lambda: lazy.to_grammar(lazy=True)):
+        with pytest.raises(PegError, match="nests too deeply"):
+            use()
+    text = repr(deep)
+    assert text.startswith("tag('t', \"a\" + repeat(tag('t'") and len(text) == 200
+    assert deep == _nested(2000) and deep != _nested(1999)
+    assert _nested(50).parse("a" * 60).end == 51  # moderate nesting still parses
+
+
+@pytest.mark.parametrize("hi", [65_536, 2**32, 10**30])
+def test_chars_with_a_maximum_too_large_for_a_regex(hi: int) -> None:
+    """A maximum past what Python's re counts (2**32 - 2) parses; it raised a bare
+    OverflowError when the parser was first run (found by bughunt6)."""
+    run = peg.chars("[a]", 0, hi)
+    assert run.parse("a" * 70_000 + "b").end == min(70_000, hi)
+    assert run.parse("aaa", partial=True).status is ParseStatus.SUCCESS
+    assert (run + "b").parse("aab").end == 3

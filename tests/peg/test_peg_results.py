@@ -71,3 +71,30 @@ def test_deep_nesting_is_a_clear_error() -> None:
     nested = peg.rule("n", "(" + peg.optional(peg.ref("n")) + ")")
     with pytest.raises(PegError, match="nests too deeply"):
         nested.parse("(" * 5000 + ")" * 5000)
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [
+        ("[" * 150 + "x", 150),
+        ('{"a": ' * 200 + "1, ]", 6 * 200 + 3),
+        ("[" * 200 + "1 2", 202),
+        ("[" * 150, 150),  # complete input that stops early
+    ],
+)
+def test_json_that_fails_within_the_documented_depth_is_a_failure(
+    text: str, position: int
+) -> None:
+    """JSON nested less than the ~240 levels the parser follows fails as a result with a
+    position, like shallow JSON; it raised PegError ("nests too deeply") from ~120 levels
+    on, where the tracker of the failure follows JSON with its combinator definition
+    (found by bughunt6)."""
+    result = peg.json().parse(text)
+    assert (result.status, result.position) == (ParseStatus.FAIL, position)
+    with pytest.raises(ParseError) as caught:
+        peg.json().parse_or_raise(text)
+    assert caught.value.position == position
+    if not text.endswith("["):
+        assert peg.json().parse(text, partial=True).position == position
+    shallow = peg.json().parse("[" * 50 + "x")  # the tracker still names what was expected
+    assert shallow.position == 50 and '"["' in shallow.expected

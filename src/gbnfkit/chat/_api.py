@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from gbnfkit.chat._mapping import Memo, Region, failure, to_message
 from gbnfkit.chat._tools import Toolset, tools_from
 from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
 from gbnfkit.peg import Parser, ParseResult, ParseStatus
+from gbnfkit.peg._result import failure as parse_failure
 from gbnfkit.tokens._trigger import Trigger
 
 __all__ = ["ChatGrammar", "ChatParser", "formats", "grammar_for", "parse_message"]
@@ -86,7 +87,7 @@ class ChatParser:
         if not isinstance(text, str):
             raise ArgumentError(f"parse takes a str, not {type(text).__name__}")
         text = self._prefix + text
-        return self._read(self._parser.parse(text, partial=partial), text, partial)[0]
+        return self._read(self._parse(self._parser.parse, text, partial), text, partial)[0]
 
     def stream(self) -> MessageStream:
         """A :class:`MessageStream` of one output, sharing this parser."""
@@ -99,16 +100,59 @@ class ChatParser:
         for output that starts inside the reasoning, as this parser reads it."""
         return _grammar(self._syntax, self._tools, tool_choice, bool(self._prefix))
 
+    def _readable(self, text: str, start: int) -> int:
+        """The length of the longest prefix of ``text`` (a text whose partial parse fails)
+        whose partial parse does not fail, taken to be at least ``start`` (where the parse
+        failed, or the length of a prefix known to be readable). It may go past the
+        failure: in ``{"a": fax`` the parse fails where the word ``fa`` began, but
+        ``{"a": fa`` was readable (and streamed) as the start of ``false``."""
+        return self._parser.incremental()._readable(text, start)
+
+    def _parse(
+        self,
+        parse: Callable[[str, bool], ParseResult],
+        text: str,
+        partial: bool,
+        settled: int = 0,
+    ) -> ParseResult:
+        """``parse(text, partial)``: a parse of ``text`` with this parser (or a stream's
+        incremental parser of it).
+
+        Output that nests deeper than the parser can follow (JSON arguments a few hundred
+        levels deep; the parser raises ``PegError``) fails where it stops being readable
+        (``settled``: the length of a prefix known to be). A :class:`ChatParseError` unless
+        ``partial``, else a failed result there.
+        """
+        try:
+            return parse(text, partial)
+        except PegError:
+            pass
+        readable = self._readable(text, settled)
+        if not partial:
+            offset = len(self._prefix)
+            raise ChatParseError(
+                "the output nests too deeply for the parser (Python's recursion limit)",
+                position=max(0, readable - offset),
+                text=text[offset:],
+            )
+        return parse_failure(text, readable, ())
+
     def _read(
-        self, result: ParseResult, text: str, partial: bool, memo: Memo | None = None
+        self,
+        result: ParseResult,
+        text: str,
+        partial: bool,
+        memo: Memo | None = None,
+        settled: int = 0,
     ) -> tuple[Message, Region | None]:
         """The message (and open region) of ``result``, a parse of ``text`` (which starts
         with the ``<think>`` of ``reasoning_open``).
 
         A failure raises :class:`ChatParseError` (positions in the output, without that
         ``<think>``) unless ``partial``: then the message is that of the longest prefix of
-        ``text`` that does not fail. ``memo``: what the mapping keeps between calls on the
-        texts of one growing output (a stream's).
+        ``text`` that does not fail (``settled``: the length of one known not to). ``memo``:
+        what the mapping keeps between calls on the texts of one growing output (a
+        stream's).
         """
         offset = len(self._prefix)
         while result.status is ParseStatus.FAIL:
@@ -116,11 +160,11 @@ class ChatParser:
                 error = failure(result, text, self._syntax, self._tools)
                 raise _shifted(error, offset) if offset else error
             position = result.position if result.position is not None else result.end
-            position = min(position, len(text) - 1)
-            if position <= offset:
+            length = self._readable(text, max(min(position, len(text) - 1), settled))
+            if length <= offset:
                 return Message(), None
-            text = text[:position]
-            result = self._parser.parse(text, partial=True)
+            text = text[:length]
+            result = self._parse(self._parser.parse, text, True)
         if not partial and (result.status is not ParseStatus.SUCCESS or result.end != len(text)):
             raise ChatParseError(
                 "the output ends before the chat format allows it to",

@@ -286,7 +286,7 @@ def _parameter_arguments(
         schema = spec.property_schema(label.text) if spec is not None else None
         key = json.dumps(label.text, ensure_ascii=False) + ": "
         value_done = not partial or not param.is_partial
-        if string_typed(schema):
+        if string_typed(schema, spec.resolve if spec is not None else None):
             if value_done:
                 shown = json.dumps(
                     _strip(value.text, Trim.NEWLINE, Trim.NEWLINE), ensure_ascii=False

@@ -206,8 +206,10 @@ class MessageStream:
             return self._feed_rarely(chunk)
         self._unparsed.append(chunk)
         text = self._whole()
-        result = self._parser.parse(text, partial=True)
-        message, region = self._reader._read(result, text, True, self._memo)
+        # (the text before the chunk was read: a failure is never before its end)
+        settled = len(text) - len(chunk)
+        result = self._reader._parse(self._parser.parse, text, True, settled)
+        message, region = self._reader._read(result, text, True, self._memo, settled)
         if result.status is ParseStatus.FAIL:
             self._stuck = True  # nothing later can mend it; close() reports the error
             region = None
@@ -259,8 +261,8 @@ class MessageStream:
         self._region = None
         self._quick = None
         text = self._whole()
-        result = self._parser.parse(text, partial=False)
         try:
+            result = self._reader._parse(self._parser.parse, text, False)
             message, _ = self._reader._read(result, text, False, self._memo)
         except ChatParseError as error:
             self._error = error

@@ -10,6 +10,8 @@ from gbnfkit._errors import ChatError
 
 __all__ = ["Tool", "Toolset", "tools_from"]
 
+_MAX_REFS = 32  # a $ref chain longer than this (or a loop) is left unresolved
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -19,15 +21,48 @@ class Tool:
     parameters: Mapping[str, Any]
 
     def property_schema(self, parameter: str) -> Mapping[str, Any] | None:
-        """The schema of argument ``parameter``, or ``None`` if the tool does not name it."""
+        """The schema of argument ``parameter`` (its ``$ref`` followed), or ``None`` if the
+        tool does not name it."""
         properties = self.parameters.get("properties")
         if isinstance(properties, Mapping):
             schema = properties.get(parameter)
             if isinstance(schema, Mapping):
-                return schema
+                return self.resolve(schema)
             if schema is True:
                 return {}
         return None
+
+    def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``schema`` with its local ``$ref`` (``#/$defs/Color``, into the parameters
+        schema) followed, its other keywords kept; as it is if the target is missing."""
+        for _ in range(_MAX_REFS):
+            ref = schema.get("$ref")
+            if not isinstance(ref, str) or not ref.startswith("#"):
+                return schema
+            target: Any = self.parameters
+            for part in ref[1:].split("/")[1:]:
+                key = part.replace("~1", "/").replace("~0", "~")
+                if isinstance(target, Mapping) and key in target:
+                    target = target[key]
+                elif isinstance(target, list) and key.isdigit() and int(key) < len(target):
+                    target = target[int(key)]
+                else:
+                    return schema
+            if target is True:
+                target = {}
+            if not isinstance(target, Mapping):
+                return schema
+            schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        return schema
+
+    def standalone(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        """``schema`` (a part of the parameters schema) as a schema of its own: with the
+        parameters' definitions, which its ``$ref``s may name."""
+        out = dict(schema)
+        for key in ("$defs", "definitions"):
+            if key in self.parameters and key not in out:
+                out[key] = self.parameters[key]
+        return out
 
     def property_names(self) -> tuple[str, ...]:
         properties = self.parameters.get("properties")

@@ -334,6 +334,8 @@ class Evaluator(JsonScanner):
         k = rx.match(self.t, begin).end()
         n = self.n
         count = k - pos
+        if hi is not None and count > hi:  # a maximum too large for the pattern
+            k, count = pos + hi, hi
         touched = k >= n and (hi is None or count < hi)
         if touched:
             if hi is None:

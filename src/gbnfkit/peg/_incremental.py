@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gbnfkit._errors import PegError
 from gbnfkit.peg._eval import FAIL, MORE, Evaluator, Res, flatten
 from gbnfkit.peg._frontier import Frontier, Grow, usable
 from gbnfkit.peg._json_prefix import JsonPrefix
@@ -82,8 +83,6 @@ class IncrementalParser:
                     return ParseResult._deferred(frontier.status, n, self._later)
                 return ParseResult._deferred(frontier.status, end, _Later(self, buffer, n))
         if not isinstance(chunk, str):
-            from gbnfkit._errors import PegError
-
             raise PegError(f"feed takes a str, not {type(chunk).__name__}")
         buffer = self._buffer
         buffer.pieces.append(chunk)
@@ -98,8 +97,6 @@ class IncrementalParser:
         """Parse ``text`` (see :meth:`Parser.parse`), reusing the work of the previous call
         if ``text`` extends its text."""
         if not isinstance(text, str):
-            from gbnfkit._errors import PegError
-
             raise PegError(f"parse takes a str, not {type(text).__name__}")
         if not text.startswith(self._buffer.text()):
             self.reset()
@@ -114,7 +111,14 @@ class IncrementalParser:
         status = res[0]
         if status == FAIL:
             tracker = Evaluator(program, text, partial, {}, {}, track=True)
-            tracker.run(program.root)
+            try:
+                tracker.run(program.root)
+            except PegError:
+                # the tracker parses JSON with its combinator definition, several frames a
+                # level, where the parse above ran the scanner: past ~120 levels only the
+                # parse can follow the text, and says where it stops being readable
+                end = self._readable(text) if self._fails(text) else len(text)
+                return failure(text, end, ())
             position = tracker.far if tracker.far >= 0 else res[1]
             return failure(text, position, tuple(tracker.expected))
         first = ev.first
@@ -128,6 +132,36 @@ class IncrementalParser:
         if not partial:
             return ParseResult(_STATUS[status], res[1], flatten(res[2]), text=text)
         return ParseResult._deferred(_STATUS[status], res[1], _Built(res[2], text))
+
+    def _fails(self, text: str) -> bool:
+        """Whether the partial parse of ``text`` fails (or nests too deeply to tell), by a
+        parse of its own that only asks for the status."""
+        program = self._program
+        try:
+            return Evaluator(program, text, True, {}, {}).run(program.root)[0] == FAIL
+        except PegError:
+            return True
+
+    def _readable(self, text: str, start: int = 0) -> int:
+        """The length of the longest prefix of ``text`` whose partial parse does not fail,
+        for a ``text`` that fails and a prefix of ``start`` characters taken not to. The
+        readable text past ``start`` is often short (a parse fails just after it): the
+        search gallops from there, then bisects."""
+        lo, hi = start, len(text)
+        step = 1
+        while lo + step < hi:
+            if self._fails(text[: lo + step]):
+                hi = lo + step
+                break
+            lo += step
+            step *= 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self._fails(text[:mid]):
+                hi = mid
+            else:
+                lo = mid
+        return lo
 
     def _json_prefix(self, start: int, text: str) -> JsonPrefix | None:
         """The check of the open JSON value at ``start``, brought to the end of ``text``

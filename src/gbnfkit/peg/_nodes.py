@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gbnfkit.peg._lazy import LazyGrammar
     from gbnfkit.peg._result import ParseResult
 
-__all__ = ["Kind", "Parser", "as_parser"]
+__all__ = ["Kind", "Parser", "as_parser", "too_deep"]
 
 
 class Kind(enum.Enum):
@@ -79,9 +79,22 @@ class Parser:
             return True
         if not isinstance(other, Parser) or self._hash != other._hash:
             return False
-        return (
-            self.kind is other.kind and self.arg == other.arg and self.children == other.children
-        )
+        # without recursion: two parsers built apart may nest deeper than Python recurses
+        todo = [(self, other)]
+        seen: set[tuple[int, int]] = set()  # pairs of shared subtrees compared once
+        while todo:
+            a, b = todo.pop()
+            if a is b:
+                continue
+            pair = (id(a), id(b))
+            if pair in seen:
+                continue
+            seen.add(pair)
+            if (a._hash != b._hash or a.kind is not b.kind or a.arg != b.arg
+                    or len(a.children) != len(b.children)):
+                return False
+            todo.extend(zip(a.children, b.children, strict=True))
+        return True
 
     # -- operators ---------------------------------------------------------------------
     def __add__(self, other: Parser | str) -> Parser:
@@ -120,7 +133,10 @@ class Parser:
         if prog is None:
             from gbnfkit.peg._program import compile_parser
 
-            prog = compile_parser(self)
+            try:
+                prog = compile_parser(self)
+            except RecursionError:
+                raise too_deep() from None
             object.__setattr__(self, "_program", prog)
         return prog
 
@@ -164,9 +180,20 @@ class Parser:
         parser with ``negate``."""
         from gbnfkit.peg._to_grammar import build_grammar, build_lazy_grammar
 
-        if lazy:
-            return build_lazy_grammar(self)
-        return build_grammar(self)
+        try:
+            if lazy:
+                return build_lazy_grammar(self)
+            return build_grammar(self)
+        except RecursionError:
+            raise too_deep() from None
+
+
+def too_deep() -> PegError:
+    """The error of a parser whose combinators nest deeper than Python recurses."""
+    return PegError(
+        "the parser nests too deeply (Python's recursion limit): build deep or repeated "
+        "structure with repeat() or rule()/ref() instead of nesting combinators"
+    )
 
 
 def as_parser(value: Parser | str, where: str) -> Parser:

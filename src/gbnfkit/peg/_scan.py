@@ -9,6 +9,7 @@ from gbnfkit.grammar._ir import MAX_CODE_POINT, CharClass
 __all__ = ["JSON_STRING_RUN", "PARTIAL_ESCAPE", "SPACE_RUN", "class_pattern"]
 
 SPACE_CHARS = " \t\n\r"
+_COUNT_LIMIT = 65535  # the largest {0,n} written into a pattern (re's own limit is 2**32 - 2)
 SPACE_RUN = re.compile(r"[ \t\n\r]*")
 
 # the characters and escapes of a JSON string, up to (not including) the closing quote
@@ -36,5 +37,7 @@ def class_pattern(klass: CharClass, lo: int, hi: int | None) -> re.Pattern[str]:
         cls = f"[^{body}]" if body else r"[\s\S]"
     else:
         cls = f"[{body}]" if body else r"[^\s\S]"
-    count = "*" if hi is None else f"{{0,{hi}}}"
+    # re refuses counts past 2**32 - 2 (OverflowError): a larger maximum is left to the
+    # evaluator, which stops a run at ``hi``
+    count = "*" if hi is None or hi > _COUNT_LIMIT else f"{{0,{hi}}}"
     return re.compile(cls + count)

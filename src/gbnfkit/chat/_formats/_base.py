@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gbnfkit import peg
@@ -62,6 +62,8 @@ TAG_PARAM_VALUE = "param-value"
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
+
+_MAX_SCHEMA_DEPTH = 32  # anyOf/oneOf/allOf levels string_typed looks into
 
 
 class Syntax(ABC):
@@ -203,7 +205,10 @@ def triggers_outside_reasoning(
         words.append(re.escape(trigger.value))
     open_, close = re.escape(THINK_OPEN), re.escape(THINK_CLOSE)
     inside = rf"(?:[^<]|<(?!{re.escape(THINK_CLOSE[1:])}))*{close}"
-    lead = inside if reasoning_open else rf"(?:\s*{open_}{inside}|(?!\s*{open_}))"
+    # the parser's whitespace (space()), not \s: a form feed or a no-break space before
+    # <think> makes the block content, and a tag in it a tool call
+    ws = r"[ \t\n\r]*"
+    lead = inside if reasoning_open else rf"(?:{ws}{open_}{inside}|(?!{ws}{open_}))"
     regex = rf"{lead}[\s\S]*?({'|'.join(words)})[\s\S]*"
     return (Trigger.pattern_full(regex),)
 
@@ -264,10 +269,20 @@ def ordered_tools(tools: Toolset) -> Sequence[tuple[int, Tool | None]]:
     return [(i, t) for i, t in indexed]
 
 
-def string_typed(schema: Mapping[str, Any] | None) -> bool:
-    """A parameter whose value is written as raw text (a string, or of unknown type)."""
+def string_typed(
+    schema: Mapping[str, Any] | None,
+    resolve: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    _depth: int = 0,
+) -> bool:
+    """A parameter whose value is written as raw text: one that may be a string (``type``
+    ``"string"`` or a list with it, an ``anyOf``/``oneOf`` with such a branch, an
+    ``allOf`` of such parts), or of unknown type. ``resolve`` follows a ``$ref``."""
     if schema is None:
         return True
+    if _depth > _MAX_SCHEMA_DEPTH:
+        return False  # a branch that only leads back to itself (a $ref loop) adds no type
+    if resolve is not None:
+        schema = resolve(schema)
     kind = schema.get("type")
     if kind is None:
         if "const" in schema:
@@ -275,6 +290,15 @@ def string_typed(schema: Mapping[str, Any] | None) -> bool:
         if "enum" in schema:
             values = schema["enum"]
             return isinstance(values, list) and all(isinstance(v, str) for v in values)
+        for key in ("anyOf", "oneOf"):
+            branches = schema.get(key)
+            if isinstance(branches, list) and branches:
+                return any(not isinstance(b, Mapping) or string_typed(b, resolve, _depth + 1)
+                           for b in branches)
+        parts = schema.get("allOf")
+        if isinstance(parts, list) and parts:
+            return all(not isinstance(p, Mapping) or string_typed(p, resolve, _depth + 1)
+                       for p in parts)
         return not any(k in schema for k in ("properties", "items"))
     if isinstance(kind, str):
         return kind == "string"

@@ -41,5 +41,8 @@ class Llama3Syntax(Syntax):
         return peg.space() + self._call(tools) + peg.end()
 
     def triggers(self, tools: Toolset) -> tuple[Trigger, ...]:
-        # only a call that opens the output: a '{' later in the content is content
-        return (Trigger.pattern_full(r'\s*(<\|python_tag\|>|\{\s*"name")'),)
+        # only a call that opens the output: a '{' later in the content is content; the
+        # parser's whitespace (space()), not \s: after a form feed it is content. The
+        # pattern matches the whole output so far after every token: [\s\S]* for what
+        # the token that completes '{"name"' brings after it (':', ' "get'...)
+        return (Trigger.pattern_full(r'[ \t\n\r]*(<\|python_tag\|>|\{[ \t\n\r]*"name")[\s\S]*'),)

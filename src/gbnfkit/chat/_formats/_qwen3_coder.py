@@ -20,6 +20,9 @@ ones always.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from gbnfkit import peg
 from gbnfkit.chat._formats._base import (
     TAG_CONTENT,
@@ -51,11 +54,26 @@ def _value(tool: Tool | None, index: int, name: str | None) -> Parser:
     if tool is None or name is None or schema is None:
         return peg.tag(TAG_PARAM_VALUE, text)
     rule = rule_name(f"p{index}-", tool.property_names().index(name), name)
-    if string_typed(schema):
+    if string_typed(schema, tool.resolve):
+        # the parser reads any text here: a schema that may also be something else (a
+        # string or null) has the grammar of any text, not JSON's quoted strings
+        if not _text_schema(schema):
+            schema = {"type": "string"}
         raw = peg.schema(text, rule, dict(schema), raw=True)
         return peg.tag(TAG_PARAM_VALUE, peg.optional("\n") + raw + peg.optional("\n"))
-    value = peg.schema(peg.json(), rule, dict(schema))
+    value = peg.schema(peg.json(), rule, tool.standalone(schema))
     return peg.tag(TAG_PARAM_VALUE, peg.space() + value + peg.space())
+
+
+def _text_schema(schema: Mapping[str, Any]) -> bool:
+    """A schema whose raw grammar (``peg.schema(..., raw=True)``) is text: a string, or
+    a constant or choice of strings."""
+    if schema.get("type") == "string":
+        return True
+    if "const" in schema:
+        return isinstance(schema["const"], str)
+    values = schema.get("enum")
+    return isinstance(values, list) and bool(values) and all(isinstance(v, str) for v in values)
 
 
 def _parameter(tool: Tool | None, index: int, name: str | None) -> Parser:
