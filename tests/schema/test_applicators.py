@@ -31,6 +31,12 @@ CASES: list[tuple[Any, list[Any]]] = [
                 {"properties": {"b": {"type": "string"}}, "required": ["b"]}],
       "unevaluatedProperties": False},
      [{"a": 1}, {"b": "x"}, {"a": 1, "b": "x"}, {"a": 1, "c": 0}]),
+    # bare required lists: a value that is no object satisfies every branch, so it is
+    # valid under one branch and invalid under two or more (found by bughunt6's run)
+    ({"oneOf": [{"required": []}]}, [None, 1, "s", {}, {"a": 1}]),
+    ({"oneOf": [{"required": ["a"]}]}, [None, 1, [], {}, {"a": 1}]),
+    ({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+     [None, 1, {}, {"a": 1}, {"b": 1}, {"a": 1, "b": 2}]),
     # if/then/else: the failed if contributes nothing
     ({"if": {"required": ["k"]},
       "then": {"properties": {"t": True}}, "else": {"properties": {"e": True}},

@@ -26,6 +26,9 @@ def exclusive_required_branches(branches: list[Any]) -> list[Any] | None:
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             return None  # malformed: the branch's own visit raises the SchemaError
         sets.append(list(dict.fromkeys(names)))
+    if len(sets) == 1:  # one branch: it holds alone, non-objects included
+        return [branches[0]]
+    # two or more: a value that is no object satisfies them all, so only objects remain
     out: list[Any] = []
     for i, mine in enumerate(sets):
         choices = []
