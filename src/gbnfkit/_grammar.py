@@ -62,9 +62,11 @@ class Grammar:
 
     @classmethod
     def from_ir(cls, ir: GrammarIR, *, limits: Limits | None = None) -> Grammar:
-        """Check ``ir`` (undefined rules, missing root, left recursion) and compile it."""
-        from gbnfkit.grammar._checks import check_grammar
+        """Check ``ir`` (made of IR expressions with values of the right types, undefined
+        rules, missing root, left recursion) and compile it."""
+        from gbnfkit.grammar._entry import check_grammar
 
+        expect(ir, GrammarIR, "ir")
         check_grammar(ir)
         return cls(ir, limits=limits)
 

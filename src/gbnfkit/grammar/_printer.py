@@ -17,6 +17,7 @@ from gbnfkit._errors import GrammarError
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 from gbnfkit.grammar._text import class_char, literal_char
+from gbnfkit.grammar._validate import validate_ir
 
 __all__ = ["canonical_gbnf", "expr_to_gbnf", "to_gbnf"]
 
@@ -28,8 +29,11 @@ def to_gbnf(ir: GrammarIR) -> str:
 
     Raises:
         GrammarError: a rule name that GBNF cannot write (only ASCII letters, digits
-            and ``-`` are allowed).
+            and ``-`` are allowed), or an IR not made of IR expressions with values GBNF
+            can write (a code point outside 0 to 0xFFFFFFFF, a repetition bound that is
+            not an int).
     """
+    validate_ir(ir)
     text = canonical_gbnf(ir)
     if llama_left_recursion(ir.rules, exact=False) is None:
         # the grammar is fine; make sure llama.cpp's reading of the text agrees
