@@ -5,7 +5,8 @@ separated by `` | ``, with parentheses only where they are needed.  Literals esc
 only ``"``, ``\\``, ``\\n``, ``\\r``, ``\\t`` and characters that are not printable
 (as ``\\xXX``/``\\uXXXX``/``\\UXXXXXXXX``); classes are sorted and merged.
 
-For the parser's canonical IR, ``parse_gbnf(to_gbnf(ir)) == ir``.  llama.cpp reads a
+For any IR, ``parse_gbnf(to_gbnf(ir)) == normalize_ir(ir)`` (the text is printed from
+the canonical form, so a grammar parsed from it equals the grammar it was printed from).  llama.cpp reads a
 group ``(x?)`` differently from a bare ``x?`` in its left-recursion check; when the
 plain printout would be refused by llama.cpp but the grammar itself is fine, rule
 references and repetitions inside sequences and repetitions are printed in parentheses.
@@ -16,6 +17,7 @@ from __future__ import annotations
 from gbnfkit._errors import GrammarError
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
+from gbnfkit.grammar._normalize import normalize_ir
 from gbnfkit.grammar._text import class_char, literal_char
 from gbnfkit.grammar._validate import validate_ir
 
@@ -35,6 +37,7 @@ def to_gbnf(ir: GrammarIR) -> str:
     """
     validate_ir(ir)
     text = canonical_gbnf(ir)
+    ir = normalize_ir(ir)
     if llama_left_recursion(ir.rules, exact=False) is None:
         # the grammar is fine; make sure llama.cpp's reading of the text agrees
         for level in (1, 2):
@@ -45,7 +48,8 @@ def to_gbnf(ir: GrammarIR) -> str:
 
 
 def canonical_gbnf(ir: GrammarIR) -> str:
-    """The plain canonical text of ``ir``: equal IRs give equal texts.
+    """The plain canonical text of ``ir``: IRs of equal canonical form
+    (:func:`gbnfkit.grammar.normalize_ir`) give equal texts, which parse back to that form.
 
     :func:`to_gbnf` starts from it and may add groups so that llama.cpp's
     left-recursion check reads the text as gbnfkit does; this one never re-parses,
@@ -56,7 +60,7 @@ def canonical_gbnf(ir: GrammarIR) -> str:
     """
     for name in ir.rules:
         _check_name(name)
-    return _print(ir, 0)
+    return _print(normalize_ir(ir), 0)
 
 
 def _print(ir: GrammarIR, level: int) -> str:
@@ -124,7 +128,7 @@ class _Printer:
         if isinstance(expr, Seq):
             return f"({self.option(expr)})" if expr.items else '""'
         if isinstance(expr, Alt):
-            return f"({self.body(expr)})"
+            return f"({self.body(expr)})" if expr.options else _NOTHING
         text = self.repeated(expr.item) + _operator(expr)
         return f"({text})" if self.level >= 2 and in_seq else text
 
@@ -147,7 +151,7 @@ class _Printer:
         if isinstance(expr, Seq):
             return f"({self.option(expr)})" if expr.items else "()"
         if isinstance(expr, Alt):
-            return f"({self.body(expr)})"
+            return f"({self.body(expr)})" if expr.options else _NOTHING
         text = self.repeated(expr.item) + _operator(expr)
         # a repetition that produces nothing ({0}) cannot be repeated again without a group
         return f"({text})" if self.level >= 1 or expr.max == 0 else text
