@@ -404,7 +404,7 @@ class _Parser:
         if j == i:
             hint = " ({,n} is not allowed: write {0,n})" if self.at(i) == "," else ""
             raise self.error(f"expected a number in the repetition '{{m,n}}'{hint}", i)
-        if j - i > 18:
+        if j - i > 18 and len(self.s[i:j].lstrip("0")) > 18:  # leading zeros are fine
             raise self.error(
                 f"repetition bound is above the limit max_repetition={self.limits.max_repetition}",
                 brace,
