@@ -6,10 +6,11 @@ only ``"``, ``\\``, ``\\n``, ``\\r``, ``\\t`` and characters that are not printa
 (as ``\\xXX``/``\\uXXXX``/``\\UXXXXXXXX``); classes are sorted and merged.
 
 For any IR, ``parse_gbnf(to_gbnf(ir)) == normalize_ir(ir)`` (the text is printed from
-the canonical form, so a grammar parsed from it equals the grammar it was printed from).  llama.cpp reads a
-group ``(x?)`` differently from a bare ``x?`` in its left-recursion check; when the
-plain printout would be refused by llama.cpp but the grammar itself is fine, rule
-references and repetitions inside sequences and repetitions are printed in parentheses.
+the canonical form, so a grammar parsed from it equals the grammar it was printed
+from).  llama.cpp reads a group ``(x?)`` differently from a bare ``x?`` in its
+left-recursion check; when the plain printout would be refused by llama.cpp but the
+grammar itself is fine, rule references and repetitions inside sequences and
+repetitions are printed in parentheses.
 """
 
 from __future__ import annotations
