@@ -93,10 +93,13 @@ class Grammar:
                    limits: Limits | None = None) -> Grammar:
         """The texts ``pattern`` matches as a whole, or with ``search=True`` the texts it
         occurs in (see :func:`gbnfkit.regex_to_gbnf`)."""
-        from gbnfkit.schema import regex_to_gbnf
+        from gbnfkit.schema._regex import regex_gbnf
 
         expect(search, bool, "search")
-        return cls.from_gbnf(regex_to_gbnf(pattern, search=search), limits=limits)
+        expect(limits, (Limits, type(None)), "limits")
+        lim = limits if limits is not None else DEFAULT_LIMITS
+        # a count above the limit is refused where the pattern has it, not in the GBNF
+        return cls.from_gbnf(regex_gbnf(pattern, search, lim.max_repetition), limits=lim)
 
     @classmethod
     def from_pydantic(cls, model: Any, *, limits: Limits | None = None, **options: Any) -> Grammar:

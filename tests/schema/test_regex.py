@@ -213,3 +213,19 @@ def test_grammar_from_regex_search_finds_the_pattern_inside() -> None:
     assert inside.match("xabbx").accepted and not inside.match("xa").accepted
     with pytest.raises(ArgumentError):
         Grammar.from_regex(r"ab+", search="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("pattern", "column"), [("xy{200000}", 3), ("(ab|c{0,100001}?)", 6)])
+def test_a_count_above_max_repetition_is_refused_where_the_pattern_has_it(
+    pattern: str, column: int
+) -> None:
+    """The GBNF parser refused it, so the error's line, column and excerpt were those of
+    the generated GBNF text (found by bughunt8)."""
+    from gbnfkit import Limits
+
+    with pytest.raises(GrammarError, match="max_repetition=100000") as info:
+        Grammar.from_regex(pattern)
+    assert (info.value.line, info.value.column, info.value.source) == (1, column, pattern)
+    bigger = Limits(max_repetition=200_001)
+    assert Grammar.from_regex(pattern, limits=bigger).limits is bigger
+    assert "200000" in regex_to_gbnf(pattern) or "100001" in regex_to_gbnf(pattern)
