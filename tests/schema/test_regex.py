@@ -229,3 +229,19 @@ def test_a_count_above_max_repetition_is_refused_where_the_pattern_has_it(
     bigger = Limits(max_repetition=200_001)
     assert Grammar.from_regex(pattern, limits=bigger).limits is bigger
     assert "200000" in regex_to_gbnf(pattern) or "100001" in regex_to_gbnf(pattern)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "search"),
+    [(".", "\r", False), (".", "\u2028", False), (r"\d", "٣", False), (r"\w", "é", False),
+     (r"\s", "\x1c", False), (r"\s", "\x85", False), (r"\s", "\ufeff", False),
+     ("a$", "a\n", True)],
+)
+def test_where_ecma_reads_characters_otherwise_than_re(
+    pattern: str, text: str, search: bool
+) -> None:
+    """The ECMA-262 readings docs/schema.md lists (the docs said only re.fullmatch /
+    re.search; found by bughunt8): the grammar and re disagree on exactly these."""
+    python = (re.search if search else re.fullmatch)(pattern, text) is not None
+    grammar = Grammar.from_regex(pattern, search=search).match(text).status.value == "accept"
+    assert grammar != python

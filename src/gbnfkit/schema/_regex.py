@@ -129,6 +129,8 @@ def regex_to_gbnf(pattern: str, *, search: bool = False) -> str:
     By default the grammar accepts exactly the texts the pattern matches as a whole
     (``re.fullmatch``; ``^``/``$`` at the ends are allowed and change nothing).  With
     ``search=True`` it accepts the texts the pattern occurs in (``re.search``).
+    Characters are read as ECMA-262 reads them: ``.`` matches no line terminator,
+    ``\\d``/``\\w`` are ASCII, ``$`` matches only at the very end (docs/schema.md).
     Raises :class:`gbnfkit.GrammarError` (``column`` = 1-based position in the
     pattern) for lookaround, backreferences and other unsupported constructs.
     """
