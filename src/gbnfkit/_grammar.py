@@ -151,8 +151,10 @@ class Grammar:
     def to_gbnf(self) -> str:
         """Canonical GBNF text of the grammar.
 
-        GBNF text does not name its start rule: ``Grammar.from_gbnf(text, root=self.root)``
-        gives this grammar back (``root="root"``, the default, when it starts there)."""
+        GBNF text does not name its start rule: ``Grammar.from_gbnf(text, root=self.root,
+        limits=self.limits)`` gives this grammar back (``root="root"``, the default, when
+        it starts there; the limits matter when a repetition bound is above the default
+        ``max_repetition``, which the parser refuses)."""
         from gbnfkit.grammar._printer import to_gbnf
 
         return to_gbnf(self._ir)

@@ -279,3 +279,14 @@ def test_a_grammar_from_any_ir_prints_back_to_an_equal_grammar(ir: GrammarIR) ->
     again = Grammar.from_gbnf(text)
     assert again == grammar, text
     assert again.to_gbnf() == text
+
+
+def test_a_bound_above_the_default_limit_parses_back_with_the_grammars_limits() -> None:
+    from gbnfkit import Limits
+
+    bigger = Limits(max_repetition=150_000)
+    grammar = Grammar.from_gbnf('root ::= "a"{120000}', limits=bigger)
+    text = grammar.to_gbnf()
+    with pytest.raises(GrammarError, match="max_repetition"):
+        Grammar.from_gbnf(text, root=grammar.root)
+    assert Grammar.from_gbnf(text, root=grammar.root, limits=grammar.limits) == grammar

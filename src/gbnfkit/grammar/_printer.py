@@ -15,7 +15,10 @@ repetitions are printed in parentheses.
 
 from __future__ import annotations
 
+import sys
+
 from gbnfkit._errors import GrammarError
+from gbnfkit._limits import Limits
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 from gbnfkit.grammar._normalize import normalize_ir
@@ -71,10 +74,12 @@ def _print(ir: GrammarIR, level: int) -> str:
 
 
 def _llama_refuses(text: str) -> bool:
-    """Whether llama.cpp's left-recursion check refuses ``text`` (known to parse)."""
+    """Whether llama.cpp's left-recursion check refuses ``text`` (known to parse, with
+    any repetition bound: the grammar's limits admitted them)."""
     from gbnfkit.grammar._parser import raw_rules
 
-    return llama_left_recursion(raw_rules(text), exact=True) is not None
+    unbounded = Limits(max_repetition=sys.maxsize)
+    return llama_left_recursion(raw_rules(text, unbounded), exact=True) is not None
 
 
 def expr_to_gbnf(expr: Expr) -> str:
