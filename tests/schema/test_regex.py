@@ -245,3 +245,19 @@ def test_where_ecma_reads_characters_otherwise_than_re(
     python = (re.search if search else re.fullmatch)(pattern, text) is not None
     grammar = Grammar.from_regex(pattern, search=search).match(text).status.value == "accept"
     assert grammar != python
+
+
+@pytest.mark.parametrize(
+    ("pattern", "column"), [("{2}", 1), ("a|{1,3}", 3), ("(?:{2})", 4), ("^{2}", 2), ("{,2}", 1)]
+)
+def test_a_count_with_nothing_before_it_is_an_error(pattern: str, column: int) -> None:
+    """re and ECMA-262 both refuse it ('nothing to repeat'); it was read as literal
+    text, so a JSON Schema pattern '^{2}$' matched the text '{2}' (found by bughunt8)."""
+    with pytest.raises(re.error, match="nothing to repeat"):
+        re.compile(pattern)
+    with pytest.raises(GrammarError, match="nothing to repeat") as info:
+        regex_to_gbnf(pattern)
+    assert info.value.column == column
+    with pytest.raises(SchemaError, match="pattern"):
+        json_schema_to_gbnf({"type": "string", "pattern": pattern})
+    assert Grammar.from_regex("{x}|{").match("{x}").status.value == "accept"

@@ -231,6 +231,11 @@ class _Parser:
             return Chars(self.escape(in_class=False))
         if c in "*+?":
             raise self.error("nothing to repeat")
+        start = self.i
+        if c == "{" and self.braces() is not None:
+            # a count with nothing before it ('{2}', 'a|{1,3}') is an error in re and
+            # ECMA-262 alike, not a literal brace
+            raise self.error("nothing to repeat", start)
         self.i += 1
         return Chars(((ord(c), ord(c)),))
 
