@@ -76,9 +76,11 @@ class Grammar:
 
     @classmethod
     def from_ir(cls, ir: GrammarIR, *, limits: Limits | None = None) -> Grammar:
-        """Check ``ir`` (undefined rules, missing root, left recursion) and compile it."""
-        from gbnfkit.grammar._checks import check_grammar
+        """Check ``ir`` (made of IR expressions with values of the right types, undefined
+        rules, missing root, left recursion) and compile it."""
+        from gbnfkit.grammar._entry import check_grammar
 
+        expect(ir, GrammarIR, "ir")
         check_grammar(ir)
         return cls(ir, limits=limits)
 
@@ -105,10 +107,13 @@ class Grammar:
                    limits: Limits | None = None) -> Grammar:
         """The texts ``pattern`` matches as a whole, or with ``search=True`` the texts it
         occurs in (see :func:`gbnfkit.regex_to_gbnf`)."""
-        from gbnfkit.schema import regex_to_gbnf
+        from gbnfkit.schema._regex import regex_gbnf
 
         expect(search, bool, "search")
-        return cls.from_gbnf(regex_to_gbnf(pattern, search=search), limits=limits)
+        expect(limits, (Limits, type(None)), "limits")
+        lim = limits if limits is not None else DEFAULT_LIMITS
+        # a count above the limit is refused where the pattern has it, not in the GBNF
+        return cls.from_gbnf(regex_gbnf(pattern, search, lim.max_repetition), limits=lim)
 
     @classmethod
     def from_pydantic(cls, model: Any, *, limits: Limits | None = None, **options: Any) -> Grammar:
@@ -160,8 +165,10 @@ class Grammar:
     def to_gbnf(self) -> str:
         """Canonical GBNF text of the grammar.
 
-        GBNF text does not name its start rule: ``Grammar.from_gbnf(text, root=self.root)``
-        gives this grammar back (``root="root"``, the default, when it starts there)."""
+        GBNF text does not name its start rule: ``Grammar.from_gbnf(text, root=self.root,
+        limits=self.limits)`` gives this grammar back (``root="root"``, the default, when
+        it starts there; the limits matter when a repetition bound is above the default
+        ``max_repetition``, which the parser refuses)."""
         from gbnfkit.grammar._printer import to_gbnf
 
         return to_gbnf(self._ir)

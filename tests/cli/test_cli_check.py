@@ -124,6 +124,15 @@ def test_unknown_root_is_a_grammar_error(cli: Cli, numbers: str) -> None:
     assert "nope" in run.err
 
 
+@pytest.mark.parametrize("grammar", ["file", "builtin"])
+def test_an_empty_root_is_a_grammar_error(cli: Cli, numbers: str, grammar: str) -> None:
+    """``--root ''`` started a grammar file at 'root' silently (a builtin refused it);
+    found by bughunt8."""
+    run = cli("check", "--root", "", numbers if grammar == "file" else "json", "12")
+    assert (run.status, run.out) == (3, "")
+    assert "no rule named ''" in run.err
+
+
 def test_grammar_error_exits_3_with_file_line_column_and_caret(cli: Cli, write: Write) -> None:
     grammar = write("bad.gbnf", 'root ::= "a" item\nitem ::= [z-a]\n')
     run = cli("check", grammar, "a")

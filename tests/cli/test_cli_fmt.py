@@ -47,3 +47,13 @@ def test_builtins_lists_every_name(cli: Cli) -> None:
     assert run.status == 0
     assert tuple(run.out.splitlines()) == Grammar.builtin_names()
     assert "json" in run.out.splitlines()
+
+
+def test_fmt_of_a_file_with_a_byte_order_mark_says_so(cli: Cli, write: Write) -> None:
+    """It said "expected a rule name ..., found U+FEFF" over an excerpt whose first
+    character is invisible (found by bughunt8); llama.cpp refuses the BOM too."""
+    run = cli("fmt", write("bom.gbnf", b'\xef\xbb\xbfroot ::= "a"\n'))
+    assert run.status == 3
+    assert run.out == ""
+    assert "bom.gbnf:1:1: the grammar starts with a byte order mark (U+FEFF)" in run.err
+    assert "without a BOM" in run.err and "Traceback" not in run.err

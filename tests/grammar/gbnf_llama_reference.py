@@ -1,8 +1,11 @@
-"""A line-by-line Python port of llama.cpp's GBNF parser and left-recursion check.
+"""A line-by-line Python port of llama.cpp's GBNF parser, left-recursion check and matcher.
 
 Used only as a test oracle: it builds llama.cpp's flat rules (with its generated rules
 for groups and repetitions) and runs ``llama_grammar_detect_left_recursion`` on them, so
-the parser's verdicts can be compared with llama.cpp's on random grammars.  The
+the parser's verdicts can be compared with llama.cpp's on random grammars; and it feeds
+text one code point at a time through llama.cpp's stacks (``llama_grammar_advance_stack``,
+``llama_grammar_match_char``, ``llama_grammar_accept``), so the engine's verdicts can be
+compared too.  The
 repetition-size thresholds (2000) are left out: gbnfkit diverges there on purpose.
 """
 
@@ -289,3 +292,103 @@ def llama_verdict(text: str) -> str | None:
         if not visited[index] and _detect(rules, index, visited, in_progress, may_be_empty):
             return "left_recursion"
     return None
+
+
+# -- matching: llama.cpp's pushdown stacks -----------------------------------------------
+
+Position = tuple[int, int]  # (rule id, element index)
+Stack = tuple[Position, ...]
+
+
+class TooManyStacks(Exception):
+    """The port gave up: more live stacks than the caller's bound (an ambiguous grammar)."""
+
+
+def _ends(rules: list[list[Element]], position: Position) -> bool:
+    return _end_of_sequence(rules[position[0]][position[1]])
+
+
+def _advance(rules: list[list[Element]], stack: Stack, out: list[Stack], bound: int) -> None:
+    """``llama_grammar_advance_stack``: expand rule references at the top until a
+    character element or the empty stack, each new stack once (its ``seen`` set)."""
+    todo = [stack]
+    seen: set[Stack] = set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current and rules[current[-1][0]][current[-1][1]][0] == REF:
+            rule, index = current[-1]
+            sub = rules[rule][index][1]
+            j = 0
+            expanded: list[Stack] = []
+            while True:
+                new = list(current[:-1])
+                if not _ends(rules, (rule, index + 1)):
+                    new.append((rule, index + 1))
+                if not _ends(rules, (sub, j)):
+                    new.append((sub, j))
+                expanded.append(tuple(new))
+                while not _ends(rules, (sub, j)):
+                    j += 1
+                if rules[sub][j][0] != ALT:
+                    break
+                j += 1
+            todo.extend(reversed(expanded))
+        elif current not in out:
+            out.append(current)
+            if len(out) > bound:
+                raise TooManyStacks
+
+
+def _match_char(rules: list[list[Element]], position: Position, cp: int) -> tuple[bool, Position]:
+    rule_id, i = position
+    rule = rules[rule_id]
+    positive = rule[i][0] in (CHAR, ANY)
+    found = False
+    while True:
+        if rule[i + 1][0] == RNG_UPPER:
+            found = found or rule[i][1] <= cp <= rule[i + 1][1]
+            i += 2
+        elif rule[i][0] == ANY:
+            found = True
+            i += 1
+        else:
+            found = found or rule[i][1] == cp
+            i += 1
+        if rule[i][0] != CHAR_ALT:
+            return found == positive, (rule_id, i)
+
+
+def llama_match(text: str, subject: str, bound: int = 2000) -> tuple[str, int | None]:
+    """llama.cpp's verdict on ``subject`` for the grammar ``text`` (which it must build):
+    ``("accept" | "prefix", None)`` or ``("reject", index of the refused code point)``,
+    as the conformance corpus records them. Raises :class:`TooManyStacks` past ``bound``
+    live stacks."""
+    parser = _Parser(text)
+    parser.parse()
+    rules = [parser.rules[i] for i in range(len(parser.symbol_ids))]
+    root = parser.symbol_ids["root"]
+    stacks: list[Stack] = []
+    j = 0
+    while True:  # llama_grammar_init_impl: one stack per alternative of root
+        _advance(rules, () if _ends(rules, (root, j)) else ((root, j),), stacks, bound)
+        while not _ends(rules, (root, j)):
+            j += 1
+        if rules[root][j][0] != ALT:
+            break
+        j += 1
+    for k, character in enumerate(subject):
+        following: list[Stack] = []
+        for stack in stacks:
+            if not stack:
+                continue
+            ok, position = _match_char(rules, stack[-1], ord(character))
+            if ok:
+                top = () if _ends(rules, position) else (position,)
+                _advance(rules, stack[:-1] + top, following, bound)
+        stacks = following
+        if not stacks:
+            return "reject", k
+    return ("accept" if () in stacks else "prefix"), None

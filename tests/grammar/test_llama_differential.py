@@ -14,13 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gbnf_llama_reference import llama_verdict
+from gbnf_llama_reference import TooManyStacks, llama_match, llama_verdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fuzz import _TOKENS
 from test_gbnf_conformance import category, divergent_refusal
 
-from gbnfkit import GrammarError
+from gbnfkit import Grammar, GrammarError
 from gbnfkit.grammar import parse_gbnf, to_gbnf
 
 _ITEMS = st.sampled_from(
@@ -101,3 +101,60 @@ def test_reference_port_reproduces_the_corpus(shared_file: Callable[[str], Path]
 )
 def test_group_subtleties(text: str) -> None:
     _compare(text)
+
+
+# -- matching: the engine against llama.cpp's stacks --------------------------------------
+
+_MATCH_ITEMS = st.sampled_from(
+    ['"a"', '""', "[a-c]", "[^a]", ".", "x", "y", '"ab"', '"a"?', '"b"*', "x?", "y*",
+     '("a" | "b")', "(x)", "(y)?", "(x y)", "(x | y)", "x{0,2}", "y{2}", "x{1,}",
+     '"c"{2,3}', "[b-c]{1,2}", '("a" x)*', '("b" | "")', '("a" "b"?){0,2}', "[a\\-c]",
+     "[^b-c]+", '"\\x61"', "(x{2} | y)", "(.){1,3}", "[\\x00-a]", "[^\\U0010FFFF]"]
+)  # fmt: skip
+_MATCH_RULES = {
+    "x": st.sampled_from(['"x"', '"" | "x"', "y", 'y | "a"', '"a" x | "b"', '"x" y?',
+                          '[ab] | "c" x', '"a"{1,3}']),
+    "y": st.sampled_from(['"y"', '"" | "b"', 'x "b"', '"b" y | "c"', "[^x]", '"b"+',
+                          '("a" | "c")*']),
+}
+
+
+@st.composite
+def _matched_grammars(draw: st.DrawFn) -> str:
+    body = " ".join(draw(st.lists(_MATCH_ITEMS, min_size=1, max_size=5)))
+    if draw(st.booleans()):
+        body += " | " + " ".join(draw(st.lists(_MATCH_ITEMS, min_size=1, max_size=3)))
+    rules = [f"{name} ::= {draw(_MATCH_RULES[name])}" for name in ("x", "y")]
+    return "\n".join([f"root ::= {body}", *rules])
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    _matched_grammars(),
+    st.lists(st.text("abcxy\n\U0010ffff", max_size=5), max_size=8),
+    st.integers(0, 2**32),
+)
+def test_same_matches_as_llama(text: str, subjects: list[str], seed: int) -> None:
+    """Grammar.match against a port of llama.cpp's stacks, on grammars both build: same
+    verdict and, for a rejection, the same refused code point (random texts, and texts
+    walked through the grammar with a character of each, appended)."""
+    import random
+
+    from grammar_sampling import walk
+
+    if llama_verdict(text) is not None:
+        return
+    try:
+        grammar = Grammar.from_gbnf(text)
+    except GrammarError:
+        return  # a documented divergence (test_same_verdicts_as_llama checks which)
+    rng = random.Random(seed)
+    walked = [walk(grammar, rng, max_length=12) for _ in range(3)]
+    subjects += [w + extra for w in walked if w is not None for extra in ("", "a", ".")]
+    for subject in subjects:
+        try:
+            expected = llama_match(text, subject)
+        except TooManyStacks:
+            continue
+        result = grammar.match(subject)
+        assert (result.status.value, result.position) == expected, (text, subject)

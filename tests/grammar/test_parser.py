@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gbnfkit import GrammarError, Limits
+from gbnfkit import Grammar, GrammarError, Limits
 from gbnfkit.grammar import (
     ANY,
     Alt,
@@ -273,3 +273,17 @@ def test_repetition_bounds_are_exact_and_limited() -> None:
     assert "max_repetition=10" in err.message
     err = error('root ::= "a"{99999999999999999999999}')
     assert "max_repetition" in err.message
+
+
+def test_a_repetition_bound_with_many_leading_zeros_is_its_value() -> None:
+    """llama.cpp reads ``{0000000000000000000002}`` as 2 (std::stoul); more than 18 digits
+    were refused as a bound above max_repetition, whatever their value (found by bughunt8)."""
+    from gbnf_llama_reference import llama_verdict
+
+    text = 'root ::= "a"{0000000000000000000002, 00000000000000000000000000003}'
+    assert llama_verdict(text) is None
+    grammar = Grammar.from_gbnf(text)
+    assert grammar == Grammar.from_gbnf('root ::= "a"{2,3}')
+    with pytest.raises(GrammarError, match="above the limit max_repetition") as info:
+        Grammar.from_gbnf('root ::= "a"{0001000000000000000000000}')
+    assert (info.value.line, info.value.column) == (1, 13)

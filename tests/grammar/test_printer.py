@@ -207,3 +207,86 @@ def test_a_grammar_not_starting_at_root_parses_back_with_its_root() -> None:
     grammar = Grammar.from_gbnf('expr ::= term ("+" term)*\nterm ::= [0-9]+\n', root="expr")
     text = grammar.to_gbnf()
     assert Grammar.from_gbnf(text, root=grammar.root) == grammar
+
+
+# -- IRs from outside: wrong types, values GBNF cannot write, non-canonical forms ----------
+
+_BAD_IRS = {
+    "node of another type": GrammarIR({"root": "a"}),  # type: ignore[dict-item]
+    "None as a node": GrammarIR({"root": Seq((Literal("a"), None))}),  # type: ignore[arg-type]
+    "literal of bytes": GrammarIR({"root": Literal(b"a")}),  # type: ignore[arg-type]
+    "reference by int": GrammarIR({"root": RuleRef(5)}),  # type: ignore[arg-type]
+    "rule name not a str": GrammarIR({"root": RuleRef("x"), 5: Literal("a")}),  # type: ignore[dict-item]
+    "start rule not a str": GrammarIR({"root": Literal("a")}, root=5),  # type: ignore[arg-type]
+    "items in a list": GrammarIR({"root": Seq([Literal("a")])}),  # type: ignore[arg-type]
+    "bound as a str": GrammarIR({"root": Repeat(Literal("a"), 0, "3")}),  # type: ignore[arg-type]
+    "bound as a bool": GrammarIR({"root": Repeat(Literal("a"), True, 3)}),
+    "negative code point": GrammarIR({"root": CharClass(((-5, 0x61),))}),
+    "code point past \\UFFFFFFFF": GrammarIR({"root": CharClass(((0x100000000, 0x100000001),))}),
+    "range of one value": GrammarIR({"root": CharClass(((0x61,),))}),  # type: ignore[arg-type]
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BAD_IRS))
+def test_an_ir_of_wrong_types_or_values_is_a_grammar_error(name: str) -> None:
+    """They raised AttributeError, TypeError or ValueError from inside the checks or the
+    printer, or were accepted and printed as text that reads otherwise (``{True,3}``,
+    ``\\U100000000``: the code point U+10000000 and a '0'); found by bughunt8."""
+    from gbnfkit.grammar import to_gbnf as public_to_gbnf
+
+    ir = _BAD_IRS[name]
+    for call in (Grammar.from_ir, check_grammar, public_to_gbnf):
+        with pytest.raises(GrammarError):
+            call(ir)
+
+
+def test_from_ir_of_something_else_is_an_argument_error() -> None:
+    from gbnfkit import ArgumentError
+
+    with pytest.raises(ArgumentError, match="ir must be GrammarIR"):
+        Grammar.from_ir("root ::= x")  # type: ignore[arg-type]
+
+
+@st.composite
+def _raw_grammars(draw: st.DrawFn) -> GrammarIR:
+    """Grammars as a front end may build them: not in canonical form, with empty
+    alternatives (``Alt(())``, which matches nothing) among the leaves."""
+    ir = draw(_grammars())
+    if draw(st.booleans()):
+        name = draw(st.sampled_from(list(ir.rules)))
+        wrapped = draw(
+            st.sampled_from([
+                lambda e: Seq((e, Alt(()))),
+                lambda e: Alt((e, Repeat(Alt(()), 0, None))),
+                lambda e: Seq((Literal(""), e, Literal(""), Seq((Literal(""),)))),
+            ])
+        )
+        ir = GrammarIR({**ir.rules, name: wrapped(ir.rules[name])})
+    return ir
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_raw_grammars())
+def test_a_grammar_from_any_ir_prints_back_to_an_equal_grammar(ir: GrammarIR) -> None:
+    """``Grammar.to_gbnf`` promises that parsing its text gives the grammar back; for an IR
+    not in canonical form (``"" ""``, ``Seq((x, Alt(())))``) the printout was not canonical
+    and the grammar parsed from it compared unequal (found by bughunt8)."""
+    try:
+        grammar = Grammar.from_ir(ir)
+    except GrammarError:
+        assume(False)
+    text = grammar.to_gbnf()
+    again = Grammar.from_gbnf(text)
+    assert again == grammar, text
+    assert again.to_gbnf() == text
+
+
+def test_a_bound_above_the_default_limit_parses_back_with_the_grammars_limits() -> None:
+    from gbnfkit import Limits
+
+    bigger = Limits(max_repetition=150_000)
+    grammar = Grammar.from_gbnf('root ::= "a"{120000}', limits=bigger)
+    text = grammar.to_gbnf()
+    with pytest.raises(GrammarError, match="max_repetition"):
+        Grammar.from_gbnf(text, root=grammar.root)
+    assert Grammar.from_gbnf(text, root=grammar.root, limits=grammar.limits) == grammar

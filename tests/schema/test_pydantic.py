@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import enum
 import json
 from typing import Any, Literal
@@ -77,3 +78,42 @@ def test_rejects_what_pydantic_rejects() -> None:
 def test_not_a_model() -> None:
     with pytest.raises(SchemaError):
         Grammar.from_pydantic(dict)
+
+
+class _When(BaseModel):
+    moment: datetime.datetime
+    day: datetime.date | None = None
+    clock: list[datetime.time] = []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"moment": "2016-12-31T23:59:60Z"}',  # a leap second: RFC 3339, not Python
+        '{"moment": "0000-01-01T00:00:00Z"}',  # year 0: RFC 3339, not Python
+        '{"moment": "2020-01-01T00:00:00Z", "day": "0000-02-29"}',
+        '{"moment": "2020-01-01T00:00:00Z", "clock": ["12:00:00Z", "23:59:60+01:00"]}',
+    ],
+)
+def test_dates_and_times_pydantic_refuses_are_not_accepted(text: str) -> None:
+    """from_pydantic promises what model_validate_json accepts; the JSON Schema formats
+    allow second 60 and year 0000, which Pydantic refuses (found by bughunt8)."""
+    with pytest.raises(pydantic.ValidationError):
+        _When.model_validate_json(text)
+    assert Grammar.from_pydantic(_When).match(text).status.value == "reject"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 2**32))
+def test_walked_dates_and_times_validate(seed: int) -> None:
+    import random
+
+    from grammar_sampling import walk
+
+    grammar = Grammar.from_pydantic(_When, whitespace="compact")
+    text = walk(grammar, random.Random(seed), max_length=400)
+    if text is not None:
+        _When.model_validate_json(text)
+    ok = '{"moment":"2016-12-31T23:59:59.5z","day":"2024-02-29","clock":["00:00:00+23:59"]}'
+    assert grammar.match(ok).status.value == "accept"
+    _When.model_validate_json(ok)

@@ -213,3 +213,51 @@ def test_grammar_from_regex_search_finds_the_pattern_inside() -> None:
     assert inside.match("xabbx").accepted and not inside.match("xa").accepted
     with pytest.raises(ArgumentError):
         Grammar.from_regex(r"ab+", search="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("pattern", "column"), [("xy{200000}", 3), ("(ab|c{0,100001}?)", 6)])
+def test_a_count_above_max_repetition_is_refused_where_the_pattern_has_it(
+    pattern: str, column: int
+) -> None:
+    """The GBNF parser refused it, so the error's line, column and excerpt were those of
+    the generated GBNF text (found by bughunt8)."""
+    from gbnfkit import Limits
+
+    with pytest.raises(GrammarError, match="max_repetition=100000") as info:
+        Grammar.from_regex(pattern)
+    assert (info.value.line, info.value.column, info.value.source) == (1, column, pattern)
+    bigger = Limits(max_repetition=200_001)
+    assert Grammar.from_regex(pattern, limits=bigger).limits is bigger
+    assert "200000" in regex_to_gbnf(pattern) or "100001" in regex_to_gbnf(pattern)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "search"),
+    [(".", "\r", False), (".", "\u2028", False), (r"\d", "٣", False), (r"\w", "é", False),
+     (r"\s", "\x1c", False), (r"\s", "\x85", False), (r"\s", "\ufeff", False),
+     ("a$", "a\n", True)],
+)
+def test_where_ecma_reads_characters_otherwise_than_re(
+    pattern: str, text: str, search: bool
+) -> None:
+    """The ECMA-262 readings docs/schema.md lists (the docs said only re.fullmatch /
+    re.search; found by bughunt8): the grammar and re disagree on exactly these."""
+    python = (re.search if search else re.fullmatch)(pattern, text) is not None
+    grammar = Grammar.from_regex(pattern, search=search).match(text).status.value == "accept"
+    assert grammar != python
+
+
+@pytest.mark.parametrize(
+    ("pattern", "column"), [("{2}", 1), ("a|{1,3}", 3), ("(?:{2})", 4), ("^{2}", 2), ("{,2}", 1)]
+)
+def test_a_count_with_nothing_before_it_is_an_error(pattern: str, column: int) -> None:
+    """re and ECMA-262 both refuse it ('nothing to repeat'); it was read as literal
+    text, so a JSON Schema pattern '^{2}$' matched the text '{2}' (found by bughunt8)."""
+    with pytest.raises(re.error, match="nothing to repeat"):
+        re.compile(pattern)
+    with pytest.raises(GrammarError, match="nothing to repeat") as info:
+        regex_to_gbnf(pattern)
+    assert info.value.column == column
+    with pytest.raises(SchemaError, match="pattern"):
+        json_schema_to_gbnf({"type": "string", "pattern": pattern})
+    assert Grammar.from_regex("{x}|{").match("{x}").status.value == "accept"

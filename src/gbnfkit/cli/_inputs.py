@@ -168,7 +168,7 @@ def load_grammar(spec: str, root: str | None) -> Grammar:
         source_name = spec
         text = read_source(spec, "grammar")
         try:
-            return Grammar.from_gbnf(text, root=root or "root")
+            return Grammar.from_gbnf(text, root=root if root is not None else "root")
         except GrammarError as exc:
             raise CliError(grammar_error_message(exc, source_name), ExitCode.BAD_GRAMMAR) from None
     names = Grammar.builtin_names()

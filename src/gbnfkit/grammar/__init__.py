@@ -1,8 +1,7 @@
 """Grammar syntax: GBNF text <-> grammar IR."""
 
 from gbnfkit.grammar._builtins import builtin_names, builtin_text
-from gbnfkit.grammar._checks import check_grammar
-from gbnfkit.grammar._entry import parse_gbnf
+from gbnfkit.grammar._entry import check_grammar, parse_gbnf
 from gbnfkit.grammar._ir import (
     ANY,
     Alt,

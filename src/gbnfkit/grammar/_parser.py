@@ -239,6 +239,11 @@ class _Parser:
             return "'_' is not allowed in rule names; use '-' instead (e.g. my-rule)"
         if self.s.startswith("::=", i):
             return "expected a rule name before '::='"
+        if c == "\ufeff" and i == 0:
+            return (
+                "the grammar starts with a byte order mark (U+FEFF), which GBNF does not "
+                "allow (llama.cpp refuses it too); save the file as UTF-8 without a BOM"
+            )
         return f"expected a rule name (ASCII letters, digits and '-'), found {describe_char(c)}"
 
     def group_error(self, i: int, opener: int) -> GrammarError:
@@ -404,7 +409,7 @@ class _Parser:
         if j == i:
             hint = " ({,n} is not allowed: write {0,n})" if self.at(i) == "," else ""
             raise self.error(f"expected a number in the repetition '{{m,n}}'{hint}", i)
-        if j - i > 18:
+        if j - i > 18 and len(self.s[i:j].lstrip("0")) > 18:  # leading zeros are fine
             raise self.error(
                 f"repetition bound is above the limit max_repetition={self.limits.max_repetition}",
                 brace,

@@ -5,18 +5,25 @@ separated by `` | ``, with parentheses only where they are needed.  Literals esc
 only ``"``, ``\\``, ``\\n``, ``\\r``, ``\\t`` and characters that are not printable
 (as ``\\xXX``/``\\uXXXX``/``\\UXXXXXXXX``); classes are sorted and merged.
 
-For the parser's canonical IR, ``parse_gbnf(to_gbnf(ir)) == ir``.  llama.cpp reads a
-group ``(x?)`` differently from a bare ``x?`` in its left-recursion check; when the
-plain printout would be refused by llama.cpp but the grammar itself is fine, rule
-references and repetitions inside sequences and repetitions are printed in parentheses.
+For any IR, ``parse_gbnf(to_gbnf(ir)) == normalize_ir(ir)`` (the text is printed from
+the canonical form, so a grammar parsed from it equals the grammar it was printed
+from).  llama.cpp reads a group ``(x?)`` differently from a bare ``x?`` in its
+left-recursion check; when the plain printout would be refused by llama.cpp but the
+grammar itself is fine, rule references and repetitions inside sequences and
+repetitions are printed in parentheses.
 """
 
 from __future__ import annotations
 
+import sys
+
 from gbnfkit._errors import GrammarError
+from gbnfkit._limits import Limits
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
+from gbnfkit.grammar._normalize import normalize_ir
 from gbnfkit.grammar._text import class_char, literal_char
+from gbnfkit.grammar._validate import validate_ir
 
 __all__ = ["canonical_gbnf", "expr_to_gbnf", "to_gbnf"]
 
@@ -28,9 +35,13 @@ def to_gbnf(ir: GrammarIR) -> str:
 
     Raises:
         GrammarError: a rule name that GBNF cannot write (only ASCII letters, digits
-            and ``-`` are allowed).
+            and ``-`` are allowed), or an IR not made of IR expressions with values GBNF
+            can write (a code point outside 0 to 0xFFFFFFFF, a repetition bound that is
+            not an int).
     """
+    validate_ir(ir)
     text = canonical_gbnf(ir)
+    ir = normalize_ir(ir)
     if llama_left_recursion(ir.rules, exact=False) is None:
         # the grammar is fine; make sure llama.cpp's reading of the text agrees
         for level in (1, 2):
@@ -41,7 +52,8 @@ def to_gbnf(ir: GrammarIR) -> str:
 
 
 def canonical_gbnf(ir: GrammarIR) -> str:
-    """The plain canonical text of ``ir``: equal IRs give equal texts.
+    """The plain canonical text of ``ir``: IRs of equal canonical form
+    (:func:`gbnfkit.grammar.normalize_ir`) give equal texts, which parse back to that form.
 
     :func:`to_gbnf` starts from it and may add groups so that llama.cpp's
     left-recursion check reads the text as gbnfkit does; this one never re-parses,
@@ -52,7 +64,7 @@ def canonical_gbnf(ir: GrammarIR) -> str:
     """
     for name in ir.rules:
         _check_name(name)
-    return _print(ir, 0)
+    return _print(normalize_ir(ir), 0)
 
 
 def _print(ir: GrammarIR, level: int) -> str:
@@ -62,10 +74,12 @@ def _print(ir: GrammarIR, level: int) -> str:
 
 
 def _llama_refuses(text: str) -> bool:
-    """Whether llama.cpp's left-recursion check refuses ``text`` (known to parse)."""
+    """Whether llama.cpp's left-recursion check refuses ``text`` (known to parse, with
+    any repetition bound: the grammar's limits admitted them)."""
     from gbnfkit.grammar._parser import raw_rules
 
-    return llama_left_recursion(raw_rules(text), exact=True) is not None
+    unbounded = Limits(max_repetition=sys.maxsize)
+    return llama_left_recursion(raw_rules(text, unbounded), exact=True) is not None
 
 
 def expr_to_gbnf(expr: Expr) -> str:
@@ -120,7 +134,7 @@ class _Printer:
         if isinstance(expr, Seq):
             return f"({self.option(expr)})" if expr.items else '""'
         if isinstance(expr, Alt):
-            return f"({self.body(expr)})"
+            return f"({self.body(expr)})" if expr.options else _NOTHING
         text = self.repeated(expr.item) + _operator(expr)
         return f"({text})" if self.level >= 2 and in_seq else text
 
@@ -143,7 +157,7 @@ class _Printer:
         if isinstance(expr, Seq):
             return f"({self.option(expr)})" if expr.items else "()"
         if isinstance(expr, Alt):
-            return f"({self.body(expr)})"
+            return f"({self.body(expr)})" if expr.options else _NOTHING
         text = self.repeated(expr.item) + _operator(expr)
         # a repetition that produces nothing ({0}) cannot be repeated again without a group
         return f"({text})" if self.level >= 1 or expr.max == 0 else text

@@ -18,7 +18,7 @@ from gbnfkit.schema._regex_parse import (
     parse_regex,
 )
 
-__all__ = ["regex_to_gbnf", "regex_expr", "RegexUnsupported"]
+__all__ = ["regex_to_gbnf", "regex_expr", "regex_gbnf", "RegexUnsupported"]
 
 ClassEmitter = Callable[[tuple[tuple[int, int], ...]], str]
 
@@ -129,13 +129,21 @@ def regex_to_gbnf(pattern: str, *, search: bool = False) -> str:
     By default the grammar accepts exactly the texts the pattern matches as a whole
     (``re.fullmatch``; ``^``/``$`` at the ends are allowed and change nothing).  With
     ``search=True`` it accepts the texts the pattern occurs in (``re.search``).
+    Characters are read as ECMA-262 reads them: ``.`` matches no line terminator,
+    ``\\d``/``\\w`` are ASCII, ``$`` matches only at the very end (docs/schema.md).
     Raises :class:`gbnfkit.GrammarError` (``column`` = 1-based position in the
     pattern) for lookaround, backreferences and other unsupported constructs.
     """
+    return regex_gbnf(pattern, search, None)
+
+
+def regex_gbnf(pattern: str, search: bool, max_count: int | None) -> str:
+    """:func:`regex_to_gbnf`, refusing (at its place in the pattern) a count above
+    ``max_count``, which the GBNF parser would refuse at its place in the GBNF text."""
     if not isinstance(pattern, str):
         raise GrammarError("the pattern must be a str")
     try:
-        branches = parse_regex(pattern)
+        branches = parse_regex(pattern, max_count)
         if not search:
             branches = [Branch(b.node, True, True) for b in branches]
         table = RuleTable()

@@ -108,10 +108,11 @@ _SIMPLE = {"t": 9, "n": 10, "r": 13, "f": 12, "v": 11, "0": 0, "a": 7}
 
 
 class _Parser:
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, max_count: int | None = None) -> None:
         self.p = pattern
         self.i = 0
         self.groups = 0
+        self.max_count = max_count
 
     def error(self, message: str, pos: int | None = None) -> RegexUnsupported:
         return RegexUnsupported(message, self.i if pos is None else pos)
@@ -207,6 +208,12 @@ class _Parser:
         hi: int | None = int(hi_s) if hi_s else (None if comma else lo)
         if hi is not None and hi < lo:
             raise self.error("numbers out of order in {} quantifier")
+        limit = self.max_count
+        if limit is not None and max(lo, hi or 0) > limit:
+            raise self.error(
+                f"the repetition count {max(lo, hi or 0)} is above the limit "
+                f"max_repetition={limit}; use a smaller count, or raise Limits.max_repetition"
+            )
         self.i = j + 1
         return lo, hi
 
@@ -224,6 +231,11 @@ class _Parser:
             return Chars(self.escape(in_class=False))
         if c in "*+?":
             raise self.error("nothing to repeat")
+        start = self.i
+        if c == "{" and self.braces() is not None:
+            # a count with nothing before it ('{2}', 'a|{1,3}') is an error in re and
+            # ECMA-262 alike, not a literal brace
+            raise self.error("nothing to repeat", start)
         self.i += 1
         return Chars(((ord(c), ord(c)),))
 
@@ -357,9 +369,10 @@ class _Parser:
         return ((ord(c), ord(c)),)
 
 
-def parse_regex(pattern: str) -> list[Branch]:
-    """Parse ``pattern``; raises :class:`RegexUnsupported` with the position."""
-    return _Parser(pattern).parse()
+def parse_regex(pattern: str, max_count: int | None = None) -> list[Branch]:
+    """Parse ``pattern``; raises :class:`RegexUnsupported` with the position, also for
+    a ``{m,n}`` count above ``max_count`` (when given)."""
+    return _Parser(pattern, max_count).parse()
 
 
 def _python_node(node: Node) -> str:
