@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from gbnfkit._errors import GrammarError
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
+from gbnfkit.schema._numbers import repeat
 from gbnfkit.schema._regex_parse import (
     ANY_CHAR,
     Branch,
@@ -101,11 +102,11 @@ def _emit(node: Node, cls: ClassEmitter, literal_chars: bool) -> str:
         return f"{inner}+"
     if (lo, hi) == (0, 1):
         return f"{inner}?"
-    if hi is None:
-        return f"{inner}{{{lo},}}"
-    if lo == hi:
-        return f"{inner}{{{lo}}}" if lo != 1 else inner
-    return f"{inner}{{{lo},{hi}}}"
+    if (lo, hi) == (1, 1):
+        return inner
+    # counts above 10,000 in blocks of 1,000: a pattern's {m,n} is held exactly whatever
+    # the grammar's max_repetition (a schema's pattern cannot be told to raise it)
+    return repeat(inner, lo, hi)
 
 
 def regex_expr(branches: list[Branch], cls: ClassEmitter, literal_chars: bool = False) -> str:
