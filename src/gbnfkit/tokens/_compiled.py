@@ -461,11 +461,11 @@ class CompiledGrammar:
         chains = self._chains
         if chains is None:
             chains = self._chains = Chains(
-                self._automaton.program, self._least_of, self._rule_at,
-                self._index.trie.max_depth, self._tuning.chain_item_rules,
+                self._automaton.program, self._index.trie.max_depth,
+                self._tuning.chain_item_rules,
             )
         with self._lock:
-            return chains.normal(key)
+            return chains.normal(key, self._least_of, self._rule_at)
 
     def _least_of(self, rule: int) -> int:
         return self._least_length(rule, 0)
