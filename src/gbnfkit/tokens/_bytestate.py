@@ -126,6 +126,16 @@ class ByteAutomaton:
         self._firsts: dict[int, tuple[int, bool]] = {}  # position -> its closure's bytes, pops
         self.initial = self.state_of([(program.root,)], call=True)
 
+    def __del__(self) -> None:
+        # A state's transitions lead back to it wherever the grammar loops, so the
+        # states form reference cycles, which would outlive the automaton (and stay
+        # in every full collection's traversal) until the garbage collector finds
+        # them; emptying the caches lets reference counting free them at once.
+        for state in self._intern.values():
+            state.trans.clear()
+        for state in self._clashes.values():
+            state.trans.clear()
+
     # -- building states ----------------------------------------------------
     def state_of(self, stacks: list[Stack], *, call: bool = False) -> ByteState:
         """The interned closure of ``stacks`` (``call``: each top is a rule index to start)."""
