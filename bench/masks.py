@@ -87,21 +87,28 @@ class Clock:
 class GcClock:
     """Time spent in Python's garbage collector, read through ``gc.callbacks``.
 
-    ``total_ns`` grows by each collection's duration (on ``Clock``) when it ends, and
-    ``collections[g]`` counts the collections of generation ``g``; ``replay`` reads both
-    around each mask, so a mask's time can be split into work and collector pauses."""
+    ``total_ns`` grows by each collection's duration (on ``Clock``) when it ends,
+    ``collections[g]`` counts the collections of generation ``g`` and ``gen_ns[g]`` their
+    time; ``replay`` reads them around each mask, so a mask's time can be split into
+    work and collector pauses."""
 
     total_ns = 0
     collections = [0, 0, 0]
+    gen_ns = [0, 0, 0]
     _started = 0
+    # gc.collect() before each compile (off with --no-collect: a server never collects
+    # by hand, so what a dropped grammar leaves to the collector lands in later masks)
+    collect_before_compile = True
 
     @classmethod
     def callback(cls, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             cls._started = Clock.ns()
         else:
-            cls.total_ns += Clock.ns() - cls._started
+            took = Clock.ns() - cls._started
+            cls.total_ns += took
             cls.collections[info["generation"]] += 1
+            cls.gen_ns[info["generation"]] += took
 
     @classmethod
     def install(cls) -> None:
@@ -145,6 +152,7 @@ class Result:
     slow: list[tuple[int, str, int, list[int], int]] = field(default_factory=list)
     gc_ns: int = 0  # collector time inside the timed masks (GcClock)
     gc_collections: list[int] = field(default_factory=lambda: [0, 0, 0])
+    gc_gen_ns: list[int] = field(default_factory=lambda: [0, 0, 0])  # time by generation
     digests: dict[tuple[int, int], bytes] = field(default_factory=dict)
 
     def stats(self) -> dict[str, float]:
@@ -220,6 +228,7 @@ def replay(
         matcher = engine.matcher(compiled)
         for step, tok in enumerate(ids):
             gc0, g0, g1, g2 = GcClock.total_ns, *GcClock.collections
+            n0, n1, n2 = GcClock.gen_ns
             t0 = Clock.ns()
             engine.fill(matcher, bitmask)
             dt = max(0, Clock.ns() - t0 - Clock.overhead_ns)
@@ -227,8 +236,9 @@ def replay(
             in_gc = GcClock.total_ns - gc0
             if in_gc:
                 res.gc_ns += in_gc
-                for g, before in enumerate((g0, g1, g2)):
+                for g, before, ns in ((0, g0, n0), (1, g1, n1), (2, g2, n2)):
                     res.gc_collections[g] += GcClock.collections[g] - before
+                    res.gc_gen_ns[g] += GcClock.gen_ns[g] - ns
             if dt > SLOW_NS and len(res.slow) < 1000:
                 res.slow.append((dt, doc.name, step, ids[max(0, step - 8):step], in_gc))
             if first_started is not None:
@@ -284,7 +294,8 @@ def replay(
 
 def timed_compile(engine: Engine, res: Result, fn: Any, *args: Any) -> tuple[Any, float]:
     """(compiled, start time) with the compile time and our RSS growth recorded."""
-    gc.collect()
+    if GcClock.collect_before_compile:
+        gc.collect()
     peak0, rss0 = _maxrss_kb(), _rss_kb()
     started = Clock.seconds()
     compiled = fn(*args)
@@ -507,7 +518,8 @@ def print_maskbench(r: Result, mode: str) -> None:
         total = sum(r.mask_ns)
         print(f"    garbage collector inside masks: {r.gc_ns / 1e6:,.1f} ms of "
               f"{total / 1e6:,.1f} ms ({100 * r.gc_ns / max(1, total):.1f}%), collections "
-              f"by generation {' / '.join(str(c) for c in r.gc_collections)}")
+              f"by generation {' / '.join(str(c) for c in r.gc_collections)} "
+              f"({' / '.join(f'{ns / 1e6:,.0f}' for ns in r.gc_gen_ns)} ms)")
 
 
 def geomean(values: list[float]) -> float:
@@ -597,6 +609,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-gc-freeze", action="store_true",
                    help="do not gc.freeze() the harness's inputs, nor each engine's loaded "
                         "vocabulary, before timing")
+    p.add_argument("--no-collect", action="store_true",
+                   help="do not gc.collect() before each compile, as a server does not: "
+                        "what a dropped grammar leaves to the collector is then paid "
+                        "inside later masks")
     p.add_argument("--no-compare", action="store_true",
                    help="do not compare our masks with the peers' bit for bit")
     p.add_argument("--json-out", type=Path, help="also write the figures as JSON here")
@@ -638,6 +654,7 @@ def summary_row(r: Result) -> dict[str, Any]:
         "rss_peak_kb": r.rss_peak_kb, "rss_growth_kb": r.rss_growth_kb,
         "rss_workload_kb": r.rss_workload_kb, "sampled": r.sampled,
         "gc_ms": r.gc_ns / 1e6, "gc_collections": r.gc_collections,
+        "gc_gen_ms": [ns / 1e6 for ns in r.gc_gen_ns],
         "slow": [[dt / 1e6, name, step, in_gc / 1e6] for dt, name, step, _, in_gc in r.slow],
     }
 
@@ -891,6 +908,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     Clock.use(args.clock)
     GcClock.install()
+    GcClock.collect_before_compile = not args.no_collect
     engine_names = args.engines.split(",")
     print(machine_header() + f"; clock {args.clock} (overhead {Clock.overhead_ns} ns, "
           "taken off each mask)")

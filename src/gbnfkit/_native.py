@@ -53,6 +53,7 @@ COMPILED = (
     "gbnfkit.tokens._forms",
     "gbnfkit.tokens._index",
     "gbnfkit.tokens._keywalk",
+    "gbnfkit.tokens._pacing",
     "gbnfkit.tokens._slices",
     "gbnfkit.tokens._tails",
     "gbnfkit.tokens._trie",

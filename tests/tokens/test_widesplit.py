@@ -483,7 +483,7 @@ def _links(grammar: Grammar, name: str) -> list[int]:
     """The links of the counted repetition the rule ``name`` calls: the link it
     calls, then each next one."""
     program = lower_program(grammar.program)
-    chains = Chains(program, lambda rule: 1, lambda position: -1, 0, 64)
+    chains = Chains(program, 0, 64)
     (alt,) = program.rules[grammar.program.rule_names.index(name)]
     calls = range(alt, program.kind.index(END, alt))
     out = [next(program.arg[p] for p in calls

@@ -49,21 +49,16 @@ class Chains:
     (memoised per rule: a few ints per rule of the program at most)."""
 
     __slots__ = (
-        "_item_limit", "_items", "_least", "_program", "_rep", "_rule_at", "_runs", "_uniform",
-        "_uniforms",
+        "_item_limit", "_items", "_program", "_rep", "_runs", "_uniform", "_uniforms",
     )
 
     def __init__(
         self,
         program: ByteProgram,
-        least: Callable[[int], int],
-        rule_at: Callable[[int], int],
         reach: int,
         item_limit: int,
     ) -> None:
         self._program = program
-        self._least = least  # a lower bound of the bytes a rule's strings hold
-        self._rule_at = rule_at  # the rule whose alternatives hold a position
         self._uniform = reach + 3  # the links of one shape a representative has from it down
         self._item_limit = item_limit  # the most rules an item may reach (Tuning)
         # per rule: the links of its shape from it down (0: no link; a lower bound)
@@ -155,7 +150,7 @@ class Chains:
             self._rep[rule] = rep
         return rep
 
-    def _item_rules(self, item: int) -> frozenset[int]:
+    def _item_rules(self, item: int, least: Callable[[int], int]) -> frozenset[int]:
         """The rules ``item`` reaches (itself included), if it consumes a byte at
         least and none of them is a link, and they are at most ``Tuning.chain_item_rules``; else
         empty."""
@@ -166,7 +161,7 @@ class Chains:
         kind, arg, rules = program.kind, program.arg, program.rules
         found = {item}
         todo = [item]
-        ok = self._least(item) >= 1
+        ok = least(item) >= 1
         while todo and ok:
             r = todo.pop()
             if self.link(r)[0] >= 0:
@@ -204,13 +199,19 @@ class Chains:
             self._runs[p] = end - p
         return end - position
 
-    def normal(self, key: Stack) -> Stack:
+    def normal(
+        self, key: Stack, least: Callable[[int], int], rule_at: Callable[[int], int]
+    ) -> Stack:
         """``key`` moved down its repetition, if its frames (but markers) are in one
         link with ``U`` uniform links from it down, or at one position followed by
         more than ``U`` calls of the item in a row, and otherwise in rules the item
         reaches: then in the representative link, or ``U`` calls before the row's
         end; else ``key`` itself (``docs/masks.md``, "Counted repetitions, one key per
-        count")."""
+        count").  ``least(rule)``: a lower bound of the bytes ``rule``'s strings hold;
+        ``rule_at(position)``: the rule whose alternatives hold ``position`` (the
+        grammar's, passed at each call and not kept: a kept bound method would make a
+        reference cycle through the grammar, which then outlives its last reference
+        until a full collection)."""
         # most keys have no frame that calls a long chain's next link or is followed
         # by a row of calls: no rule looked up for them
         kind, arg = self._program.kind, self._program.arg
@@ -222,7 +223,6 @@ class Chains:
                 break
         else:
             return key
-        rule_at = self._rule_at
         link = -1
         row = -1  # the position of a frame followed by a row of calls
         others: list[int] = []
@@ -246,7 +246,7 @@ class Chains:
                 others.append(r)
         if row >= 0:
             item = self._program.arg[row]
-            reach = self._item_rules(item)
+            reach = self._item_rules(item, least)
             if not reach or rule_at(row) in reach or any(r not in reach for r in others):
                 return key
             to = row + self.run(row) - self._uniform
@@ -256,7 +256,7 @@ class Chains:
         rep = self.representative(link)
         if rep < 0 or rep == link:
             return key
-        reach = self._item_rules(self.link(link)[0])
+        reach = self._item_rules(self.link(link)[0], least)
         if not reach or any(r not in reach for r in others):
             return key
         rules = self._program.rules

@@ -32,6 +32,7 @@ from gbnfkit.tokens._follow import CallIndex, follow_search, rule_starts
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
 from gbnfkit.tokens._keywalk import Universal, WideContexts, inside_only, join_keys
+from gbnfkit.tokens._pacing import SplitPace
 from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -339,48 +340,11 @@ class CompiledGrammar:
         # most contexts allow few tokens: a short walk settles them; free text (many
         # first bytes) would exhaust the walk's budget, so it goes straight to numpy
         many = automaton.allowed_bits(root).bit_count() > tuning.many_first_bytes
-        canon: tuple[object, ...] | None = known
-        # the limit canon was computed with (None then: more positions); 0: not computed
-        formed = tuning.max_wide_canonical if known is not None else 0
-        shared: _Context | None = None
-        asked = False
-
-        def more(at: int = 0, stopping: bool = False) -> int:
-            # a long walk (or free text): a split shared between grammars may be kept;
-            # if not, the walk goes on up to `wide` nodes in all, unless at its pace so
-            # far (node `at` reached) it would visit more than that.  A walk going on
-            # looks only so far for a canonical form (most finish without a shared
-            # split); one stopping for a wide split as far as a wide split does (a form
-            # too large for the narrow bound was computed twice)
-            nonlocal canon, formed, shared, asked
-            if asked:
-                return 0
-            asked = True
-            going = stopping or many or self._projected_walk(root, at) > tuning.wide
-            if formed or self._may_share(key):
-                if not formed:
-                    formed = tuning.max_wide_canonical if going else tuning.max_canonical
-                    canon = self._canonical(key, formed)
-                shared = self._shared_split(canon, key)
-            if shared is not None or going:
-                return 0
-            return tuning.wide - min(tuning.short_walk, tuning.wide)
-
-        short = min(tuning.short_walk, tuning.wide)
-        early = min(tuning.early_walk, short)
-        checked = early >= short
-
-        def pace(at: int = 0) -> int:
-            # after `early` nodes: a walk that at its pace would visit more than
-            # `early_wide` nodes stops for a wide split at once (it would pass `wide`)
-            nonlocal checked
-            if checked:
-                return more(at)
-            checked = True
-            if self._projected_walk(root, at, early) > tuning.early_wide:
-                more(at, True)  # still looks for a shared split, as after `short_walk` nodes
-                return 0
-            return short - early
+        # the walk's pace, and what it learnt (``tokens/_pacing.py``); formed: the limit
+        # its canonical form was computed with (0: not computed)
+        paced = SplitPace(
+            self, key, root, many, known, tuning.max_wide_canonical if known is not None else 0
+        )
 
         walked = None
         top = _group_key(_stacks_of(key), _key_depth(key) - 1) if shallower else key
@@ -394,7 +358,7 @@ class CompiledGrammar:
                 entry = self._cached_context(top)
                 if entry is not None and self._serves_deeper(entry):
                     return entry
-            more()
+            paced.more()
         else:
             by_top = self._by_top_frame(key, root)
             if by_top is not None:
@@ -407,25 +371,26 @@ class CompiledGrammar:
                 if entry is not None and self._serves_deeper(entry):
                     return entry
         if not many and not narrow:
-            more(0, True)
+            paced.more(0, True)
         elif not many:
             piece, loops = self._narrow_slice()
             walked = walk_all(
                 trie,
                 automaton,
                 root,
-                short if checked else early,
-                pace,
+                paced.first_budget,
+                paced.pace,
                 tuning,
                 None,
                 piece,
                 loops,
             )
-        if shared is not None:
-            return shared
+        if paced.shared is not None:
+            return paced.shared
         if walked is not None:
             acc_lo, acc_hi, uncertain = walked
             return index.narrow_context(acc_lo, acc_hi, tuple(uncertain))
+        canon, formed = paced.canon, paced.formed
         wider = canon is None and not many and formed < tuning.max_wide_canonical
         if wider and self._may_share(key):
             # going wide: a whole-trie pass costs far more than a larger canonical form
@@ -464,11 +429,11 @@ class CompiledGrammar:
         chains = self._chains
         if chains is None:
             chains = self._chains = Chains(
-                self._automaton.program, self._least_of, self._rule_at,
-                self._index.trie.max_depth, self._tuning.chain_item_rules,
+                self._automaton.program, self._index.trie.max_depth,
+                self._tuning.chain_item_rules,
             )
         with self._lock:
-            return chains.normal(key)
+            return chains.normal(key, self._least_of, self._rule_at)
 
     def _least_of(self, rule: int) -> int:
         return self._least_length(rule, 0)
