@@ -10,8 +10,7 @@ from test_masks import fast_mask
 
 import gbnfkit
 from gbnfkit import Grammar
-from gbnfkit.tokens._byteprogram import TEST, lower_program
-from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._bytestate import ByteState
 from gbnfkit.tokens._compiled import CompiledGrammar
 
 
@@ -66,37 +65,3 @@ def test_a_grammar_compiled_through_a_compiler_is_freed_when_forgotten() -> None
     finally:
         if enabled:
             gc.enable()
-
-
-def test_states_share_top_tests_and_keep_closed_test_stacks() -> None:
-    """States whose stacks' top tests are the same byte sets share one tuple of them,
-    and closing a stack whose top is a test keeps that stack object (no equal copy)."""
-    grammar = Grammar.from_gbnf('root ::= "a" [x-z]* "b" | "c" [x-z]* "d"')
-    automaton = ByteAutomaton(lower_program(grammar.program, grammar.limits), grammar.limits)
-    after_a = automaton.feed(automaton.initial, b"ax")
-    after_c = automaton.feed(automaton.initial, b"cx")
-    assert after_a is not None and after_c is not None and after_a is not after_c
-    automaton.allowed_bits(after_a)
-    automaton.allowed_bits(after_c)
-    assert after_a.tops is not None and after_c.tops is not None
-    assert set(after_a.tops) != set(after_c.tops)
-    again = automaton.feed(automaton.initial, b"axx")
-    assert again is after_a
-    other = automaton.feed(automaton.initial, b"cxy")
-    assert other is after_c
-    kinds = automaton.program.kind
-    for state in (after_a, after_c, automaton.initial):
-        for stack in state.stacks:
-            if stack and stack[-1] >= 0 and kinds[stack[-1]] == TEST:
-                out: set[tuple[int, ...]] = set()
-                automaton._close(stack, out)
-                assert len(out) == 1 and next(iter(out)) is stack
-    # two states with the same top tests: one tuple
-    g2 = Grammar.from_gbnf('root ::= "a" [x-z] "b" | "c" [x-z] "b" "e"')
-    a2 = ByteAutomaton(lower_program(g2.program, g2.limits), g2.limits)
-    s1 = a2.feed(a2.initial, b"a")
-    s2 = a2.feed(a2.initial, b"c")
-    assert s1 is not None and s2 is not None and s1 is not s2
-    a2.allowed_bits(s1)
-    a2.allowed_bits(s2)
-    assert s1.tops == s2.tops and s1.tops is s2.tops

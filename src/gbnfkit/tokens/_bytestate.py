@@ -124,10 +124,6 @@ class ByteAutomaton:
         self._clashes: dict[frozenset[Stack], ByteState] = {}  # the hash held by another
         self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
         self._firsts: dict[int, tuple[int, bool]] = {}  # position -> its closure's bytes, pops
-        # each distinct tuple of top tests, made once: states share them (100 MaskBench
-        # grammars: 99,853 states' tops, 22,394 distinct), and each tuple made is a
-        # tracked object until a collection has passed (see ByteState)
-        self._tops_made: dict[tuple[int, ...], tuple[int, ...]] = {}
         self.initial = self.state_of([(program.root,)], call=True)
 
     def __del__(self) -> None:
@@ -175,7 +171,6 @@ class ByteAutomaton:
                 old.classes = None
             table.clear()
             self._clashes.clear()
-            self._tops_made.clear()
             clash = False
         state = ByteState(tuple(key), h, key)
         if clash:
@@ -187,14 +182,12 @@ class ByteAutomaton:
     def _close(self, stack: Stack, out: set[Stack]) -> None:
         """Add the closure of ``stack`` to ``out`` using each position's local closure."""
         local = self._local
-        kind = self._kind
         while True:
             if not stack:
                 out.add(stack)
                 break
             p = stack[-1]
-            if p < 0 or kind[p] == TEST:
-                # a test's closure is the stack itself: kept as it is (no copy)
+            if p < 0:
                 out.add(stack)
                 break
             entry = local.get(p)
@@ -293,10 +286,6 @@ class ByteAutomaton:
             after: tuple[tuple[Stack, ...], bool] | None = None
             local = self._local
             for start in self._rules[self._arg[p]]:
-                if kind[start] == TEST:
-                    # a test's closure is itself: no entry kept for it
-                    out.add((start,) if tail else (nxt, start))
-                    continue
                 sub = local.get(start)
                 if sub is None:
                     sub = self._composed(start, depth + 1)
@@ -443,8 +432,7 @@ class ByteAutomaton:
         for mask in masks:
             bits |= mask
         state.bits = bits
-        tops = tuple(masks)
-        tops = state.tops = self._tops_made.setdefault(tops, tops)
+        tops = state.tops = tuple(masks)
         return tops
 
     def classes(self, state: ByteState) -> tuple[int, ...]:
