@@ -351,6 +351,9 @@ def run_grammar_workload(
             break
         started = None
         if mode != "steady":
+            # the last document's grammar is let go first: freed when its last reference
+            # goes, it would otherwise be freed while this one's first mask is timed
+            compiled = got = None
             if mode == "first":
                 engine.forget()
             got = _compile_or_note(engine, res, wl)
