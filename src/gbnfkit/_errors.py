@@ -8,6 +8,7 @@ Positions are attributes, never only part of the message text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -60,7 +61,20 @@ def _excerpt(source: str, line: int, column: int, *, lone_cr_breaks: bool = Fals
         text = ("..." if start else "") + text[start : start + 80]
         column = column - start + (3 if start else 0)
     text = text.replace("\t", " ")
-    return f"{text}\n{' ' * (column - 1)}^"
+    before = text[: column - 1]
+    pad = _display_width(before) + max(0, column - 1 - len(text))
+    return f"{text}\n{' ' * pad}^"
+
+
+def _display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: wide and full-width characters (CJK, most
+    emoji) two, combining marks and format characters none, others one."""
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in ("Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
 
 
 class GrammarError(GbnfkitError, ValueError):

@@ -220,6 +220,15 @@ def test_error_message_renders_the_excerpt() -> None:
     assert "line 2, column 11" in str(err)
 
 
+def test_the_caret_stands_under_the_column_after_wide_and_combining_characters() -> None:
+    # it was placed by code points, so it stood left of the column after CJK and emoji
+    # (two terminal columns each) and right of it after a combining accent (none)
+    err = error('root ::= "日本語" 🤗 x')
+    assert err.column == 16 and err.excerpt == 'root ::= "日本語" 🤗 x\n                  ^'
+    err = error('root ::= "e\u0301" x')
+    assert err.excerpt.endswith('\n             ^') and err.column == 15
+
+
 @pytest.mark.parametrize("text", ["", "   \n\t\n", "# nothing\n\n  # still nothing\n"])
 def test_empty_grammar(text: str) -> None:
     err = error(text)
