@@ -27,21 +27,27 @@ def _code_point(value: object) -> bool:
     return _count(value) and 0 <= value <= MAX_WRITABLE_CODE_POINT  # type: ignore[operator]
 
 
+# node type, its field, the field's type (Repeat and CharClass are checked field by field)
+_FIELDS: tuple[tuple[type, str, type], ...] = (
+    (Literal, "text", str),
+    (RuleRef, "name", str),
+    (Seq, "items", tuple),
+    (Alt, "options", tuple),
+)
+
+
 def _problem(node: object) -> str | None:
     """What is wrong with ``node`` itself (not its children), or None."""
-    if isinstance(node, Literal):
-        if not isinstance(node.text, str):
-            return f"Literal text must be a str, not {type(node.text).__name__}"
-    elif isinstance(node, RuleRef):
-        if not isinstance(node.name, str):
-            return f"RuleRef name must be a str, not {type(node.name).__name__}"
-    elif isinstance(node, Seq):
-        if not isinstance(node.items, tuple):
-            return f"Seq items must be a tuple, not {type(node.items).__name__}"
-    elif isinstance(node, Alt):
-        if not isinstance(node.options, tuple):
-            return f"Alt options must be a tuple, not {type(node.options).__name__}"
-    elif isinstance(node, Repeat):
+    for kind, field, wanted in _FIELDS:
+        if isinstance(node, kind):
+            value = getattr(node, field)
+            if not isinstance(value, wanted):
+                return (
+                    f"{kind.__name__} {field} must be a {wanted.__name__}, "
+                    f"not {type(value).__name__}"
+                )
+            return None
+    if isinstance(node, Repeat):
         if not _count(node.min) or (node.max is not None and not _count(node.max)):
             bounds = f"{node.min!r:.40}, {node.max!r:.40}"
             return f"Repeat bounds must be int (max may be None), not {bounds}"
