@@ -9,24 +9,14 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from walk_tokens import WALK_TOKENS
 
 from gbnfkit import Grammar, InputRejected, LazyMatcher, Matcher, Trigger, Vocabulary, compile
 
 AnyMatcher = Matcher | LazyMatcher
 
-TOKENS: list[bytes | None] = [bytes([b]) for b in range(256)] + [
-    b"ab",
-    b"abc",
-    "é".encode(),
-    "éx".encode(),
-    b"\xa9x",
-    b'{"',
-    b'":',
-    b"null",
-    b"12",
-    "日本".encode(),
-    "日".encode()[:2],
-    "日".encode()[2:],
+TOKENS: list[bytes | None] = [
+    *WALK_TOKENS,
     b"<t>",
     b"<",
     b"t>",
@@ -67,15 +57,21 @@ def fresh(grammar: int, triggers: int) -> AnyMatcher:
     return compiled.matcher(triggers=chosen) if chosen else compiled.matcher()
 
 
+def take(matcher: AnyMatcher, step: Step) -> None:
+    """Advance ``matcher`` by one step: a token id or a text."""
+    kind, value = step
+    if kind == "token":
+        assert isinstance(value, int)
+        matcher.accept_token(value)
+    else:
+        assert isinstance(value, str)
+        matcher.accept_text(value)
+
+
 def replayed(grammar: int, triggers: int, steps: list[Step]) -> AnyMatcher:
     matcher = fresh(grammar, triggers)
-    for kind, value in steps:
-        if kind == "token":
-            assert isinstance(value, int)
-            matcher.accept_token(value)
-        else:
-            assert isinstance(value, str)
-            matcher.accept_text(value)
+    for step in steps:
+        take(matcher, step)
     return matcher
 
 
@@ -149,15 +145,10 @@ def test_a_walk_agrees_with_feeding_its_steps_again(
             matcher.reset()
             steps = []
         if step is not None:
-            kind, value = step
+            value = step[1]
             ended = bool(matcher.is_terminated)
             try:
-                if kind == "token":
-                    assert isinstance(value, int)
-                    matcher.accept_token(value)
-                else:
-                    assert isinstance(value, str)
-                    matcher.accept_text(value)
+                take(matcher, step)
             except InputRejected:
                 assert observed(matcher) == before  # refused: unchanged
             else:

@@ -5,25 +5,11 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from walk_tokens import WALK_TOKENS
 
 from gbnfkit import Grammar, Matcher, Vocabulary, compile
 
-TOKENS: list[bytes | None] = [bytes([b]) for b in range(256)] + [
-    b"ab",
-    b"abc",
-    "é".encode(),
-    "éx".encode(),
-    b"\xa9x",
-    b'{"',
-    b'":',
-    b"null",
-    b"12",
-    "日本".encode(),
-    "日".encode()[:2],
-    "日".encode()[2:],
-    None,
-    None,
-]
+TOKENS: list[bytes | None] = [*WALK_TOKENS, None, None]
 EOS, SPECIAL = len(TOKENS) - 2, len(TOKENS) - 1
 VOCABULARY = Vocabulary(TOKENS, eos_token_ids=[EOS], special_token_ids=[SPECIAL])
 GRAMMARS = [
