@@ -61,9 +61,22 @@ def _excerpt(source: str, line: int, column: int, *, lone_cr_breaks: bool = Fals
         text = ("..." if start else "") + text[start : start + 80]
         column = column - start + (3 if start else 0)
     text = text.replace("\t", " ")
-    before = text[: column - 1]
+    before = _visible(text[: column - 1])
     pad = _display_width(before) + max(0, column - 1 - len(text))
-    return f"{text}\n{' ' * pad}^"
+    return f"{_visible(text)}\n{' ' * pad}^"
+
+
+def _visible(text: str) -> str:
+    """``text`` with control characters and lone surrogates written as escapes, so that
+    an excerpt neither drives the terminal nor fails to print (``\x1b`` -> ``\\x1b``)."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(ch) in ("Cc", "Cs")
+        else ch
+        for ch in text
+    )
 
 
 def _display_width(text: str) -> int:
