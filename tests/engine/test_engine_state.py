@@ -15,6 +15,7 @@ from gbnfkit import (
     Grammar,
     InputRejected,
     Limits,
+    MatchStatus,
     State,
 )
 
@@ -89,7 +90,7 @@ def test_allowed_merges_positive_ranges() -> None:
 
 
 def test_allowed_negated_union_is_the_intersection_of_exclusions() -> None:
-    s = g('root ::= [^a] | [^b]').start()
+    s = g("root ::= [^a] | [^b]").start()
     assert s.allowed() == (CharExcludeRule(()),)
     assert str(s.allowed()[0]) == "."
     s2 = g('root ::= [^ab] | [^bc] | "b" | "q"').start()
@@ -155,6 +156,37 @@ def test_allowed_bytes_skip_surrogates() -> None:
     assert none.allowed_bytes() == frozenset()
 
 
+@pytest.mark.parametrize(
+    "grammar", ['root ::= [^a] "b"', 'root ::= . "b"', 'root ::= [x\\uD800-\\uDFFF]+ "b"']
+)
+@pytest.mark.parametrize("text", ["\ud800b", "\udc80b", "x\udfffb"])
+def test_lone_surrogates_are_refused_as_by_the_bytes_path(grammar: str, text: str) -> None:
+    # a lone surrogate is no character: the str path refuses it where the bytes path
+    # refuses its surrogatepass encoding, even where `.` or `[^a]` would take any character
+    gr = g(grammar)
+    at = next(i for i, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF)
+    with pytest.raises(InputRejected) as by_bytes:
+        gr.start().feed(text.encode("utf-8", "surrogatepass"))
+    with pytest.raises(InputRejected) as by_text:
+        gr.start().feed(text)
+    assert by_text.value.position == by_bytes.value.position == at
+    assert by_text.value.character == text[at]
+    assert by_text.value.reason is not None and "lone surrogate" in by_text.value.reason
+    result = gr.match(text)
+    assert (result.status, result.position) == (MatchStatus.REJECT, at)
+    # the message prints: the excerpt writes the surrogate as an escape
+    str(by_text.value).encode("utf-8")
+    assert "\\u" in str(by_text.value).splitlines()[-2]
+
+
+def test_excerpt_escapes_control_characters_under_the_right_column() -> None:
+    with pytest.raises(InputRejected) as info:
+        g('root ::= [^a]* "!"').start().feed("\x1b[1m\x00a")
+    line, caret = str(info.value).splitlines()[-2:]
+    assert line == "\\x1b[1m\\x00a"
+    assert caret.index("^") == line.index("a")
+
+
 # -- caches --------------------------------------------------------------------------------
 def test_dropping_caches_keeps_old_states_working() -> None:
     gr = g('root ::= ("a" | "b" | "c")* "!"', limits=Limits(max_cached_states=4))
@@ -178,7 +210,7 @@ def test_dropping_caches_keeps_old_states_working() -> None:
 
 
 def test_many_transitions_from_one_state_also_drop_the_caches() -> None:
-    gr = g("root ::= [^\"]*", limits=Limits(max_cached_states=2))
+    gr = g('root ::= [^"]*', limits=Limits(max_cached_states=2))
     s = gr.start()
     for cp in range(0x100, 0x100 + 40):
         assert s.allows(chr(cp))
@@ -191,7 +223,7 @@ def test_many_transitions_from_one_state_also_drop_the_caches() -> None:
 def test_feeding_something_other_than_text_is_an_argument_error(text: object) -> None:
     # an int was read as bytes(n), n NUL bytes, and a list as its bytes, silently (pure);
     # the compiled build raised a bare TypeError
-    gr = g("root ::= [^a]* \"a\"")
+    gr = g('root ::= [^a]* "a"')
     state = gr.start()
     with pytest.raises(ArgumentError, match="str or bytes"):
         state.feed(text)  # type: ignore[call-overload]

@@ -317,7 +317,11 @@ class Engine:
         out: set[Node] = set()
         neg, lows = self._char_tables()
         ranges = self._ranges
-        for p, nodes in core.groups:
+        # a lone surrogate is no character (UTF-8 cannot encode it, no token holds it):
+        # it is refused as the bytes path refuses its encoding, even by `.` or `[^a]`
+        groups: tuple[tuple[int, tuple[Node, ...]], ...]
+        groups = () if 0xD800 <= cp <= 0xDFFF else core.groups
+        for p, nodes in groups:
             rs = ranges[p]
             i = bisect_right(lows[p], cp) - 1
             inside = i >= 0 and rs[i][1] >= cp

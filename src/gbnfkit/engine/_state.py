@@ -95,7 +95,11 @@ class State:
             if not self._pending:
                 core, fail = self._engine.run(self._core, text)
                 if fail >= 0:
-                    raise InputRejected(fail, text[fail], self._expected(core), text=text)
+                    ch = text[fail]
+                    reason = _lone_surrogate(ch, fail)
+                    raise InputRejected(
+                        fail, ch, self._expected(core), text=text, reason=reason
+                    )
                 return self._with(core, b"")
             return self._feed_bytes(text.encode("utf-8", "surrogatepass"), text)
         if isinstance(text, (bytes, bytearray, memoryview)):
@@ -206,3 +210,13 @@ def _allowed(engine: Engine, core: Core, pending: bytes) -> tuple[AllowedRule, .
     assert r is not None
     inside = intersect(encodable(engine.allowed_ranges(core)), ((r[0], r[1]),))
     return (CharRule(inside),) if inside else ()
+
+
+def _lone_surrogate(ch: str, position: int) -> str | None:
+    """Why ``ch`` is refused whatever the grammar says, if it is a lone surrogate."""
+    if 0xD800 <= ord(ch) <= 0xDFFF:
+        return (
+            f"{ch!r} at position {position} is a lone surrogate, not a character "
+            "(UTF-8 cannot encode it)"
+        )
+    return None
