@@ -118,7 +118,7 @@ class Grammar:
     @classmethod
     def from_pydantic(cls, model: Any, *, limits: Limits | None = None, **options: Any) -> Grammar:
         """The JSON that the Pydantic v2 ``model`` validates, via its JSON schema."""
-        from gbnfkit.schema._api import pydantic_schema
+        from gbnfkit.schema._pydantic import pydantic_schema
 
         return cls.from_json_schema(pydantic_schema(model), limits=limits, **options)
 

@@ -117,3 +117,48 @@ def test_walked_dates_and_times_validate(seed: int) -> None:
     ok = '{"moment":"2016-12-31T23:59:59.5z","day":"2024-02-29","clock":["00:00:00+23:59"]}'
     assert grammar.match(ok).status.value == "accept"
     _When.model_validate_json(ok)
+
+
+# Pydantic runs a pattern on Rust's regex (or Python's re), whose \s is not ECMA-262's: it
+# leaves out U+FEFF and takes U+0085 (re also \x1c-\x1f); \S is its complement; an escaped
+# backslash stays one
+_SPACE_PATTERNS = [r"^x\s+y$", r"^[^\s]+$", r"^[\sa]*$", r"^a\\s$", r"^[\]a\s]*$", r"\S\s",
+                   r"^[a\S]+$", r"^[^\Sa]$", r"^[\s\S]{2}$"]  # fmt: skip
+_SPACE_CHARS = ["\ufeff", "\x85", "\x1c", "\u3000", " ", "\t", "a", "x", "y", "\\", "s", "]",
+                "\U0001f600", "\x00"]  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["rust-regex", "python-re"])
+@pytest.mark.parametrize("pattern", _SPACE_PATTERNS)
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(text=st.text(st.sampled_from(_SPACE_CHARS), max_size=6))
+def test_patterns_read_whitespace_as_pydantic_does(engine: str, pattern: str, text: str) -> None:
+    model = _pattern_model(engine, pattern)
+    document = json.dumps({"a": text})
+    try:
+        model.model_validate_json(document)
+        valid = True
+    except pydantic.ValidationError:
+        valid = False
+    assert (Grammar.from_pydantic(model).match(document).status == "accept") == valid
+
+
+_MODELS: dict[tuple[str, str], Any] = {}
+
+
+def _pattern_model(engine: str, pattern: str) -> Any:
+    key = (engine, pattern)
+    if key not in _MODELS:
+        _MODELS[key] = pydantic.create_model(
+            "Pattern",
+            __config__=pydantic.ConfigDict(regex_engine=engine),  # type: ignore[typeddict-item]
+            a=(str, Field(pattern=pattern)),
+        )
+    return _MODELS[key]
+
+
+def test_a_pattern_the_converter_refuses_is_quoted_as_written() -> None:
+    pattern = r"^[]a\s]"
+    with pytest.raises(SchemaError) as info:
+        Grammar.from_pydantic(_pattern_model("rust-regex", pattern))
+    assert f"pattern {pattern!r}:" in str(info.value)

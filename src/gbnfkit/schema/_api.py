@@ -117,47 +117,6 @@ def convert_schema(schema: Any, *, options: SchemaOptions | None = None,
 def pydantic_to_gbnf(model: Any, *, options: SchemaOptions | None = None,
                      **changes: Any) -> str:
     """GBNF for the JSON that ``model.model_validate_json`` accepts (Pydantic v2 model)."""
+    from gbnfkit.schema._pydantic import pydantic_schema
+
     return json_schema_to_gbnf(pydantic_schema(model), options=options, **changes)
-
-
-def pydantic_schema(model: Any) -> Any:
-    """The JSON schema of the Pydantic v2 ``model`` (SchemaError if it has none)."""
-    schema_fn = getattr(model, "model_json_schema", None)
-    if schema_fn is None:
-        raise SchemaError(f"{model!r} is not a Pydantic v2 model (no model_json_schema)")
-    try:
-        schema = schema_fn()
-    except Exception as e:  # pydantic raises its own errors for unsupported fields
-        raise SchemaError(f"Pydantic could not produce a JSON schema: {e}") from None
-    _as_pydantic_reads(schema)
-    return schema
-
-
-_YEAR_1_ON = "(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
-_SECONDS_TO_59 = "[0-9]{2}:[0-9]{2}:[0-5]"
-_PYDANTIC_FORMATS = {
-    "date": f"^{_YEAR_1_ON}-",
-    "date-time": f"^{_YEAR_1_ON}-[0-9]{{2}}-[0-9]{{2}}[tT]{_SECONDS_TO_59}",
-    "time": f"^{_SECONDS_TO_59}",
-}
-"""What Pydantic (Python's date and time) refuses of a JSON Schema format: year 0000 and
-the leap second 60, both valid RFC 3339; a pattern beside the format keeps them out."""
-
-_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples", "example"})
-
-
-def _as_pydantic_reads(schema: Any) -> None:
-    """Narrow ``schema``'s ``date``, ``date-time`` and ``time`` formats, in place, to what
-    ``model_validate_json`` accepts (see :data:`_PYDANTIC_FORMATS`)."""
-    todo = [schema]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, list):
-            todo.extend(node)
-        elif isinstance(node, dict):
-            name = node.get("format")
-            extra = _PYDANTIC_FORMATS.get(name) if isinstance(name, str) else None
-            todo.extend(value for key, value in node.items() if key not in _NOT_SCHEMAS)
-            all_of = node.get("allOf", [])
-            if extra is not None and isinstance(all_of, list):  # else the converter says
-                node["allOf"] = [*all_of, {"pattern": extra}]
