@@ -45,8 +45,9 @@ def _accepted(text: str) -> bool:
 
 
 def test_round_trip_of_a_typical_instance() -> None:
-    text = Person(name="Ann", age=30, addresses=[Address(street="Main", zip_code="12345")]
-                  ).model_dump_json()
+    text = Person(
+        name="Ann", age=30, addresses=[Address(street="Main", zip_code="12345")]
+    ).model_dump_json()
     assert _accepted(text)
     Person.model_validate_json(text)
 
@@ -67,9 +68,12 @@ def test_accepted_text_always_validates(text: str) -> None:
 
 
 def test_rejects_what_pydantic_rejects() -> None:
-    for text in ('{"name": "A", "age": -1}', '{"age": 3}',
-                 '{"name": "A", "age": 1, "addresses": [{"street": "", "zip_code": "1"}]}',
-                 '{"name": "A", "age": 1, "colour": "green"}'):
+    for text in (
+        '{"name": "A", "age": -1}',
+        '{"age": 3}',
+        '{"name": "A", "age": 1, "addresses": [{"street": "", "zip_code": "1"}]}',
+        '{"name": "A", "age": 1, "colour": "green"}',
+    ):
         assert not _accepted(text)
         with pytest.raises(pydantic.ValidationError):
             Person.model_validate_json(text)
@@ -140,10 +144,18 @@ def test_patterns_read_whitespace_as_pydantic_does(engine: str, pattern: str, te
         valid = True
     except pydantic.ValidationError:
         valid = False
-    assert (Grammar.from_pydantic(model).match(document).status == "accept") == valid
+    assert (_grammar(engine, pattern).match(document).status == "accept") == valid
 
 
 _MODELS: dict[tuple[str, str], Any] = {}
+_GRAMMARS: dict[tuple[str, str], Grammar] = {}
+
+
+def _grammar(engine: str, pattern: str) -> Grammar:
+    key = (engine, pattern)
+    if key not in _GRAMMARS:
+        _GRAMMARS[key] = Grammar.from_pydantic(_pattern_model(engine, pattern))
+    return _GRAMMARS[key]
 
 
 def _pattern_model(engine: str, pattern: str) -> Any:
@@ -162,3 +174,31 @@ def test_a_pattern_the_converter_refuses_is_quoted_as_written() -> None:
     with pytest.raises(SchemaError) as info:
         Grammar.from_pydantic(_pattern_model("rust-regex", pattern))
     assert f"pattern {pattern!r}:" in str(info.value)
+
+
+# \d and \w are Unicode's in Pydantic's engines, ASCII in ECMA-262: the grammar keeps the
+# narrower reading on each side (\D, \W and a negated class's \d, \w narrowed), so it
+# accepts nothing Pydantic refuses and all the ASCII text Pydantic accepts
+_CLASS_PATTERNS = [r"^\D+$", r"^[^\d]+$", r"^\W\w$", r"^[^\wa]*$", r"^[\Wa]+$", r"^\d\D$"]
+_CLASS_CHARS = ["\u0663", "\u00e9", "\u24b6", "\u200d", "_", "a", "1", " ", "-", "\u0301",
+                "\U0001d7d8"]  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["rust-regex", "python-re"])
+@pytest.mark.parametrize("pattern", _CLASS_PATTERNS)
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(text=st.text(st.sampled_from(_CLASS_CHARS), max_size=5))
+def test_unicode_classes_accept_nothing_pydantic_refuses(
+    engine: str, pattern: str, text: str
+) -> None:
+    model = _pattern_model(engine, pattern)
+    document = json.dumps({"a": text}, ensure_ascii=False)
+    try:
+        model.model_validate_json(document)
+        valid = True
+    except pydantic.ValidationError:
+        valid = False
+    accepted = _grammar(engine, pattern).match(document).status == "accept"
+    assert valid or not accepted
+    if text.isascii():
+        assert accepted == valid

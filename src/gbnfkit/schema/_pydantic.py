@@ -5,12 +5,13 @@ Python's ``datetime`` refuses year ``0000`` and the leap second ``60`` that the 
 ``date-time`` and ``time`` formats allow, and a ``pattern`` runs on Rust's ``regex``
 crate (or Python's ``re``, ``regex_engine="python-re"``), whose ``\\s`` is Unicode's
 White_Space, not ECMA-262's: it leaves out U+FEFF and takes U+0085 (``re`` also
-``\\x1c``-``\\x1f``). The schema is narrowed in place so that the grammar accepts no text
-the model refuses.
+``\\x1c``-``\\x1f``), and whose ``\\d`` and ``\\w`` are Unicode's, not ASCII. The schema is
+narrowed in place so that the grammar accepts no text the model refuses.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from gbnfkit._errors import SchemaError
@@ -75,7 +76,9 @@ def pydantic_schema(model: Any) -> Any:
 def _as_pydantic_reads(schema: Any, space: Ranges) -> None:
     """Narrow ``schema``'s ``date``, ``date-time`` and ``time`` formats, in place, to what
     ``model_validate_json`` accepts (see :data:`_PYDANTIC_FORMATS`), and write each
-    pattern's ``\\s`` and ``\\S`` as the classes of ``space`` that Pydantic reads."""
+    pattern's class escapes as Pydantic's engine reads them (:func:`pydantic_pattern`;
+    ``space``: its ``\\s``)."""
+    tables = _Tables(space)
     todo = [schema]
     while todo:
         node = todo.pop()
@@ -89,12 +92,8 @@ def _as_pydantic_reads(schema: Any, space: Ranges) -> None:
             if extra is not None and isinstance(all_of, list):  # else the converter says
                 node["allOf"] = [*all_of, {"pattern": extra}]
             pattern = node.get("pattern")
-            if (
-                isinstance(pattern, str)
-                and ("\\s" in pattern or "\\S" in pattern)
-                and _parses(pattern)
-            ):
-                node["pattern"] = with_space_class(pattern, space)
+            if isinstance(pattern, str) and "\\" in pattern and _parses(pattern):
+                node["pattern"] = pydantic_pattern(pattern, tables)
 
 
 def _parses(pattern: str) -> bool:
@@ -107,24 +106,26 @@ def _parses(pattern: str) -> bool:
     return True
 
 
-def with_space_class(pattern: str, space: Ranges) -> str:
-    """``pattern`` (ECMA-262) with each ``\\s`` and ``\\S`` escape written as the code points
-    of ``space`` and of its complement: ``[...]`` outside a class, the bare ranges within
-    one (a class is a union, so negated classes come out right too).
+def pydantic_pattern(pattern: str, tables: _Tables) -> str:
+    """``pattern`` (ECMA-262) with its class escapes written as the code points Pydantic's
+    engine matches, where ECMA-262's would accept more: ``\\s`` as its space and ``\\S`` as
+    its complement (exact); ``\\D`` and ``\\W`` as the complements of every Unicode digit
+    and word character (and unassigned code point) in a positive context, ``\\d`` and
+    ``\\w`` as those sets in a negated class (narrower than Pydantic's: a newer Unicode may
+    assign them). ``\\d`` and ``\\w`` elsewhere, ``\\D`` and ``\\W`` in a negated class,
+    and every other escape are kept: ECMA-262's ASCII reading accepts less there.
 
-    Everything else is copied: other escapes (``\\\\s`` is a backslash and an ``s``).
-    ``pattern`` is one the converter reads (which refuses a ``]`` right after ``[``).
+    Written as ``[...]`` outside a class, as bare ranges within one. ``pattern`` is one
+    the converter reads (which refuses a ``]`` right after ``[``).
     """
-    inside = {"s": _class_text(space), "S": _class_text(complement(space))}
     out: list[str] = []
-    in_class = False
+    in_class = negated = False
     i = 0
     n = len(pattern)
     while i < n:
         ch = pattern[i]
         if ch == "\\" and i + 1 < n:
-            esc = pattern[i + 1]
-            text = inside.get(esc)
+            text = tables.text(pattern[i + 1], negated)
             if text is None:
                 out.append(pattern[i : i + 2])
             else:
@@ -133,11 +134,59 @@ def with_space_class(pattern: str, space: Ranges) -> str:
             continue
         out.append(ch)
         i += 1
-        if ch == "[":
+        if ch == "[" and not in_class:
             in_class = True
-        elif ch == "]":
-            in_class = False
+            negated = pattern.startswith("^", i)
+        elif ch == "]" and in_class:
+            in_class = negated = False
     return "".join(out)
+
+
+class _Tables:
+    """The class texts :func:`pydantic_pattern` writes, the Unicode ones made when first
+    needed (a pass over every code point, ~0.1 s)."""
+
+    def __init__(self, space: Ranges) -> None:
+        self._space = space
+        self._unicode: tuple[Ranges, Ranges] | None = None
+
+    def text(self, escape: str, negated: bool) -> str | None:
+        if escape == "s":
+            return _class_text(self._space)
+        if escape == "S":
+            return _class_text(complement(self._space))
+        if escape not in "dwDW" or negated != escape.islower():
+            return None
+        digits, words = self._digits_words()
+        ranges = digits if escape in "dD" else words
+        return _class_text(ranges if negated else complement(ranges))
+
+    def _digits_words(self) -> tuple[Ranges, Ranges]:
+        """Every code point some engine may call a digit (``Nd``, unassigned) and a word
+        character (letters, marks, numbers, ``Pc``, the joiners, the circled letters that
+        Unicode calls alphabetic, unassigned)."""
+        if self._unicode is None:
+            digits: list[tuple[int, int]] = []
+            words: list[tuple[int, int]] = [
+                (0x200C, 0x200D), (0x24B6, 0x24E9), (0x1F130, 0x1F149), (0x1F150, 0x1F169),
+                (0x1F170, 0x1F189),
+            ]  # fmt: skip
+            for cp in range(0x110000):
+                cat = unicodedata.category(chr(cp))
+                if cat in ("Nd", "Cn"):
+                    _add(digits, cp)
+                if cat[0] in "LMN" or cat in ("Pc", "Cn"):
+                    _add(words, cp)
+            self._unicode = (normalize(digits), normalize(words))
+        return self._unicode
+
+
+def _add(ranges: list[tuple[int, int]], cp: int) -> None:
+    """Add ``cp`` to ``ranges``, built in increasing order: the last range grows."""
+    if ranges and ranges[-1][1] == cp - 1:
+        ranges[-1] = (ranges[-1][0], cp)
+    else:
+        ranges.append((cp, cp))
 
 
 def _class_text(ranges: Ranges) -> str:
