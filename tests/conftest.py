@@ -13,11 +13,20 @@ import nor is skipped.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (CI must not fail on an example a
+# previous run never drew); HYPOTHESIS_PROFILE=explore draws new ones each run and keeps
+# the failures it finds in .hypothesis/ to replay them
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 _DECLARED = re.compile(r"^# shared data: (.+)$", re.MULTILINE)
