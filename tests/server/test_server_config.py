@@ -1,0 +1,45 @@
+"""``ServerConfig``: its fields are checked (and converted) when it is made, not when the
+engine loads or a request comes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gbnfkit import ArgumentError, ChatError
+from gbnfkit.chat import ChatFormat
+from gbnfkit.server import ServerConfig
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"parallel": "2"}, "ServerConfig.parallel must be int"),
+        ({"parallel": 0}, "ServerConfig.parallel must be at least 1"),
+        ({"max_tokens": 2.5}, "ServerConfig.max_tokens must be int"),
+        ({"ctx_size": True}, "ServerConfig.ctx_size must be int"),
+        ({"threads": 0}, "ServerConfig.threads must be at least 1"),
+        ({"threads": "4"}, "ServerConfig.threads must be int"),
+        ({"model": 3}, "ServerConfig.model must be str or PathLike"),
+        ({"chat_format": 1}, "ServerConfig.chat_format must be str or ChatFormat"),
+        ({"chat_template": b"{{ x }}"}, "ServerConfig.chat_template must be str"),
+    ],
+)
+def test_a_bad_field_is_an_argument_error_naming_it(fields: dict[str, Any], words: str) -> None:
+    with pytest.raises(ArgumentError) as caught:
+        ServerConfig(**fields)
+    assert words in str(caught.value)
+    assert isinstance(caught.value, ValueError)  # as before: except ValueError still works
+
+
+def test_names_and_str_paths_are_converted_at_once() -> None:
+    """A chat format given by name was kept as a str: the engine served it as its chat
+    format and GET /v1/models (``engine.chat_format.value``) answered 500."""
+    config = ServerConfig(chat_format="qwen3-coder", model="models/x.gguf")
+    assert config.chat_format is ChatFormat.QWEN3_CODER
+    assert config.model == Path("models/x.gguf")
+    assert ServerConfig(chat_format=ChatFormat.HERMES).chat_format is ChatFormat.HERMES
+    with pytest.raises(ChatError, match="unknown chat format 'xml'"):
+        ServerConfig(chat_format="xml")
