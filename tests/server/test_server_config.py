@@ -43,3 +43,13 @@ def test_names_and_str_paths_are_converted_at_once() -> None:
     assert ServerConfig(chat_format=ChatFormat.HERMES).chat_format is ChatFormat.HERMES
     with pytest.raises(ChatError, match="unknown chat format 'xml'"):
         ServerConfig(chat_format="xml")
+
+
+@pytest.mark.parametrize("key", ["", " k", "k ", "clé", "a\nb"])
+def test_an_api_key_no_client_can_send_is_refused(key: str) -> None:
+    """An empty key turned the check off (the app was made without it), so
+    ``gbnfkit serve --api-key "$KEY"`` with KEY unset served everyone; a key with
+    non-ASCII text could never be matched (headers arrive as Latin-1)."""
+    with pytest.raises(ArgumentError, match="ServerConfig.api_key"):
+        ServerConfig(api_key=key)
+    assert ServerConfig(api_key="sk-1 2").api_key == "sk-1 2"

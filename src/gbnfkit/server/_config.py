@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbnfkit._arguments import expect
+from gbnfkit._arguments import expect, usable_api_key
 from gbnfkit._errors import ArgumentError
 from gbnfkit.chat import ChatFormat
 
@@ -19,7 +19,9 @@ class ServerConfig:
 
     Attributes:
         model: the GGUF file (``None``: the bundled SmolLM2-135M-Instruct).
-        api_key: when set, every request needs ``Authorization: Bearer <api_key>``.
+        api_key: when set, every request needs ``Authorization: Bearer <api_key>``:
+            printable ASCII (what an HTTP header carries), not empty, no space at either
+            end.
         parallel: generations decoded at once; each has its own model instance (slot);
             further requests wait in a queue.
         chat_format: how the model writes tool calls (``None``: chosen from the chat
@@ -59,6 +61,13 @@ class ServerConfig:
             object.__setattr__(self, "model", Path(self.model))
         for name in ("api_key", "chat_template"):
             expect(getattr(self, name), (str, type(None)), f"ServerConfig.{name}")
+        key = self.api_key
+        if key is not None and not usable_api_key(key):
+            # an empty key turned the check off: the server answered everyone
+            raise ArgumentError(
+                "ServerConfig.api_key must be printable ASCII without spaces at its ends, "
+                f"not {'an empty string' if not key else 'this text'} (None: no key)"
+            )
         if self.chat_format is not None:
             expect(self.chat_format, (str, ChatFormat), "ServerConfig.chat_format")
             object.__setattr__(self, "chat_format", ChatFormat.parse(self.chat_format))
