@@ -53,3 +53,9 @@ def test_an_api_key_no_client_can_send_is_refused(key: str) -> None:
     with pytest.raises(ArgumentError, match="ServerConfig.api_key"):
         ServerConfig(api_key=key)
     assert ServerConfig(api_key="sk-1 2").api_key == "sk-1 2"
+
+
+def test_the_repr_does_not_show_the_api_key() -> None:
+    """A config in a log line or a traceback's locals showed the server's key."""
+    config = ServerConfig(api_key="sk-secret-123", max_tokens=7)
+    assert "sk-secret-123" not in repr(config) and "max_tokens=7" in repr(config)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gbnfkit._arguments import expect, usable_api_key
@@ -21,7 +21,7 @@ class ServerConfig:
         model: the GGUF file (``None``: the bundled SmolLM2-135M-Instruct).
         api_key: when set, every request needs ``Authorization: Bearer <api_key>``:
             printable ASCII (what an HTTP header carries), not empty, no space at either
-            end.
+            end. Left out of the repr, which ends up in logs and tracebacks.
         parallel: generations decoded at once; each has its own model instance (slot);
             further requests wait in a queue.
         chat_format: how the model writes tool calls (``None``: chosen from the chat
@@ -42,7 +42,7 @@ class ServerConfig:
     """
 
     model: Path | None = None
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # a secret: not in logs
     parallel: int = 1
     chat_format: ChatFormat | None = None
     chat_template: str | None = None
