@@ -84,3 +84,25 @@ def test_console_example_prints_what_the_readme_shows(
     main(argv)
     captured = capsys.readouterr()
     assert captured.out + captured.err == expected
+
+
+# files the documents name that are not in this repository: llama.cpp's sources, and
+# the compiled build's record of its sources (written by the install, git-ignored)
+_ELSEWHERE = {"src/llama-grammar.cpp", "src/llama-sampling.cpp", "src/gbnfkit/_native.json"}
+_PATH = re.compile(
+    r"`((?:src|tests|bench|examples|\.ci)/[^`\s]*)`|\(((?:src|tests|bench|docs)/[^)\s#]*)"
+)
+
+
+def test_the_files_the_documents_name_exist() -> None:
+    """CONTRIBUTING.md sent readers to tests/test_fuzz.py, renamed to
+    tests/test_fuzz_entry_points.py long ago."""
+    documents = [*DOCUMENTS, ROOT / "bench" / "README.md"]
+    missing, named = [], 0
+    for path in dict.fromkeys(documents):
+        for m in _PATH.finditer(path.read_text(encoding="utf-8")):
+            name = (m.group(1) or m.group(2)).split("::")[0].rstrip(".,:")
+            named += 1
+            if name not in _ELSEWHERE and not (ROOT / name).exists():
+                missing.append(f"{path.relative_to(ROOT).as_posix()}: {name}")
+    assert named > 50 and missing == []

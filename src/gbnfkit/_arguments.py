@@ -9,7 +9,7 @@ from typing import Any
 
 from gbnfkit._errors import ArgumentError
 
-__all__ = ["as_float", "expect"]
+__all__ = ["as_float", "expect", "usable_api_key"]
 
 
 def expect(value: Any, kind: type | tuple[type, ...], what: str) -> None:
@@ -29,3 +29,10 @@ def as_float(value: numbers.Real | float) -> float:
         return float(value)
     except OverflowError:
         return -math.inf if value < 0 else math.inf
+
+
+def usable_api_key(key: str) -> bool:
+    """Whether ``key`` can be an API key that clients send in an HTTP header
+    (``Authorization: Bearer <key>``): not empty, printable ASCII, no space at either end
+    (HTTP drops those). An empty key must be refused, not taken as "no key"."""
+    return bool(key) and key.isascii() and key.isprintable() and key == key.strip()

@@ -116,8 +116,11 @@ class Grammar:
         return cls.from_gbnf(regex_gbnf(pattern, search, lim.max_repetition), limits=lim)
 
     @classmethod
-    def from_pydantic(cls, model: Any, *, limits: Limits | None = None, **options: Any) -> Grammar:
-        """The JSON that the Pydantic v2 ``model`` validates, via its JSON schema."""
+    def from_pydantic(
+        cls, model: Any, *, limits: Limits | SchemaLimits | None = None, **options: Any
+    ) -> Grammar:
+        """The JSON that the Pydantic v2 ``model`` validates, via its JSON schema;
+        ``limits`` and ``options`` as in :meth:`from_json_schema`."""
         from gbnfkit.schema._pydantic import pydantic_schema
 
         return cls.from_json_schema(pydantic_schema(model), limits=limits, **options)

@@ -158,3 +158,13 @@ def test_the_triggers_read_whitespace_as_the_parser_does(lead: str) -> None:
     assert parse_message(output, "llama3", TOOLS).content == output
     assert not wakes("llama3", output)
     assert wakes("llama3", ' \t{"name": "get"')
+
+
+def test_tools_may_be_left_out_as_in_parse_message() -> None:
+    """parse_message, MessageStream and ChatParser take tools=None by default (any tool
+    name, any JSON object); grammar_for required the argument: grammar_for('content')
+    raised TypeError."""
+    assert grammar_for("content") == grammar_for("content", None)
+    anything = grammar_for("hermes", tool_choice="required")
+    assert anything == grammar_for("hermes", None, "required")
+    assert anything.grammar.match('<tool_call>{"name": "x", "arguments": {}}</tool_call>').accepted

@@ -147,6 +147,16 @@ def test_parsers_are_immutable_and_readable() -> None:
     assert p.kind is peg.Kind.TAG
 
 
+def test_a_choice_of_nothing_shows_as_such() -> None:
+    """choice() matches nothing; its repr was the empty text (and '()' inside another
+    parser), which reads as 'matches the empty string'."""
+    nothing = peg.choice()
+    assert nothing.parse("").status is peg.ParseStatus.FAIL
+    assert repr(nothing) == "choice()"
+    assert repr(peg.tag("t", nothing)) == "tag('t', choice())"
+    assert repr("a" + nothing) == '"a" + choice()'
+
+
 def _nested(depth: int) -> peg.Parser:
     """``depth`` levels of tag(sequence(literal, optional(...)))."""
     p = peg.literal("a")

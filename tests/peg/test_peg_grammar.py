@@ -128,3 +128,28 @@ def test_schema_names_must_be_unique() -> None:
         (a + "," + b).to_grammar()
     with pytest.raises(PegError, match="name of a rule"):
         (peg.rule("args", "x") + a).to_grammar()
+
+
+@pytest.mark.parametrize(
+    ("parser", "unit", "counts"),
+    [
+        (peg.chars("[a]", 0, 10**6), "a", {0: True, 999: True, 1000: True, 12_345: True}),
+        (peg.chars("[a]", 10_001, 10_003), "a", {10_000: False, 10_001: True, 10_003: True,
+                                                 10_004: False}),
+        (peg.chars("[a]", 12_345, None), "a", {12_344: False, 12_345: True, 13_000: True}),
+        (peg.repeat("ab", 2, 2**70), "ab", {1: False, 2: True, 1_500: True}),
+    ],
+)
+def test_a_bound_past_max_repetition_has_a_grammar(
+    parser: peg.Parser, unit: str, counts: dict[int, bool]
+) -> None:
+    """The parser takes any bound, its grammar raised PegError ('repetition bound 1000000
+    ... raise it with gbnfkit.Limits', which to_grammar has no way to take). Bounds above
+    10,000 are written in blocks of 1,000: the same counts, and the text parses back."""
+    grammar = parser.to_grammar()
+    assert Grammar.from_gbnf(grammar.to_gbnf()) == grammar
+    for count, accepted in counts.items():
+        assert accepts(grammar, unit * count) is accepted, count
+        assert (parser + peg.end()).parse(unit * count).status is (
+            peg.ParseStatus.SUCCESS if accepted else peg.ParseStatus.FAIL
+        )

@@ -157,3 +157,14 @@ def test_edges_that_llama_cpp_accepts_are_accepted() -> None:
         logit_bias={3: -math.inf},
     )
     assert p.top_k == -1 and p.seed == 2**40
+
+
+def test_a_large_logit_bias_has_a_short_repr() -> None:
+    """A bias banning 20,000 ids printed every pair (about 330 KB) in the repr of the
+    params, which logs and error messages show; now the first eight and a count."""
+    params = SamplingParams(logit_bias={i: -100.0 for i in range(20_000)})
+    text = repr(params)
+    assert len(text) < 1_500 and "... (19992 more)" in text
+    assert repr(SamplingParams(logit_bias={3: 1.5, 1: -1.0}).logit_bias) == (
+        "LogitBias({1: -1.0, 3: 1.5})"
+    )

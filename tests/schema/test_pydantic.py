@@ -202,3 +202,18 @@ def test_unicode_classes_accept_nothing_pydantic_refuses(
     assert valid or not accepted
     if text.isascii():
         assert accepted == valid
+
+
+def test_from_pydantic_takes_schema_limits_as_from_json_schema_does() -> None:
+    """It passes ``limits`` on to from_json_schema, which takes a SchemaLimits there, but
+    was annotated ``Limits | None``: mypy --strict refused the documented spelling."""
+    import typing
+
+    from gbnfkit import Limits, SchemaLimits
+
+    hints = typing.get_type_hints(Grammar.from_pydantic)
+    assert hints["limits"] == typing.get_type_hints(Grammar.from_json_schema)["limits"]
+    assert SchemaLimits in typing.get_args(hints["limits"])
+    assert Limits in typing.get_args(hints["limits"])
+    limited = Grammar.from_pydantic(Person, limits=SchemaLimits(max_unique_values=9))
+    assert limited == Grammar.from_pydantic(Person)

@@ -34,6 +34,24 @@ def test_bad_flags_exit_4_with_one_message(
     assert words in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("key", ["", "clé", " k"])
+def test_an_api_key_no_client_can_send_is_a_usage_error(
+    key: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--api-key ''`` (``--api-key "$KEY"`` with KEY unset) served without any key."""
+    import uvicorn
+
+    import gbnfkit.server as server
+
+    served: list[object] = []
+    monkeypatch.setattr(server, "Engine", lambda config: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: served.append(app))
+    assert main(["serve", "--port", "0", "--api-key", key]) == 4
+    err = capsys.readouterr().err
+    assert "--api-key: expected a key" in err and "Traceback" not in err
+    assert served == []
+
+
 def test_serve_runs_until_stopped() -> None:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}

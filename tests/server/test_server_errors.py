@@ -200,6 +200,23 @@ def test_bad_fields_are_named(
     assert words in error["message"]
 
 
+@pytest.mark.parametrize(
+    "tool",
+    [
+        {"type": "code_interpreter"},  # refused by the chat parser
+        # refused when the grammar is built: the parameters schema has none
+        {"type": "function", "function": {"name": "find", "parameters": {"type": "nonsense"}}},
+    ],
+)
+def test_every_bad_tool_definition_has_the_code_invalid_tools(
+    client: TestClient, tool: dict[str, Any]
+) -> None:
+    """A tool whose parameters schema has no grammar answered with code null, one of the
+    wrong type with 'invalid_tools' (README: the codes include invalid_tools)."""
+    error = error_of(post(client, tools=[tool]))
+    assert (error["param"], error["code"]) == ("tools", "invalid_tools")
+
+
 def test_an_empty_completion_prompt_is_a_bad_request(client: TestClient) -> None:
     # SmolLM2 adds no BOS token: "" has no tokens, and llama.cpp has nothing to start from
     # (it was a 500, "internal error: ValueError: NULL pointer access")

@@ -267,12 +267,15 @@ def _named(name: str, tools: Toolset, *, named: bool) -> tuple[ToolChoice, Tools
 
 def grammar_for(
     format: str | ChatFormat,
-    tools: Tools,
+    tools: Tools = None,
     tool_choice: str | ToolChoice | Mapping[str, object] = "auto",
     *,
     reasoning_open: bool = False,
 ) -> ChatGrammar:
     """The grammar that constrains output in ``format`` to valid tool calls.
+
+    ``tools``: as for :func:`parse_message` (``None``: calls of any name, with any JSON
+    object as arguments).
 
     ``tool_choice``: ``"auto"`` (a lazy grammar, woken by the start of a tool call),
     ``"required"`` (an eager grammar: the output is tool calls, after optional

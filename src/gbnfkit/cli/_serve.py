@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gbnfkit import ChatTemplateError, MissingDependencyError
+from gbnfkit._arguments import usable_api_key
 from gbnfkit.cli._argparse import positive_int
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._template import add_chat_template_argument, read_chat_template, template_error
@@ -49,6 +50,16 @@ def _port(text: str) -> int:
     return value
 
 
+def _api_key(text: str) -> str:
+    if not usable_api_key(text):
+        # an empty key (--api-key "$KEY" with KEY unset) would serve without any key
+        raise argparse.ArgumentTypeError(
+            "expected a key of printable ASCII without spaces at its ends, not "
+            f"{'an empty one' if not text else repr(text)}"
+        )
+    return text
+
+
 def register(commands: Any) -> None:
     from gbnfkit.chat import formats
 
@@ -61,7 +72,9 @@ def register(commands: Any) -> None:
     parser.add_argument("--model", metavar="PATH", help="a GGUF file (default: the bundled model)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=_port, default=8080, help="port (default: 8080)")
-    parser.add_argument("--api-key", metavar="KEY", help="require 'Authorization: Bearer KEY'")
+    parser.add_argument(
+        "--api-key", metavar="KEY", type=_api_key, help="require 'Authorization: Bearer KEY'"
+    )
     parser.add_argument(
         "--parallel",
         metavar="N",

@@ -31,6 +31,8 @@ def _describe(p: Parser, depth: int, top: bool = False) -> str:
         inner = " + ".join(_describe(c, depth) for c in p.children)
         return inner if top else f"({inner})"
     if k is Kind.CHOICE:
+        if not p.children:  # no alternative: matches nothing ("" read as the empty text)
+            return "choice()"
         inner = " | ".join(_describe(c, depth) for c in p.children)
         return inner if top else f"({inner})"
     if k is Kind.REPEAT:

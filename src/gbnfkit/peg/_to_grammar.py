@@ -39,6 +39,28 @@ STRING_CONTENT = Repeat(
     None,
 )
 
+_BIG = 10_000
+_BLOCK = 1_000
+
+
+def _repeat(item: Expr, lo: int, hi: int | None) -> Expr:
+    """``item{lo,hi}``; a bound above 10,000 is written with blocks of 1,000 (blocks of
+    blocks for a count of blocks above it), as the JSON Schema converter writes its
+    lengths: the same language, and any bound a parser takes fits the grammar's
+    ``max_repetition`` (``chars('[a-z]', 0, 10**6)``'s grammar was refused)."""
+    if lo <= _BIG and (hi is None or hi <= _BIG):
+        return Repeat(item, lo, hi)
+    block = Repeat(item, _BLOCK, _BLOCK)
+    if lo > _BIG:
+        q, r = divmod(lo, _BLOCK)
+        more = _repeat(item, 0, None if hi is None else hi - lo)
+        return Seq((_repeat(block, q, q), Repeat(item, r, r), more))
+    assert hi is not None
+    q, r = divmod(hi - lo, _BLOCK)  # q >= 9: fewer than q blocks, or q blocks and r more
+    fewer = Seq((_repeat(block, 0, q - 1), Repeat(item, 0, _BLOCK - 1)))
+    full = Seq((_repeat(block, q, q), Repeat(item, 0, r)))
+    return Seq((Repeat(item, lo, lo), Alt((fewer, full))))
+
 
 class _Generator:
     def __init__(self, parser: Parser) -> None:
@@ -71,10 +93,10 @@ class _Generator:
             return Alt(tuple(self.expr(c) for c in p.children))
         if k is Kind.REPEAT:
             lo, hi = p.arg
-            return Repeat(self.expr(p.children[0]), lo, hi)
+            return _repeat(self.expr(p.children[0]), lo, hi)
         if k is Kind.CHARS:
             _text, klass, lo, hi = p.arg
-            return klass if lo == hi == 1 else Repeat(klass, lo, hi)
+            return klass if lo == hi == 1 else _repeat(klass, lo, hi)
         if k is Kind.SPACE:
             return Repeat(SPACE_CLASS, 0, None)
         if k is Kind.REST:

@@ -115,6 +115,10 @@ class SamplingParams:
         return SamplingParams(**values)
 
 
+_SHOWN_BIASES = 8
+"""Pairs a LogitBias shows in its repr (readability, not a tuning knob)."""
+
+
 class LogitBias(Mapping[int, float]):
     """A read-only, hashable ``{token_id: bias}`` mapping, ids ascending."""
 
@@ -142,7 +146,11 @@ class LogitBias(Mapping[int, float]):
         return NotImplemented
 
     def __repr__(self) -> str:
-        return f"LogitBias({self._map!r})"
+        # a bias over much of a vocabulary (banning thousands of ids) printed every pair:
+        # hundreds of KB in a SamplingParams' repr, in logs and error messages
+        shown = ", ".join(f"{t!r}: {b!r}" for t, b in self._pairs[:_SHOWN_BIASES])
+        more = len(self._pairs) - _SHOWN_BIASES
+        return f"LogitBias({{{shown}{f', ... ({more} more)' if more > 0 else ''}}})"
 
 
 # -- checks -------------------------------------------------------------------

@@ -128,7 +128,7 @@ def create_app(config: ServerConfig | None = None, *, engine: Engine | None = No
             if owned:
                 app.state.engine.close()
 
-    middleware = [Middleware(_ApiKey, key=config.api_key)] if config.api_key else []
+    middleware = [Middleware(_ApiKey, key=config.api_key)] if config.api_key is not None else []
     app = Starlette(
         routes=[
             Route("/health", _health, methods=["GET"]),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from gbnfkit._arguments import expect, usable_api_key
+from gbnfkit._errors import ArgumentError
 from gbnfkit.chat import ChatFormat
 
 __all__ = ["ServerConfig"]
@@ -16,7 +19,9 @@ class ServerConfig:
 
     Attributes:
         model: the GGUF file (``None``: the bundled SmolLM2-135M-Instruct).
-        api_key: when set, every request needs ``Authorization: Bearer <api_key>``.
+        api_key: when set, every request needs ``Authorization: Bearer <api_key>``:
+            printable ASCII (what an HTTP header carries), not empty, no space at either
+            end. Left out of the repr, which ends up in logs and tracebacks.
         parallel: generations decoded at once; each has its own model instance (slot);
             further requests wait in a queue.
         chat_format: how the model writes tool calls (``None``: chosen from the chat
@@ -29,10 +34,15 @@ class ServerConfig:
             slots, at least one; more threads than free cores make llama.cpp crawl).
         grammar_cache: compiled grammars kept by the shared ``GrammarCompiler``.
         max_body_bytes: the largest request body accepted.
+
+    A field of the wrong type or out of range raises :class:`~gbnfkit.ArgumentError`
+    (a ``ValueError``) naming it; ``model`` may be given as a ``str`` (kept as a
+    ``Path``), ``chat_format`` as a format's name (kept as the ``ChatFormat``; an
+    unknown name is a :class:`~gbnfkit.ChatError`).
     """
 
     model: Path | None = None
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # a secret: not in logs
     parallel: int = 1
     chat_format: ChatFormat | None = None
     chat_template: str | None = None
@@ -43,8 +53,29 @@ class ServerConfig:
     max_body_bytes: int = 1 << 20
 
     def __post_init__(self) -> None:
-        for name in ("parallel", "max_tokens", "ctx_size", "grammar_cache", "max_body_bytes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"ServerConfig.{name} must be at least 1")
-        if self.threads is not None and self.threads < 1:
-            raise ValueError("ServerConfig.threads must be at least 1")
+        # the fields are read only when the engine loads or a request comes: a wrong type
+        # found then was a bare TypeError, or a 500 on every request (a chat_format given
+        # as its name has no .value)
+        if self.model is not None:
+            expect(self.model, (str, os.PathLike), "ServerConfig.model")
+            object.__setattr__(self, "model", Path(self.model))
+        for name in ("api_key", "chat_template"):
+            expect(getattr(self, name), (str, type(None)), f"ServerConfig.{name}")
+        key = self.api_key
+        if key is not None and not usable_api_key(key):
+            # an empty key turned the check off: the server answered everyone
+            raise ArgumentError(
+                "ServerConfig.api_key must be printable ASCII without spaces at its ends, "
+                f"not {'an empty string' if not key else 'this text'} (None: no key)"
+            )
+        if self.chat_format is not None:
+            expect(self.chat_format, (str, ChatFormat), "ServerConfig.chat_format")
+            object.__setattr__(self, "chat_format", ChatFormat.parse(self.chat_format))
+        names = ("parallel", "max_tokens", "ctx_size", "grammar_cache", "max_body_bytes")
+        for name in (*names, "threads"):
+            value = getattr(self, name)
+            if value is None and name == "threads":
+                continue
+            expect(value, int, f"ServerConfig.{name}")
+            if value < 1:
+                raise ArgumentError(f"ServerConfig.{name} must be at least 1, not {value}")

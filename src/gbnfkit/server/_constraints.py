@@ -276,7 +276,7 @@ def constraint_for(
         chat_grammar = parser.grammar(choice)
     except (ChatError, GbnfkitError, ValueError) as exc:
         if isinstance(exc, ChatError) and exc.tool is not None:  # a tool's definition
-            raise ApiError(f"'tools': {exc}", param="tools") from None
+            raise ApiError(f"'tools': {exc}", param="tools", code="invalid_tools") from None
         raise ApiError(f"'tool_choice': {exc}", param="tool_choice") from None
     lazy = choice == "auto" or choice == ToolChoice.AUTO.value
     return Constraint(
