@@ -57,7 +57,7 @@ class GbnfkitError(Exception):
         state["args"] = self.args
         if isinstance(self, ImportError):  # its fields are not in __dict__
             state.update(msg=self.msg, name=self.name, path=self.path)
-        return (copyreg.__newobj__, (type(self),), state)
+        return (copyreg.__newobj__, (type(self),), state)  # type: ignore[attr-defined]
 
 
 def _excerpt(source: str, line: int, column: int, *, lone_cr_breaks: bool = False) -> str:
