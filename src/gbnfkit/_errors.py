@@ -7,6 +7,7 @@ Positions are attributes, never only part of the message text.
 
 from __future__ import annotations
 
+import copyreg
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -41,7 +42,22 @@ GRAMMAR_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 class GbnfkitError(Exception):
-    """Base class of every exception gbnfkit raises on purpose."""
+    """Base class of every exception gbnfkit raises on purpose.
+
+    Every one pickles and copies with its message and attributes (an exception raised
+    in a worker process reaches the parent whole), whatever its constructor takes.
+    """
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Exception pickles as ``cls(*self.args)``, which calls a constructor that takes
+        # other arguments (InputRejected's position, character, expected) with the
+        # rendered message: unpickling raised TypeError. Made without ``__init__``
+        # instead, then given its args and attributes (``BaseException.__setstate__``).
+        state = dict(self.__dict__)
+        state["args"] = self.args
+        if isinstance(self, ImportError):  # its fields are not in __dict__
+            state.update(msg=self.msg, name=self.name, path=self.path)
+        return (copyreg.__newobj__, (type(self),), state)  # type: ignore[attr-defined]
 
 
 def _excerpt(source: str, line: int, column: int, *, lone_cr_breaks: bool = False) -> str:

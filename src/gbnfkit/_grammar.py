@@ -77,11 +77,17 @@ class Grammar:
     @classmethod
     def from_ir(cls, ir: GrammarIR, *, limits: Limits | None = None) -> Grammar:
         """Check ``ir`` (made of IR expressions with values of the right types, undefined
-        rules, missing root, left recursion) and compile it."""
+        rules, missing root, left recursion, rule names GBNF can write) and compile it."""
         from gbnfkit.grammar._entry import check_grammar
+        from gbnfkit.grammar._printer import check_rule_name
 
         expect(ir, GrammarIR, "ir")
         check_grammar(ir)
+        # a grammar prints itself as GBNF for its fingerprint (equality, hashing, the
+        # compiler's cache, saved files) and its pickle: a name GBNF cannot write made
+        # every one of those raise, long after the grammar was built
+        for name in ir.rules:
+            check_rule_name(name)
         return cls(ir, limits=limits)
 
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 
@@ -303,3 +304,17 @@ def test_a_bound_above_the_default_limit_parses_back_with_the_grammars_limits() 
     with pytest.raises(GrammarError, match="max_repetition"):
         Grammar.from_gbnf(text, root=grammar.root)
     assert Grammar.from_gbnf(text, root=grammar.root, limits=grammar.limits) == grammar
+
+
+@pytest.mark.parametrize("name", ["my rule", "my_rule", "é", "a.b", ""])
+def test_from_ir_refuses_a_rule_name_gbnf_cannot_write(name: str) -> None:
+    """Such a grammar was built, and then its fingerprint, ==, hash, pickle, save and a
+    GrammarCompiler's second equal grammar all raised GrammarError (found by bughunt9)."""
+    for rules, root in (({"root": RuleRef(name), name: Literal("a")}, "root"),
+                        ({name: Literal("a")}, name)):
+        with pytest.raises(GrammarError, match="cannot be written in GBNF") as info:
+            Grammar.from_ir(GrammarIR(rules, root))
+        assert info.value.rules == (name,)
+    for name_ok in ("-x", "1x", "Rule-2"):
+        grammar = Grammar.from_ir(GrammarIR({"root": RuleRef(name_ok), name_ok: Literal("a")}))
+        assert pickle.loads(pickle.dumps(grammar)) == grammar

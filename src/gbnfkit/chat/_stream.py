@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -18,8 +19,17 @@ __all__ = ["MessageStream"]
 _WS = " \t\r\n"
 # characters that json.dumps may escape (a text value written into a JSON string)
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
-# in a fast-path dict: the character is whitespace held back, not a delta
-_HOLD = MessageDelta()
+
+
+class _Hold(MessageDelta):
+    """In a fast-path dict: the character is whitespace held back, not a delta.  Told by
+    identity, so it copies and pickles to itself (a copied stream's dicts hold it)."""
+
+    def __reduce__(self) -> str:
+        return "_HOLD"
+
+
+_HOLD = _Hold()
 # what may follow a backslash in a JSON string, besides "u" and four hex digits
 _ESCAPED = '"\\/bfnrt'
 # characters and complete escapes inside a JSON string (\\u escapes are left to the parser)
@@ -105,6 +115,11 @@ class MessageStream:
     def is_closed(self) -> bool:
         """Whether :meth:`close` (or :meth:`finish`) has ended the output."""
         return self._closed
+
+    def __copy__(self) -> MessageStream:
+        """An independent stream at the same point (``copy.deepcopy``): a shallow copy
+        would share the text and the message so far, so feeding one changed the other."""
+        return copy.deepcopy(self)
 
     def feed(self, chunk: str) -> list[MessageDelta]:
         """Append ``chunk`` to the output; the deltas it decides (often none or one)."""

@@ -25,7 +25,7 @@ from gbnfkit.grammar._normalize import normalize_ir
 from gbnfkit.grammar._text import class_char, literal_char
 from gbnfkit.grammar._validate import validate_ir
 
-__all__ = ["canonical_gbnf", "expr_to_gbnf", "to_gbnf"]
+__all__ = ["canonical_gbnf", "check_rule_name", "expr_to_gbnf", "to_gbnf"]
 
 _NOTHING = "[^\\x00-\\UFFFFFFFF]"  # a class that matches no code point
 
@@ -63,7 +63,7 @@ def canonical_gbnf(ir: GrammarIR) -> str:
         GrammarError: as :func:`to_gbnf`.
     """
     for name in ir.rules:
-        _check_name(name)
+        check_rule_name(name)
     return _print(normalize_ir(ir), 0)
 
 
@@ -87,7 +87,8 @@ def expr_to_gbnf(expr: Expr) -> str:
     return _Printer(0).body(expr)
 
 
-def _check_name(name: str) -> None:
+def check_rule_name(name: str) -> None:
+    """Raise :class:`GrammarError` if ``name`` cannot be a GBNF rule name."""
     if not name or not all(c.isascii() and (c.isalnum() or c == "-") for c in name):
         raise GrammarError(
             f"rule name {name!r} cannot be written in GBNF: use only ASCII letters, digits and '-'",

@@ -47,6 +47,24 @@ class IncrementalParser:
         self._frontier: Frontier | None = None
         self._json: JsonPrefix | None = None  # the check of the last open JSON value
 
+    def __copy__(self) -> IncrementalParser:
+        """An independent parser of the same text (the kept work is not shared: a copy
+        sharing the text would see what is fed to the other)."""
+        other = IncrementalParser(self._parser)
+        other.__setstate__(self.text)
+        return other
+
+    def __deepcopy__(self, memo: dict[int, object]) -> IncrementalParser:
+        return self.__copy__()
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # the parser and the text: the kept work is parsed again where it is unpickled
+        return (IncrementalParser, (self._parser,), self.text)
+
+    def __setstate__(self, text: str) -> None:
+        if text:
+            self.parse(text, partial=True)
+
     @property
     def parser(self) -> Parser:
         """The parser this object runs."""

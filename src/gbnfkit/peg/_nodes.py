@@ -74,6 +74,47 @@ class Parser:
     def __hash__(self) -> int:
         return self._hash
 
+    def __copy__(self) -> Parser:
+        return self  # immutable: a copy is the parser itself
+
+    def __deepcopy__(self, memo: object) -> Parser:
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled as its nodes in post-order (shared subtrees once), without recursion:
+        # a parser may nest deeper than pickle recurses; rebuilt by ``_from_nodes``
+        nodes: list[tuple[Kind, Any, tuple[int, ...]]] = []
+        number: dict[int, int] = {}
+        todo: list[tuple[Parser, bool]] = [(self, False)]
+        while todo:
+            node, ready = todo.pop()
+            if id(node) in number:
+                continue
+            if ready:
+                number[id(node)] = len(nodes)
+                arg = node.arg
+                if node.kind is Kind.CHARS:  # the class as plain values
+                    text, klass, lo, hi = arg
+                    arg = (text, (klass.ranges, klass.negated), lo, hi)
+                nodes.append((node.kind, arg, tuple(number[id(c)] for c in node.children)))
+            else:
+                todo.append((node, True))
+                todo.extend((c, False) for c in reversed(node.children) if id(c) not in number)
+        return (Parser._from_nodes, (tuple(nodes),))
+
+    @classmethod
+    def _from_nodes(cls, nodes: tuple[tuple[Kind, Any, tuple[int, ...]], ...]) -> Parser:
+        """The parser pickled by :meth:`__reduce__` (its last node)."""
+        from gbnfkit.grammar._ir import CharClass
+
+        built: list[Parser] = []
+        for kind, arg, children in nodes:
+            if kind is Kind.CHARS:
+                text, (ranges, negated), lo, hi = arg
+                arg = (text, CharClass(ranges, negated), lo, hi)
+            built.append(cls(kind, tuple(built[i] for i in children), arg))
+        return built[-1]
+
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True

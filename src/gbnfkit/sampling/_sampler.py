@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -127,6 +128,23 @@ class Sampler:
         self._size = vocabulary.size if vocabulary is not None else None
         self._bitmask: npt.NDArray[np.int32] | None = None  # the grammar's mask, reused
         self._state = ChainState.create(self._params, vocabulary)
+
+    def __copy__(self) -> Sampler:
+        """An independent sampler at the same point: the matcher forked (as
+        ``copy.deepcopy`` of a matcher does), the histories, ``mu`` and the random
+        generator copied.  A shallow copy would share them: accepting a token on one
+        advanced the other's matcher and penalties, and both drew from one generator."""
+        other = Sampler.__new__(Sampler)
+        other._params = self._params
+        other._matcher = copy.deepcopy(self._matcher)
+        other._vocabulary = self._vocabulary
+        other._size = self._size
+        other._bitmask = None
+        other._state = copy.deepcopy(self._state)
+        return other
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Sampler:
+        return self.__copy__()
 
     # -- properties ------------------------------------------------------------
     @property
