@@ -431,3 +431,18 @@ def test_a_stream_that_fails_reports_a_server_error(
     event = json.loads(response.text.split("\n\n")[-3][len("data: ") :])
     assert event["error"]["type"] == "server_error"  # not the client's fault
     assert "the slot broke" in event["error"]["message"]
+
+
+def test_api_error_is_a_gbnfkit_error_and_pickles() -> None:
+    # Engine.compiled / Engine.generate (public) raise it: `except GbnfkitError` must catch
+    # it, and it must reach a parent process whole, as every gbnfkit exception does
+    import pickle
+
+    from gbnfkit import GbnfkitError
+    from gbnfkit.server import ApiError
+
+    error = ApiError("too large", status=413, param="messages", code="too_large")
+    assert isinstance(error, GbnfkitError)
+    back = pickle.loads(pickle.dumps(error))
+    assert (type(back), back.status, back.param, back.code, back.body()) == (
+        ApiError, 413, "messages", "too_large", error.body())  # fmt: skip

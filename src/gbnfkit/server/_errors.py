@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from gbnfkit._errors import GbnfkitError
+
 __all__ = ["ApiError", "ErrorType"]
 
 
@@ -16,8 +18,11 @@ class ErrorType(enum.Enum):
     SERVER = "server_error"
 
 
-class ApiError(Exception):
+class ApiError(GbnfkitError):
     """A request the server refuses (or, status 500, failed on): ``{"error": {...}}``.
+
+    A :class:`gbnfkit.GbnfkitError`, so ``except GbnfkitError`` around the public
+    ``Engine`` calls that raise it (``compiled``, ``generate``) catches it too.
 
     Attributes:
         status: the HTTP status.
