@@ -168,3 +168,12 @@ def test_tools_may_be_left_out_as_in_parse_message() -> None:
     anything = grammar_for("hermes", tool_choice="required")
     assert anything == grammar_for("hermes", None, "required")
     assert anything.grammar.match('<tool_call>{"name": "x", "arguments": {}}</tool_call>').accepted
+
+
+def test_partial_must_be_a_bool() -> None:
+    # partial="no" was read by its truth value, as partial=True
+    from gbnfkit import ArgumentError
+    from gbnfkit.chat import parse_message
+
+    with pytest.raises(ArgumentError, match="partial must be True or False"):
+        parse_message("hello", "content", partial="no")  # type: ignore[arg-type]

@@ -122,6 +122,7 @@ def test_left_recursion_is_a_clear_error() -> None:
         (lambda: peg.tag("", "x"), "non-empty"),
         (lambda: peg.schema("x", "s", object()), "schema"),
         (lambda: peg.json_member(1, "x"), "key must be a str"),  # type: ignore[arg-type]
+        (lambda: peg.literal("a").parse("a", "no"), "partial must be True or False"),  # type: ignore[arg-type]
     ],
 )
 def test_bad_arguments_raise_a_peg_error(build: object, message: str) -> None:

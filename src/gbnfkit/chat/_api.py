@@ -86,6 +86,8 @@ class ChatParser:
         """The message of output ``text`` (see :func:`parse_message`)."""
         if not isinstance(text, str):
             raise ArgumentError(f"parse takes a str, not {type(text).__name__}")
+        if not isinstance(partial, bool):  # "no" would read as True
+            raise ArgumentError(f"partial must be True or False, not {partial!r}")
         text = self._prefix + text
         return self._read(self._parse(self._parser.parse, text, partial), text, partial)[0]
 

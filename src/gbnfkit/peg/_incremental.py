@@ -116,6 +116,8 @@ class IncrementalParser:
         if ``text`` extends its text."""
         if not isinstance(text, str):
             raise PegError(f"parse takes a str, not {type(text).__name__}")
+        if not isinstance(partial, bool):  # "no" would read as True
+            raise PegError(f"partial must be True or False, not {partial!r}")
         if not text.startswith(self._buffer.text()):
             self.reset()
         self._buffer.set(text)
