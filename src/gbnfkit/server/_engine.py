@@ -84,6 +84,7 @@ class Engine:
 
     @property
     def slots(self) -> int:
+        """How many requests generate at once (``ServerConfig.parallel``: one model each)."""
         return len(self._runners)
 
     def render_chat(self, messages: list[dict[str, str]]) -> ChatPrompt:
@@ -119,6 +120,8 @@ class Engine:
         return ids[0] if len(ids) == 1 else None
 
     def compile(self, grammar: Grammar) -> CompiledGrammar:
+        """``grammar`` compiled for the model's vocabulary (blocking; the compiler's cache
+        serves a grammar seen before). :meth:`compiled` is the form for the event loop."""
         with self._compile_lock:
             return self.compiler.compile(grammar)
 
@@ -196,6 +199,8 @@ class Engine:
             job.cancel.set()
 
     def close(self) -> None:
+        """Stop generating (running jobs finish, queued ones are dropped) and free the
+        models; the engine is unusable afterwards."""
         self._executor.shutdown(wait=True, cancel_futures=True)
         for runner in self._runners:
             close = getattr(runner.llm, "close", None)
