@@ -15,6 +15,7 @@ from gbnfkit import (
     ArgumentError,
     Grammar,
     GrammarCompiler,
+    InputRejected,
     MatchStatus,
     SamplingParams,
     Trigger,
@@ -216,6 +217,40 @@ def test_logits_processor_starts_over_at_a_chat_turn_that_extends_the_last() -> 
     assert allowed(second) == {2, 4}
     assert allowed([*second, 4]) == {5}
     assert processor.matcher.steps == 1
+
+
+def test_logits_processor_stops_constraining_after_a_refused_token_not_restart() -> None:
+    # a token the grammar refuses (here: "{\n" fires the lazy word "{" on text the grammar
+    # refuses; masks while asleep allow it) raised inside llama-cpp-python's callback, and
+    # the next call, two tokens past the last one seen, was taken for a new generation:
+    # the grammar restarted in the middle of the output, so the rest was held to the
+    # grammar from its start and the matcher could end "complete" on an output that is no
+    # match (found by bughunt10)
+    tokens: list[bytes | None] = [b"Q", b"{", b"{\n", b"a", b"}", None]
+    eos = len(tokens) - 1
+    vocabulary = Vocabulary(tokens, eos_token_ids=[eos])
+    compiled = GrammarCompiler(vocabulary).compile(Grammar.from_gbnf('root ::= "{" [a-z]* "}"'))
+    for triggers, refused in (([Trigger.word("{")], 2), ([], 0)):
+        processor = integration.LogitsProcessor(compiled, triggers=triggers)
+
+        def allowed(ids: list[int], processor: Any = processor) -> set[int]:
+            scores = np.zeros(vocabulary.size, dtype=np.float32)
+            processor(np.asarray(ids, dtype=np.intc), scores)
+            return set(np.flatnonzero(np.isfinite(scores)).tolist())
+
+        prompt = [0, 0]
+        allowed(prompt)
+        with pytest.raises(InputRejected):
+            allowed([*prompt, refused])  # llama-cpp-python prints it, samples unconstrained
+        everything = set(range(vocabulary.size))
+        steps = processor.matcher.steps
+        for more in ([3], [3, 1], [3, 1, 3], [3, 1, 3, 4]):  # the output goes on: left alone
+            assert allowed([*prompt, refused, *more]) == everything
+        assert processor.matcher.steps == steps
+        assert isinstance(processor.rejection, InputRejected)
+        # a new generation (not one token more) is constrained again from the start
+        assert allowed([0]) == (everything if triggers else {1})
+        assert processor.rejection is None
 
 
 def test_logits_processor_constrains_every_turn_of_a_chat(llama: Any) -> None:

@@ -29,6 +29,7 @@ from gbnfkit._arguments import expect
 from gbnfkit._errors import (
     ArgumentError,
     ChatTemplateError,
+    InputRejected,
     MissingDependencyError,
     VocabularyError,
 )
@@ -178,9 +179,14 @@ class LogitsProcessor:
 
     Raises (when called):
         InputRejected: a generated token is not allowed by the grammar (another
-            processor or sampler let one through). llama-cpp-python 0.3 calls processors
-            from a ctypes sampler callback, which prints such an exception and ignores it:
-            that step's logits are then left as they were (unconstrained).
+            processor or sampler let one through, or, with ``triggers``, the token fired
+            a trigger on text the grammar refuses: :class:`~gbnfkit.TriggerRejected`;
+            masks while the grammar sleeps cannot foresee it). llama-cpp-python 0.3
+            calls processors from a ctypes sampler callback, which prints such an
+            exception and ignores it. The output is then no match whatever follows, so
+            the rest of that generation is left unconstrained (its logits as they are),
+            as the transformers processor's ``RowState.STOPPED`` rows;
+            :attr:`rejection` holds the error until the next generation starts.
     """
 
     def __init__(
@@ -206,15 +212,23 @@ class LogitsProcessor:
         self._size = grammar.vocabulary.size
         self._seen: npt.NDArray[np.intc] | None = None
         self._bitmask = allocate_bitmask(1, self._size)
+        self._rejection: InputRejected | None = None
 
     @property
     def matcher(self) -> AnyMatcher:
         """The matcher the processor advances."""
         return self._matcher
 
+    @property
+    def rejection(self) -> InputRejected | None:
+        """The refusal of a generated token that left the rest of the current generation
+        unconstrained (``None``: none; cleared when a new generation starts)."""
+        return self._rejection
+
     def reset(self) -> None:
         """Forget the sequence: the next call starts a new generation."""
         self._seen = None
+        self._rejection = None
         self._matcher.reset()
 
     def __call__(
@@ -222,15 +236,25 @@ class LogitsProcessor:
     ) -> npt.NDArray[np.single]:
         seen = self._seen
         ids = np.asarray(input_ids)
+        # the sequence is followed even when the grammar refuses a token (the call that
+        # raises included): the calls after it are the same generation, not a new one
+        self._seen = ids.copy()
         if seen is not None:
             # llama-cpp-python evaluates one sampled token between two calls of one
             # generation; any other change is the prompt of a new one (a chat's next turn
             # extends the previous prompt and answer by more than one token)
             if len(ids) == len(seen) + 1 and np.array_equal(ids[:-1], seen):
-                self._matcher.accept_token(int(ids[-1]))
+                if self._rejection is None:
+                    try:
+                        self._matcher.accept_token(int(ids[-1]))
+                    except InputRejected as error:
+                        self._rejection = error
+                        raise
             else:
                 self._matcher.reset()
-        self._seen = ids.copy()
+                self._rejection = None
+        if self._rejection is not None:
+            return scores
         self._matcher.fill_bitmask(self._bitmask)
         width = min(scores.shape[-1], self._size)
         apply_bitmask(scores[..., :width], self._bitmask)
