@@ -275,3 +275,25 @@ def test_the_server_loop_ends_where_the_grammar_ends_without_an_end_token() -> N
     stuck = compile(Grammar.from_gbnf('root ::= "a" "b"'), NoEndModel.vocabulary)
     with pytest.raises(SamplingError):
         run_job(NoEndModel(), Job([2], stuck.matcher(), GREEDY, 8, (), threading.Event()), print)
+
+
+def test_penalties_count_the_prompt_as_llama_cpp_does() -> None:
+    # llama.cpp's command line and server push the prompt's tokens into the sampler's
+    # history (common_sampler_accept(..., false)) before sampling, so a penalty also holds
+    # back what the prompt said; gbnfkit's loops started with an empty history, and
+    # `gbnfkit generate --presence-penalty` (named after llama.cpp's flag) did not (found
+    # by bughunt10)
+    from gbnfkit.server._decode import Job, run_job
+
+    penalised = SamplingParams(temperature=0.0, presence_penalty=20.0)
+
+    def first(script: list[int], params: SamplingParams) -> str:
+        decoder = Decoder(ScriptedModel(script))
+        return decoder.generate("aa", raw=True, params=params, max_tokens=1).text
+
+    assert first([4], penalised) == "{"  # wants "a"; the raw prompt "aa" is two "a" tokens
+    job = Job([4, 4], None, penalised, 1, (), threading.Event())
+    assert run_job(ScriptedModel([4]), job, print).text == "{"
+    # a token the prompt does not hold is not penalised, and without a penalty nothing is
+    assert first([1], penalised) == "}"
+    assert first([4], GREEDY) == "a"

@@ -395,6 +395,9 @@ class Decoder:
                     f"the prompt has {len(prompt_ids)} tokens; the model's context holds "
                     f"{runner.context_size}"
                 )
+        # as llama.cpp's command line and server, the prompt is the penalties' and DRY's
+        # history to start with (the grammar does not see it)
+        sampler.extend_history(prompt_ids)
         logits = runner.start(prompt_ids)
         decoding = time.perf_counter()
         first_token = 0.0
