@@ -365,6 +365,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not wrote_newline:
             write("\n")
         raise CliError(f"gbnfkit generate: {exc}", ExitCode.BAD_GRAMMAR) from None
+    except GbnfkitError:  # e.g. -l bans every token the grammar allows: main reports it
+        if not wrote_newline:
+            write("\n")
+        raise
     if not wrote_newline:
         write("\n")
     result = generation.result
