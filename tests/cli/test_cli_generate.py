@@ -301,3 +301,14 @@ def test_generate_an_error_after_some_text_still_ends_its_line(cli: Cli) -> None
     assert run.status == ExitCode.USAGE, run.err
     assert run.out == "yes\n"
     assert "no token can be sampled" in run.err and "Traceback" not in run.err
+
+
+def test_generate_a_prompt_argument_not_utf8_names_no_option_generate_lacks(cli: Cli) -> None:
+    # the message sent the user to --text-file, which generate does not have (found by
+    # bughunt10); argv bytes that are not UTF-8 arrive as lone surrogates
+    run = cli("generate", "--regex", "yes", "caf\udce9")
+    assert run.status == ExitCode.USAGE
+    assert "not valid UTF-8" in run.err and "standard input" in run.err
+    assert "--text-file" not in run.err
+    run = cli("check", "json", "caf\udce9")  # check has it
+    assert run.status == ExitCode.USAGE and "--text-file" in run.err

@@ -339,7 +339,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     triggers = _triggers(args, grammar)
     params = _params(args)
     chat_template = _chat_template(args)
-    prompt = text_from_args(args.text, None, False, default=None)
+    prompt = text_from_args(args.text, None, False, default=None, file_flag=None)
     decoder = _decoder(args, chat_template)
 
     def write(piece: str) -> None:
