@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Sequence
 
@@ -297,3 +298,56 @@ def test_penalties_count_the_prompt_as_llama_cpp_does() -> None:
     # a token the prompt does not hold is not penalised, and without a penalty nothing is
     assert first([1], penalised) == "}"
     assert first([4], GREEDY) == "a"
+
+
+class FirstTokenModel:
+    """A model that holds its sequence and wants the sequence's first token again until
+    the sequence has 6 tokens, then the end: what it writes depends on what it holds."""
+
+    vocabulary = VOCABULARY
+    context_size = None
+
+    def __init__(self) -> None:
+        self.held: list[int] = []
+        self.starts = 0
+
+    def encode_prompt(self, prompt: str, *, raw: bool) -> list[int]:
+        return [4] * len(prompt) if raw else [0, *([4] * len(prompt)), 1]
+
+    def _logits(self) -> npt.NDArray[np.float32]:
+        logits = np.zeros(6, dtype=np.float32)
+        logits[self.held[0] if len(self.held) < 6 else 5] = 10.0
+        return logits
+
+    def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        self.held = list(prompt_ids)
+        self.starts += 1
+        return self._logits()
+
+    def step(self, token_id: int) -> npt.NDArray[np.float32]:
+        self.held.append(token_id)
+        return self._logits()
+
+
+def test_interleaved_generations_each_get_their_own_sequence() -> None:
+    # the model holds one sequence: a stream resumed after another generation had run
+    # went on from the other one's sequence ("The fruit I mentioned is the Banana" came
+    # out as "Them, a terrestrial exoplanet orbiting" on SmolLM2 after a stream about a
+    # planet); it now has the model evaluate its own again (found by bughunt10)
+    model = FirstTokenModel()
+    decoder = Decoder(model)
+    alone = [decoder.generate("x", raw=raw, params=GREEDY).text for raw in (True, False)]
+    assert alone == ["aaaaa", "{{{"]
+    first = decoder.stream("x", raw=True, params=GREEDY)
+    pieces = [next(first), next(first)]
+    assert decoder.generate("x", params=GREEDY).text == "{{{"  # runs while first waits
+    starts = model.starts
+    pieces += list(first)
+    assert "".join(pieces) == first.result.text == "aaaaa"
+    assert model.starts == starts + 1  # evaluated again once, then stepped
+    one, two = decoder.stream("x", raw=True, params=GREEDY), decoder.stream("x", params=GREEDY)
+    texts = ["", ""]
+    for a, b in itertools.zip_longest(one, two, fillvalue=""):  # piece by piece, in turn
+        texts[0] += a
+        texts[1] += b
+    assert texts == alone
