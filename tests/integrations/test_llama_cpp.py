@@ -101,6 +101,32 @@ def test_seeds_reproduce(llama_decoder: Decoder) -> None:
     assert len({first, run(8), run(9)}) > 1  # the seed, not the prompt, decides
 
 
+def test_greedy_paths_agree(llama: Any, llama_decoder: Decoder) -> None:
+    # the same model, grammar and prompt, greedy: gbnfkit's loop (both grammar modes),
+    # its stream, and llama-cpp-python's own loop held by the LogitsProcessor take the
+    # same tokens
+    grammar = Grammar.builtin("json")
+    prompt = "<|im_start|>user\nA cat as JSON<|im_end|>\n<|im_start|>assistant\n"
+    greedy = SamplingParams(temperature=0.0)
+    results = [
+        llama_decoder.generate(prompt, grammar=grammar, params=params, max_tokens=12, raw=True)
+        for params in (greedy, greedy.replace(grammar_first=True))
+    ]
+    stream = llama_decoder.stream(prompt, grammar=grammar, params=greedy, max_tokens=12, raw=True)
+    assert "".join(stream) == results[0].text == results[1].text
+    assert stream.result.token_ids == results[0].token_ids == results[1].token_ids
+    processor = integration.LogitsProcessor(llama_decoder.compiler.compile(grammar))
+    ids = llama_decoder.runner.encode_prompt(prompt, raw=True)
+    own: list[int] = []
+    for token in llama.generate(
+        ids, temp=0.0, reset=True, logits_processor=llama_cpp.LogitsProcessorList([processor])
+    ):
+        own.append(token)
+        if len(own) == 12:
+            break
+    assert tuple(own) == results[0].token_ids
+
+
 def test_lazy_grammar_sleeps_through_plain_text(llama_decoder: Decoder) -> None:
     params = SamplingParams(seed=3)
     free = llama_decoder.generate("Say hello to Ada.", params=params, max_tokens=25)
