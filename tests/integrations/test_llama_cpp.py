@@ -127,6 +127,24 @@ def test_greedy_paths_agree(llama: Any, llama_decoder: Decoder) -> None:
     assert tuple(own) == results[0].token_ids
 
 
+def test_a_paused_stream_survives_other_uses_of_its_llama(llama: Any) -> None:
+    # one Llama holds one sequence: a paused stream resumed after another decoder on the
+    # same Llama, or the Llama's own create_completion, had run went on from their
+    # sequence ("The fruit I mentioned is the Banana" came out as "Them, a terrestrial
+    # exoplanet orbiting"); the runner now evaluates its own again (found by bughunt10)
+    mine, other = integration.decoder(llama), integration.decoder(llama)
+    greedy = SamplingParams(temperature=0.0)
+    alone = mine.generate("Name a fruit.", params=greedy, max_tokens=6).text
+    for interrupt in (
+        lambda: other.generate("Name a planet.", params=greedy, max_tokens=3),
+        lambda: llama.create_completion("The planet", max_tokens=3, temperature=0.0),
+    ):
+        stream = mine.stream("Name a fruit.", params=greedy, max_tokens=6)
+        first = next(stream)
+        interrupt()
+        assert first + "".join(stream) == alone
+
+
 def test_lazy_grammar_sleeps_through_plain_text(llama_decoder: Decoder) -> None:
     params = SamplingParams(seed=3)
     free = llama_decoder.generate("Say hello to Ada.", params=params, max_tokens=25)

@@ -316,10 +316,14 @@ class LlamaRunner:
     """A ``llama_cpp.Llama`` as a :class:`~gbnfkit.integrations.ModelRunner`.
 
     Evaluates with ``Llama.eval`` and reads the last position's logits from llama.cpp
-    (``llama_get_logits_ith``). The chat template is ``chat_template`` when given (Jinja
-    text, as ``llama-server --chat-template-file`` reads it), else the GGUF's
-    ``tokenizer.chat_template`` when it has one; either is rendered as llama-cpp-python
-    renders a model's template (:meth:`format_chat`).
+    (``llama_get_logits_ith``). The ``Llama`` may be used for other things between two
+    steps (another runner or decoder on it, its own ``create_completion``): a step that
+    finds it holding another sequence evaluates this runner's sequence again first.
+
+    The chat template is ``chat_template`` when given (Jinja text, as ``llama-server
+    --chat-template-file`` reads it), else the GGUF's ``tokenizer.chat_template`` when it
+    has one; either is rendered as llama-cpp-python renders a model's template
+    (:meth:`format_chat`).
 
     Raises:
         ChatTemplateError: ``chat_template`` (or the GGUF's template) is empty or not
@@ -354,6 +358,7 @@ class LlamaRunner:
                 f"{type(chat_template).__name__}"
             )
         self._template: str | None = chat_template
+        self._held: npt.NDArray[np.intc] | None = None  # the sequence this runner evaluated
         self._formatter: Any = _jinja_formatter(llm, chat_template) if chat_template else None
         if chat_template is not None and self._formatter is None:
             raise ChatTemplateError("the chat template is empty")
@@ -418,12 +423,23 @@ class LlamaRunner:
         return np.array(view, dtype=np.float32)
 
     def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        ids = list(prompt_ids)
         self._llm.reset()
-        self._llm.eval(list(prompt_ids))
+        self._llm.eval(ids)
+        self._held = np.array(ids, dtype=np.intc)
         return self._logits()
 
     def step(self, token_id: int) -> npt.NDArray[np.float32]:
-        self._llm.eval([token_id])
+        llm, held = self._llm, self._held
+        if held is not None and (
+            llm.n_tokens != len(held) or not np.array_equal(llm.input_ids[: len(held)], held)
+        ):
+            # the Llama evaluated something else since (another runner or decoder on it,
+            # its own create_completion): this sequence is evaluated again first
+            llm.reset()
+            llm.eval(held.tolist())
+        llm.eval([token_id])
+        self._held = np.append(held, np.intc(token_id)) if held is not None else None
         return self._logits()
 
 
