@@ -237,6 +237,19 @@ def test_logits_processor_compiles_a_grammar_for_the_model(llama: Any) -> None:
     assert not np.isfinite(scores[llama.n_vocab() :]).any()  # beyond the vocabulary
 
 
+def test_logits_processor_refuses_a_grammar_compiled_for_another_model(llama: Any) -> None:
+    # the Llama was ignored beside a compiled grammar, so a grammar compiled for another
+    # vocabulary masked other tokens than it meant, silently (LlamaRunner refuses it;
+    # found by bughunt10)
+    other = GrammarCompiler(Vocabulary([b"y", b"n", None], eos_token_ids=[2]))
+    compiled = other.compile(Grammar.from_gbnf('root ::= "y" | "n"'))
+    with pytest.raises(VocabularyError, match="another model's"):
+        integration.LogitsProcessor(compiled, llama)
+    integration.LogitsProcessor(compiled)  # without the model there is nothing to check
+    own = GrammarCompiler(Vocabulary.from_llama(llama)).compile(Grammar.from_gbnf('root ::= "y"'))
+    assert integration.LogitsProcessor(own, llama).matcher.steps == 0
+
+
 def test_logits_processor_starts_over_at_a_chat_turn_that_extends_the_last() -> None:
     # a chat's next prompt holds the previous prompt and answer and more tokens (the end
     # of turn the processor never saw, the next message): it was taken as more output,

@@ -174,8 +174,13 @@ class LogitsProcessor:
     Args:
         grammar: the grammar compiled for the model's vocabulary (see
             :func:`vocabulary_from_llama`), or a :class:`~gbnfkit.Grammar` with ``llm``.
-        llm: the ``Llama``, needed only to compile a :class:`~gbnfkit.Grammar`.
+        llm: the ``Llama``, needed to compile a :class:`~gbnfkit.Grammar`; with a
+            compiled grammar, its vocabulary's size is checked against the model's.
         triggers: make the grammar lazy (free text until a trigger fires).
+
+    Raises:
+        VocabularyError: ``llm`` is given with a grammar compiled for a vocabulary of
+            another size than the model's (another model's).
 
     Raises (when called):
         InputRejected: a generated token is not allowed by the grammar (another
@@ -206,6 +211,13 @@ class LogitsProcessor:
             if llm is None:
                 raise ArgumentError("a Grammar needs the Llama to compile it for: pass llm")
             grammar = compile_grammar(grammar, vocabulary_from_llama(llm))
+        elif llm is not None and grammar.vocabulary.size != int(llm.n_vocab()):
+            # as LlamaRunner: its masks would name other tokens (and cut the logits)
+            raise VocabularyError(
+                f"the grammar was compiled for a vocabulary of {grammar.vocabulary.size} "
+                f"tokens but the model has {int(llm.n_vocab())}: it is another model's "
+                "(compile it with Vocabulary.from_llama(llm), or pass the Grammar)"
+            )
         self._matcher: AnyMatcher = (
             grammar.matcher(triggers=trigger_list) if trigger_list else grammar.matcher()
         )
