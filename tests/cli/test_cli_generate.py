@@ -289,3 +289,26 @@ def test_generate_chat_template_file_is_not_standard_input(cli: Cli) -> None:
     run = cli("generate", "--chat-template-file", "-", "Hi")
     assert run.status == ExitCode.USAGE
     assert run.err.strip() == "gbnfkit generate: --chat-template-file takes a file, not '-'"
+
+
+def test_generate_an_error_after_some_text_still_ends_its_line(cli: Cli) -> None:
+    # the regex forces "yes", then only an end of sequence may follow, and -l bans all
+    # three of SmolLM2's: the error (exit 4) came after "yes" with no newline, so the next
+    # output (the shell's prompt) ran on after it; the refused --lazy word's error ends
+    # the line (found by bughunt10)
+    bans = ["-l", "0-inf", "-l", "2-inf", "-l", "4-inf"]
+    run = cli("generate", "--regex", "yes", *bans, "--seed", "1", "-t", "1", "Say yes")
+    assert run.status == ExitCode.USAGE, run.err
+    assert run.out == "yes\n"
+    assert "no token can be sampled" in run.err and "Traceback" not in run.err
+
+
+def test_generate_a_prompt_argument_not_utf8_names_no_option_generate_lacks(cli: Cli) -> None:
+    # the message sent the user to --text-file, which generate does not have (found by
+    # bughunt10); argv bytes that are not UTF-8 arrive as lone surrogates
+    run = cli("generate", "--regex", "yes", "caf\udce9")
+    assert run.status == ExitCode.USAGE
+    assert "not valid UTF-8" in run.err and "standard input" in run.err
+    assert "--text-file" not in run.err
+    run = cli("check", "json", "caf\udce9")  # check has it
+    assert run.status == ExitCode.USAGE and "--text-file" in run.err

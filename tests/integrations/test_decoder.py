@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Sequence
 
@@ -275,3 +276,78 @@ def test_the_server_loop_ends_where_the_grammar_ends_without_an_end_token() -> N
     stuck = compile(Grammar.from_gbnf('root ::= "a" "b"'), NoEndModel.vocabulary)
     with pytest.raises(SamplingError):
         run_job(NoEndModel(), Job([2], stuck.matcher(), GREEDY, 8, (), threading.Event()), print)
+
+
+def test_penalties_count_the_prompt_as_llama_cpp_does() -> None:
+    # llama.cpp's command line and server push the prompt's tokens into the sampler's
+    # history (common_sampler_accept(..., false)) before sampling, so a penalty also holds
+    # back what the prompt said; gbnfkit's loops started with an empty history, and
+    # `gbnfkit generate --presence-penalty` (named after llama.cpp's flag) did not (found
+    # by bughunt10)
+    from gbnfkit.server._decode import Job, run_job
+
+    penalised = SamplingParams(temperature=0.0, presence_penalty=20.0)
+
+    def first(script: list[int], params: SamplingParams) -> str:
+        decoder = Decoder(ScriptedModel(script))
+        return decoder.generate("aa", raw=True, params=params, max_tokens=1).text
+
+    assert first([4], penalised) == "{"  # wants "a"; the raw prompt "aa" is two "a" tokens
+    job = Job([4, 4], None, penalised, 1, (), threading.Event())
+    assert run_job(ScriptedModel([4]), job, print).text == "{"
+    # a token the prompt does not hold is not penalised, and without a penalty nothing is
+    assert first([1], penalised) == "}"
+    assert first([4], GREEDY) == "a"
+
+
+class FirstTokenModel:
+    """A model that holds its sequence and wants the sequence's first token again until
+    the sequence has 6 tokens, then the end: what it writes depends on what it holds."""
+
+    vocabulary = VOCABULARY
+    context_size = None
+
+    def __init__(self) -> None:
+        self.held: list[int] = []
+        self.starts = 0
+
+    def encode_prompt(self, prompt: str, *, raw: bool) -> list[int]:
+        return [4] * len(prompt) if raw else [0, *([4] * len(prompt)), 1]
+
+    def _logits(self) -> npt.NDArray[np.float32]:
+        logits = np.zeros(6, dtype=np.float32)
+        logits[self.held[0] if len(self.held) < 6 else 5] = 10.0
+        return logits
+
+    def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        self.held = list(prompt_ids)
+        self.starts += 1
+        return self._logits()
+
+    def step(self, token_id: int) -> npt.NDArray[np.float32]:
+        self.held.append(token_id)
+        return self._logits()
+
+
+def test_interleaved_generations_each_get_their_own_sequence() -> None:
+    # the model holds one sequence: a stream resumed after another generation had run
+    # went on from the other one's sequence ("The fruit I mentioned is the Banana" came
+    # out as "Them, a terrestrial exoplanet orbiting" on SmolLM2 after a stream about a
+    # planet); it now has the model evaluate its own again (found by bughunt10)
+    model = FirstTokenModel()
+    decoder = Decoder(model)
+    alone = [decoder.generate("x", raw=raw, params=GREEDY).text for raw in (True, False)]
+    assert alone == ["aaaaa", "{{{"]
+    first = decoder.stream("x", raw=True, params=GREEDY)
+    pieces = [next(first), next(first)]
+    assert decoder.generate("x", params=GREEDY).text == "{{{"  # runs while first waits
+    starts = model.starts
+    pieces += list(first)
+    assert "".join(pieces) == first.result.text == "aaaaa"
+    assert model.starts == starts + 1  # evaluated again once, then stepped
+    one, two = decoder.stream("x", raw=True, params=GREEDY), decoder.stream("x", params=GREEDY)
+    texts = ["", ""]
+    for a, b in itertools.zip_longest(one, two, fillvalue=""):  # piece by piece, in turn
+        texts[0] += a
+        texts[1] += b
+    assert texts == alone

@@ -15,6 +15,7 @@ from gbnfkit import (
     ArgumentError,
     Grammar,
     GrammarCompiler,
+    InputRejected,
     MatchStatus,
     SamplingParams,
     Trigger,
@@ -98,6 +99,50 @@ def test_seeds_reproduce(llama_decoder: Decoder) -> None:
     first = run(7)
     assert run(7) == first
     assert len({first, run(8), run(9)}) > 1  # the seed, not the prompt, decides
+
+
+def test_greedy_paths_agree(llama: Any, llama_decoder: Decoder) -> None:
+    # the same model, grammar and prompt, greedy: gbnfkit's loop (both grammar modes),
+    # its stream, and llama-cpp-python's own loop held by the LogitsProcessor take the
+    # same tokens
+    grammar = Grammar.builtin("json")
+    prompt = "<|im_start|>user\nA cat as JSON<|im_end|>\n<|im_start|>assistant\n"
+    greedy = SamplingParams(temperature=0.0)
+    results = [
+        llama_decoder.generate(prompt, grammar=grammar, params=params, max_tokens=12, raw=True)
+        for params in (greedy, greedy.replace(grammar_first=True))
+    ]
+    stream = llama_decoder.stream(prompt, grammar=grammar, params=greedy, max_tokens=12, raw=True)
+    assert "".join(stream) == results[0].text == results[1].text
+    assert stream.result.token_ids == results[0].token_ids == results[1].token_ids
+    processor = integration.LogitsProcessor(llama_decoder.compiler.compile(grammar))
+    ids = llama_decoder.runner.encode_prompt(prompt, raw=True)
+    own: list[int] = []
+    for token in llama.generate(
+        ids, temp=0.0, reset=True, logits_processor=llama_cpp.LogitsProcessorList([processor])
+    ):
+        own.append(token)
+        if len(own) == 12:
+            break
+    assert tuple(own) == results[0].token_ids
+
+
+def test_a_paused_stream_survives_other_uses_of_its_llama(llama: Any) -> None:
+    # one Llama holds one sequence: a paused stream resumed after another decoder on the
+    # same Llama, or the Llama's own create_completion, had run went on from their
+    # sequence ("The fruit I mentioned is the Banana" came out as "Them, a terrestrial
+    # exoplanet orbiting"); the runner now evaluates its own again (found by bughunt10)
+    mine, other = integration.decoder(llama), integration.decoder(llama)
+    greedy = SamplingParams(temperature=0.0)
+    alone = mine.generate("Name a fruit.", params=greedy, max_tokens=6).text
+    for interrupt in (
+        lambda: other.generate("Name a planet.", params=greedy, max_tokens=3),
+        lambda: llama.create_completion("The planet", max_tokens=3, temperature=0.0),
+    ):
+        stream = mine.stream("Name a fruit.", params=greedy, max_tokens=6)
+        first = next(stream)
+        interrupt()
+        assert first + "".join(stream) == alone
 
 
 def test_lazy_grammar_sleeps_through_plain_text(llama_decoder: Decoder) -> None:
@@ -192,6 +237,19 @@ def test_logits_processor_compiles_a_grammar_for_the_model(llama: Any) -> None:
     assert not np.isfinite(scores[llama.n_vocab() :]).any()  # beyond the vocabulary
 
 
+def test_logits_processor_refuses_a_grammar_compiled_for_another_model(llama: Any) -> None:
+    # the Llama was ignored beside a compiled grammar, so a grammar compiled for another
+    # vocabulary masked other tokens than it meant, silently (LlamaRunner refuses it;
+    # found by bughunt10)
+    other = GrammarCompiler(Vocabulary([b"y", b"n", None], eos_token_ids=[2]))
+    compiled = other.compile(Grammar.from_gbnf('root ::= "y" | "n"'))
+    with pytest.raises(VocabularyError, match="another model's"):
+        integration.LogitsProcessor(compiled, llama)
+    integration.LogitsProcessor(compiled)  # without the model there is nothing to check
+    own = GrammarCompiler(Vocabulary.from_llama(llama)).compile(Grammar.from_gbnf('root ::= "y"'))
+    assert integration.LogitsProcessor(own, llama).matcher.steps == 0
+
+
 def test_logits_processor_starts_over_at_a_chat_turn_that_extends_the_last() -> None:
     # a chat's next prompt holds the previous prompt and answer and more tokens (the end
     # of turn the processor never saw, the next message): it was taken as more output,
@@ -216,6 +274,40 @@ def test_logits_processor_starts_over_at_a_chat_turn_that_extends_the_last() -> 
     assert allowed(second) == {2, 4}
     assert allowed([*second, 4]) == {5}
     assert processor.matcher.steps == 1
+
+
+def test_logits_processor_stops_constraining_after_a_refused_token_not_restart() -> None:
+    # a token the grammar refuses (here: "{\n" fires the lazy word "{" on text the grammar
+    # refuses; masks while asleep allow it) raised inside llama-cpp-python's callback, and
+    # the next call, two tokens past the last one seen, was taken for a new generation:
+    # the grammar restarted in the middle of the output, so the rest was held to the
+    # grammar from its start and the matcher could end "complete" on an output that is no
+    # match (found by bughunt10)
+    tokens: list[bytes | None] = [b"Q", b"{", b"{\n", b"a", b"}", None]
+    eos = len(tokens) - 1
+    vocabulary = Vocabulary(tokens, eos_token_ids=[eos])
+    compiled = GrammarCompiler(vocabulary).compile(Grammar.from_gbnf('root ::= "{" [a-z]* "}"'))
+    for triggers, refused in (([Trigger.word("{")], 2), ([], 0)):
+        processor = integration.LogitsProcessor(compiled, triggers=triggers)
+
+        def allowed(ids: list[int], processor: Any = processor) -> set[int]:
+            scores = np.zeros(vocabulary.size, dtype=np.float32)
+            processor(np.asarray(ids, dtype=np.intc), scores)
+            return set(np.flatnonzero(np.isfinite(scores)).tolist())
+
+        prompt = [0, 0]
+        allowed(prompt)
+        with pytest.raises(InputRejected):
+            allowed([*prompt, refused])  # llama-cpp-python prints it, samples unconstrained
+        everything = set(range(vocabulary.size))
+        steps = processor.matcher.steps
+        for more in ([3], [3, 1], [3, 1, 3], [3, 1, 3, 4]):  # the output goes on: left alone
+            assert allowed([*prompt, refused, *more]) == everything
+        assert processor.matcher.steps == steps
+        assert isinstance(processor.rejection, InputRejected)
+        # a new generation (not one token more) is constrained again from the start
+        assert allowed([0]) == (everything if triggers else {1})
+        assert processor.rejection is None
 
 
 def test_logits_processor_constrains_every_turn_of_a_chat(llama: Any) -> None:

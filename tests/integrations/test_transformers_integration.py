@@ -22,6 +22,7 @@ from gbnfkit import (
     MatchStatus,
     SamplingParams,
     Vocabulary,
+    VocabularyError,
     compile,
 )
 from gbnfkit.cli import main
@@ -219,6 +220,18 @@ def test_cli_generate_with_the_transformers_backend(
     assert loaded == [str(llama_integration.default_model_path())]
     jsonschema.validate(json.loads(out), schema)
     assert "tokens/s" in err.splitlines()[-1]
+
+
+def test_a_vocabulary_of_another_model_is_refused(hf_model: tuple[Any, Any]) -> None:
+    # the runner took any vocabulary: a compiler of another model's gave a decoder that
+    # sampled among that vocabulary's first ids only (the logits cut to it), silently
+    # (LlamaRunner refuses it; found by bughunt10)
+    model, tokenizer = hf_model
+    other = GrammarCompiler(Vocabulary([b"y", b"n", None], eos_token_ids=[2]))
+    with pytest.raises(VocabularyError, match="another model's"):
+        integration.decoder(model, tokenizer, compiler=other)
+    own = GrammarCompiler(integration.vocabulary_from_tokenizer(tokenizer, model))
+    assert integration.decoder(model, tokenizer, compiler=own).vocabulary is own.vocabulary
 
 
 def test_the_decoder_steps_the_model_without_deprecated_arguments(hf_decoder: Decoder) -> None:

@@ -339,7 +339,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     triggers = _triggers(args, grammar)
     params = _params(args)
     chat_template = _chat_template(args)
-    prompt = text_from_args(args.text, None, False, default=None)
+    prompt = text_from_args(args.text, None, False, default=None, file_flag=None)
     decoder = _decoder(args, chat_template)
 
     def write(piece: str) -> None:
@@ -365,6 +365,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not wrote_newline:
             write("\n")
         raise CliError(f"gbnfkit generate: {exc}", ExitCode.BAD_GRAMMAR) from None
+    except GbnfkitError:  # e.g. -l bans every token the grammar allows: main reports it
+        if not wrote_newline:
+            write("\n")
+        raise
     if not wrote_newline:
         write("\n")
     result = generation.result

@@ -58,18 +58,20 @@ def read_source(path: str, what: str) -> str:
         ) from None
 
 
-def _checked_argument(text: str) -> str:
+def _checked_argument(text: str, file_flag: str | None) -> str:
     """``text`` from the command line, refused if its bytes were not UTF-8.
 
     Python turns undecodable bytes of ``argv`` into lone surrogates
     (``surrogateescape``); they must not be matched as if they were characters.
+    ``file_flag`` is the command's option that reads the text from a file, if it has one.
     """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
+        where = f"with {file_flag} or on standard input" if file_flag else "on standard input"
         raise CliError(
             f"gbnfkit: the text argument is not valid UTF-8 (at character {exc.start}); "
-            "pass such text with --text-file or on standard input to see the byte"
+            f"pass such text {where} to see the byte"
         ) from None
     return text
 
@@ -95,11 +97,17 @@ def add_text_arguments(parser: argparse.ArgumentParser, name: str, helptext: str
 
 
 def text_from_args(
-    text: str | None, text_file: str | None, strip_newline: bool, default: str | None
+    text: str | None,
+    text_file: str | None,
+    strip_newline: bool,
+    default: str | None,
+    *,
+    file_flag: str | None = "--text-file",
 ) -> str:
     """The text to work on: inline, ``-`` (stdin), ``--text-file``, or ``default``.
 
-    ``default`` ``None`` means an absent text is read from standard input.
+    ``default`` ``None`` means an absent text is read from standard input; ``file_flag``
+    is the option that reads the text from a file (``None``: the command has none).
     """
     if text is not None and text_file is not None:
         raise CliError("gbnfkit: give the text either inline or with --text-file, not both")
@@ -108,7 +116,7 @@ def text_from_args(
     elif text == STDIN or (text is None and default is None):
         source = read_source(STDIN, "text")
     elif text is not None:
-        return _checked_argument(text)
+        return _checked_argument(text, file_flag)
     else:
         assert default is not None
         return default

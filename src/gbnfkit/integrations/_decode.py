@@ -247,6 +247,11 @@ class Generation(Iterator[str]):
 class Decoder:
     """Constrained generation on one model: prompt in, text out (streamed).
 
+    The model holds one sequence at a time. Generations may still be interleaved (a
+    stream left unfinished while another one runs, then resumed): a generation that
+    resumes after another one used the model has the model evaluate its prompt and
+    tokens again (once per switch) and goes on as if it had never been interrupted.
+
     Args:
         runner: the model (see :class:`ModelRunner`; the runtime integrations make one).
         compiler: compiles grammars for the model's vocabulary (default: a new
@@ -257,6 +262,7 @@ class Decoder:
     def __init__(self, runner: ModelRunner, *, compiler: GrammarCompiler | None = None) -> None:
         self._runner = runner
         self._compiler = compiler
+        self._sequence: object = None  # the generation whose sequence the model holds
 
     @property
     def runner(self) -> ModelRunner:
@@ -395,6 +401,10 @@ class Decoder:
                     f"the prompt has {len(prompt_ids)} tokens; the model's context holds "
                     f"{runner.context_size}"
                 )
+        # as llama.cpp's command line and server, the prompt is the penalties' and DRY's
+        # history to start with (the grammar does not see it)
+        sampler.extend_history(prompt_ids)
+        sequence = self._sequence = object()
         logits = runner.start(prompt_ids)
         decoding = time.perf_counter()
         first_token = 0.0
@@ -421,7 +431,11 @@ class Decoder:
                     yield piece
             if len(token_ids) >= room:
                 break
-            logits = runner.step(token)
+            if self._sequence is sequence:
+                logits = runner.step(token)
+            else:  # another generation used the model while this one was paused
+                self._sequence = sequence
+                logits = runner.start([*prompt_ids, *token_ids])
         tail = decoder.decode(b"", final=True)
         if tail:
             pieces.append(tail)

@@ -29,6 +29,7 @@ from gbnfkit._arguments import expect
 from gbnfkit._errors import (
     ArgumentError,
     ChatTemplateError,
+    InputRejected,
     MissingDependencyError,
     VocabularyError,
 )
@@ -173,14 +174,24 @@ class LogitsProcessor:
     Args:
         grammar: the grammar compiled for the model's vocabulary (see
             :func:`vocabulary_from_llama`), or a :class:`~gbnfkit.Grammar` with ``llm``.
-        llm: the ``Llama``, needed only to compile a :class:`~gbnfkit.Grammar`.
+        llm: the ``Llama``, needed to compile a :class:`~gbnfkit.Grammar`; with a
+            compiled grammar, its vocabulary's size is checked against the model's.
         triggers: make the grammar lazy (free text until a trigger fires).
+
+    Raises:
+        VocabularyError: ``llm`` is given with a grammar compiled for a vocabulary of
+            another size than the model's (another model's).
 
     Raises (when called):
         InputRejected: a generated token is not allowed by the grammar (another
-            processor or sampler let one through). llama-cpp-python 0.3 calls processors
-            from a ctypes sampler callback, which prints such an exception and ignores it:
-            that step's logits are then left as they were (unconstrained).
+            processor or sampler let one through, or, with ``triggers``, the token fired
+            a trigger on text the grammar refuses: :class:`~gbnfkit.TriggerRejected`;
+            masks while the grammar sleeps cannot foresee it). llama-cpp-python 0.3
+            calls processors from a ctypes sampler callback, which prints such an
+            exception and ignores it. The output is then no match whatever follows, so
+            the rest of that generation is left unconstrained (its logits as they are),
+            as the transformers processor's ``RowState.STOPPED`` rows;
+            :attr:`rejection` holds the error until the next generation starts.
     """
 
     def __init__(
@@ -200,21 +211,36 @@ class LogitsProcessor:
             if llm is None:
                 raise ArgumentError("a Grammar needs the Llama to compile it for: pass llm")
             grammar = compile_grammar(grammar, vocabulary_from_llama(llm))
+        elif llm is not None and grammar.vocabulary.size != int(llm.n_vocab()):
+            # as LlamaRunner: its masks would name other tokens (and cut the logits)
+            raise VocabularyError(
+                f"the grammar was compiled for a vocabulary of {grammar.vocabulary.size} "
+                f"tokens but the model has {int(llm.n_vocab())}: it is another model's "
+                "(compile it with Vocabulary.from_llama(llm), or pass the Grammar)"
+            )
         self._matcher: AnyMatcher = (
             grammar.matcher(triggers=trigger_list) if trigger_list else grammar.matcher()
         )
         self._size = grammar.vocabulary.size
         self._seen: npt.NDArray[np.intc] | None = None
         self._bitmask = allocate_bitmask(1, self._size)
+        self._rejection: InputRejected | None = None
 
     @property
     def matcher(self) -> AnyMatcher:
         """The matcher the processor advances."""
         return self._matcher
 
+    @property
+    def rejection(self) -> InputRejected | None:
+        """The refusal of a generated token that left the rest of the current generation
+        unconstrained (``None``: none; cleared when a new generation starts)."""
+        return self._rejection
+
     def reset(self) -> None:
         """Forget the sequence: the next call starts a new generation."""
         self._seen = None
+        self._rejection = None
         self._matcher.reset()
 
     def __call__(
@@ -222,15 +248,25 @@ class LogitsProcessor:
     ) -> npt.NDArray[np.single]:
         seen = self._seen
         ids = np.asarray(input_ids)
+        # the sequence is followed even when the grammar refuses a token (the call that
+        # raises included): the calls after it are the same generation, not a new one
+        self._seen = ids.copy()
         if seen is not None:
             # llama-cpp-python evaluates one sampled token between two calls of one
             # generation; any other change is the prompt of a new one (a chat's next turn
             # extends the previous prompt and answer by more than one token)
             if len(ids) == len(seen) + 1 and np.array_equal(ids[:-1], seen):
-                self._matcher.accept_token(int(ids[-1]))
+                if self._rejection is None:
+                    try:
+                        self._matcher.accept_token(int(ids[-1]))
+                    except InputRejected as error:
+                        self._rejection = error
+                        raise
             else:
                 self._matcher.reset()
-        self._seen = ids.copy()
+                self._rejection = None
+        if self._rejection is not None:
+            return scores
         self._matcher.fill_bitmask(self._bitmask)
         width = min(scores.shape[-1], self._size)
         apply_bitmask(scores[..., :width], self._bitmask)
@@ -292,10 +328,14 @@ class LlamaRunner:
     """A ``llama_cpp.Llama`` as a :class:`~gbnfkit.integrations.ModelRunner`.
 
     Evaluates with ``Llama.eval`` and reads the last position's logits from llama.cpp
-    (``llama_get_logits_ith``). The chat template is ``chat_template`` when given (Jinja
-    text, as ``llama-server --chat-template-file`` reads it), else the GGUF's
-    ``tokenizer.chat_template`` when it has one; either is rendered as llama-cpp-python
-    renders a model's template (:meth:`format_chat`).
+    (``llama_get_logits_ith``). The ``Llama`` may be used for other things between two
+    steps (another runner or decoder on it, its own ``create_completion``): a step that
+    finds it holding another sequence evaluates this runner's sequence again first.
+
+    The chat template is ``chat_template`` when given (Jinja text, as ``llama-server
+    --chat-template-file`` reads it), else the GGUF's ``tokenizer.chat_template`` when it
+    has one; either is rendered as llama-cpp-python renders a model's template
+    (:meth:`format_chat`).
 
     Raises:
         ChatTemplateError: ``chat_template`` (or the GGUF's template) is empty or not
@@ -330,6 +370,7 @@ class LlamaRunner:
                 f"{type(chat_template).__name__}"
             )
         self._template: str | None = chat_template
+        self._held: npt.NDArray[np.intc] | None = None  # the sequence this runner evaluated
         self._formatter: Any = _jinja_formatter(llm, chat_template) if chat_template else None
         if chat_template is not None and self._formatter is None:
             raise ChatTemplateError("the chat template is empty")
@@ -394,12 +435,23 @@ class LlamaRunner:
         return np.array(view, dtype=np.float32)
 
     def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        ids = list(prompt_ids)
         self._llm.reset()
-        self._llm.eval(list(prompt_ids))
+        self._llm.eval(ids)
+        self._held = np.array(ids, dtype=np.intc)
         return self._logits()
 
     def step(self, token_id: int) -> npt.NDArray[np.float32]:
-        self._llm.eval([token_id])
+        llm, held = self._llm, self._held
+        if held is not None and (
+            llm.n_tokens != len(held) or not np.array_equal(llm.input_ids[: len(held)], held)
+        ):
+            # the Llama evaluated something else since (another runner or decoder on it,
+            # its own create_completion): this sequence is evaluated again first
+            llm.reset()
+            llm.eval(held.tolist())
+        llm.eval([token_id])
+        self._held = np.append(held, np.intc(token_id)) if held is not None else None
         return self._logits()
 
 

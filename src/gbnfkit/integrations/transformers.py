@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._errors import ArgumentError, InputRejected
+from gbnfkit._errors import ArgumentError, InputRejected, VocabularyError
 from gbnfkit.integrations._decode import AnyMatcher, Decoder
 from gbnfkit.integrations._requires import TRANSFORMERS, require
 from gbnfkit.tokens._bitmask import allocate_bitmask, apply_bitmask
@@ -273,12 +273,24 @@ class TransformersRunner:
 
     Runs the model one token at a time with its key/value cache, under
     ``torch.inference_mode``; the chat template is the tokenizer's, when it has one.
+
+    Raises:
+        VocabularyError: ``vocabulary`` (or :func:`decoder`'s compiler's) has fewer
+            tokens than the tokenizer: it is another model's.
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, vocabulary: Vocabulary | None = None):
         self._torch = _torch()
         self._model = model
         self._tokenizer = tokenizer
+        if vocabulary is not None and vocabulary.size < len(tokenizer):
+            # the tokenizer's ids past it would be out of the vocabulary, and the
+            # logits cut to it (as LlamaRunner, which knows the model's exact width)
+            raise VocabularyError(
+                f"the vocabulary has {vocabulary.size} tokens but the tokenizer "
+                f"{len(tokenizer)}: it is another model's (use "
+                "vocabulary_from_tokenizer(tokenizer, model))"
+            )
         self._vocabulary = vocabulary or vocabulary_from_tokenizer(tokenizer, model)
         self._past: Any = None
         self._device = getattr(model, "device", None)

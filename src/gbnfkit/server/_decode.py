@@ -113,6 +113,7 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[Piece], None]) -> Out
     eos, special = vocabulary.eos_token_ids, vocabulary.special_token_ids
     timed = _TimedMatcher(job.matcher) if job.matcher is not None else None
     sampler = Sampler(job.params, matcher=timed, vocabulary=vocabulary)
+    sampler.extend_history(job.prompt_ids)  # as llama-server: penalties see the prompt
     utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
     room = job.max_tokens
     if runner.context_size is not None:
