@@ -40,6 +40,11 @@ def test_bad_values_are_refused(make: object, error: type[Exception]) -> None:
     assert isinstance(info.value, gbnfkit.GbnfkitError)  # and a gbnfkit exception
 
 
+def test_an_empty_text_names_the_trigger() -> None:
+    with pytest.raises(gbnfkit.ArgumentError, match=r"^Trigger\.after needs a non-empty text"):
+        Trigger.after("")
+
+
 def test_pattern_error_names_the_position() -> None:
     with pytest.raises(gbnfkit.GrammarError, match="column 1") as info:
         Trigger.pattern("*x")

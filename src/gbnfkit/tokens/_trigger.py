@@ -57,9 +57,9 @@ class Trigger:
             object.__setattr__(self, "value", token)
             return
         if not isinstance(value, str):
-            raise ArgumentError(f"a {kind.value} trigger takes a str, not {type(value).__name__}")
+            raise ArgumentError(f"Trigger.{kind.value} takes a str, not {type(value).__name__}")
         if not value:
-            raise ArgumentError(f"a {kind.value} trigger needs a non-empty text")
+            raise ArgumentError(f"Trigger.{kind.value} needs a non-empty text")
         if kind in (TriggerKind.PATTERN, TriggerKind.PATTERN_FULL):
             try:
                 re.compile(value)
