@@ -351,3 +351,24 @@ def test_interleaved_generations_each_get_their_own_sequence() -> None:
         texts[0] += a
         texts[1] += b
     assert texts == alone
+
+
+def test_mirostat_moves_once_when_a_refused_trigger_token_is_resampled() -> None:
+    # "{}}" (4) wakes the grammar on text it refuses: take_token draws again without it,
+    # and mu must move once, for the token kept ("x", the only other one: surprise 0),
+    # not also for the token thrown away (docs/sampling.md)
+    from gbnfkit import Mirostat, Sampler
+    from gbnfkit.integrations._decode import take_token
+
+    logits = np.full(6, -np.inf)
+    logits[[0, 4]] = 0.0  # "x" and "{}}", equally likely
+    compiled = compile(Grammar.from_gbnf('root ::= "x"* "{" "a"* "}"'), LAZY_VOCABULARY)
+
+    def params(seed: int) -> SamplingParams:
+        return SamplingParams(mirostat=Mirostat.V2, mirostat_tau=5.0, mirostat_eta=0.1, seed=seed)
+
+    seed = next(s for s in range(200) if Sampler(params(s)).sample(logits) == 4)
+    sampler = Sampler(params(seed), compiled.matcher(triggers=[Trigger.word("{")]))
+    start = sampler.mu
+    assert take_token(sampler, logits) == 0
+    assert sampler.mu == pytest.approx(start - 0.1 * (0.0 - 5.0))

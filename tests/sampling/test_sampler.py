@@ -211,3 +211,12 @@ def test_matcher_property_and_repr() -> None:
     sampler = Sampler()
     assert sampler.matcher is None and sampler.vocabulary is None
     assert "unconstrained" in repr(sampler)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "1", True, None])
+def test_mu_takes_only_a_finite_number(value: object) -> None:
+    sampler = Sampler(SamplingParams(mirostat=2))
+    with pytest.raises(ArgumentError, match="mu must be a finite number"):
+        sampler.mu = value  # type: ignore[assignment]
+    sampler.mu = 3
+    assert sampler.mu == 3.0 and isinstance(sampler.mu, float)

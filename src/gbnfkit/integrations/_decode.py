@@ -186,6 +186,7 @@ def take_token(sampler: Sampler, logits: Any) -> int:
             its trigger: a mistake in the grammar or the triggers, not in the model).
         SamplingError: no token is left (every other one is banned or refused).
     """
+    mu = sampler.mu
     token = sampler.sample(logits)
     banned: Any = None
     while True:
@@ -199,6 +200,7 @@ def take_token(sampler: Sampler, logits: Any) -> int:
             if banned is None:
                 banned = np.array(to_rows(logits)[0], copy=True)
             banned[token] = -np.inf
+            sampler.mu = mu  # mirostat moves once, for the token kept
             token = sampler.sample(banned)
 
 

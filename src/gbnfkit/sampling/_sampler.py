@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -164,8 +165,23 @@ class Sampler:
 
     @property
     def mu(self) -> float:
-        """Mirostat's current target surprise ``mu`` (``2 * mirostat_tau`` at the start)."""
+        """Mirostat's current target surprise ``mu`` (``2 * mirostat_tau`` at the start).
+
+        Settable: a loop that throws a drawn token away and draws again (as
+        ``gbnfkit.integrations``' loops do for a token whose lazy trigger the grammar
+        refuses) sets it back first, so that ``mu`` moves once, for the token kept.
+        """
         return self._state.mirostat.mu
+
+    @mu.setter
+    def mu(self, value: float) -> None:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise ArgumentError(f"mu must be a finite number, not {value!r}")
+        self._state.mirostat.mu = float(value)
 
     # -- sampling --------------------------------------------------------------
     def sample(self, logits: Any) -> int:
