@@ -168,3 +168,23 @@ def _context_keys(compiled: CompiledGrammar, state: object) -> list[tuple[int, .
         _group_key(group, CONTEXT_DEPTH) if len(group[0]) > CONTEXT_DEPTH else _group_key(group, 0)
         for group in _groups(stacks)
     ]
+
+
+def test_top_frame_walks_go_on_past_short_walk_at_a_pace_within_wide() -> None:
+    """A top frame's walk that passes ``short_walk`` nodes goes on when at its pace it
+    would stay within ``wide`` (a comment's frame in c, shared by every context of an
+    operator after `/`, was given up and each context walked whole): more top splits
+    are kept than with ``wide`` equal to ``short_walk``, and masks stay exact."""
+    vocabulary = synthetic_vocabulary(" \t\n" * 6 + "abc#=;", seed=9)
+    kept = {}
+    for wide in (8, 4000):
+        tuning = Tuning(short_walk=8, early_walk=8, wide=wide)
+        count = 0
+        for text in GRAMMARS:
+            grammar = Grammar.from_gbnf(text)
+            compiled = CompiledGrammar(grammar, vocabulary, tuning=tuning)
+            for seed in range(3):
+                _walk_compiled(compiled, grammar, random.Random(seed), steps=30)
+            count += sum(top is not None for top in compiled._tops.values())
+        kept[wide] = count
+    assert kept[4000] > kept[8], kept

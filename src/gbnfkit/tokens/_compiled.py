@@ -32,7 +32,7 @@ from gbnfkit.tokens._follow import CallIndex, follow_search, rule_starts
 from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key_signature
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
 from gbnfkit.tokens._keywalk import Universal, WideContexts, inside_only, join_keys
-from gbnfkit.tokens._pacing import SplitPace
+from gbnfkit.tokens._pacing import SplitPace, TopPace
 from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -663,7 +663,8 @@ class CompiledGrammar:
 
     def _top_split(self, top_key: Stack) -> _TopSplit | None:
         """The split of a context of one frame, with its handover nodes; ``None`` if
-        its walk passes ``short_walk`` nodes (the context is then split whole)."""
+        its walk passes ``short_walk`` nodes and, at its pace, would pass ``wide``
+        (:class:`TopPace`; the context is then split whole)."""
         automaton = self._automaton
         index = self._index
         tuning = self._tuning
@@ -671,15 +672,8 @@ class CompiledGrammar:
         if root.bottom:
             return None
         handover: list[int] = []
-        walked = walk_all(
-            index.trie,
-            automaton,
-            root,
-            min(tuning.short_walk, tuning.wide),
-            None,
-            tuning,
-            handover,
-        )
+        short, more = min(tuning.short_walk, tuning.wide), TopPace(self, root).more
+        walked = walk_all(index.trie, automaton, root, short, more, tuning, handover)
         if walked is None:
             return None
         return _TopSplit(index.narrow_context(walked[0], walked[1], ()), tuple(handover))

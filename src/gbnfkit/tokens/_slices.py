@@ -777,6 +777,8 @@ def sliced_walk(
             assert child is not None
             if covers.loops_next(child):
                 near |= c & others
+            elif not covered:
+                return None  # this class's bytes are walked in the full trie: see below
     if not covered and others & ~near:
         # some first bytes are walked in the full trie anyway: one walk of all of them
         # costs less than a walk of the rest trie beside it

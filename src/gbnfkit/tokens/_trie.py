@@ -158,9 +158,11 @@ class TokenTrie:
             here = by_level[self.level_start[d] : self.level_start[d + 1]]
             above = by_level[self.level_start[d - 1] : self.level_start[d]]
             parent[here] = above[np.searchsorted(above, here) - 1]
-        self.level_parent: npt.NDArray[np.int32] = np.where(
+        # int64: whole-trie walks ``take`` through it (int32 indices are converted
+        # at every call)
+        self.level_parent: npt.NDArray[np.int64] = np.where(
             node_depth[by_level] > 1, flat_of[parent[by_level]] + 1, 0
-        ).astype(np.int32)
+        )
         self.level_byte: npt.NDArray[np.int32] = node_byte[by_level].astype(np.int32)
         self.token_flat_end: npt.NDArray[np.int64] = (
             flat_of[ends_at] + 1 if n else np.zeros(0, dtype=np.int64)
@@ -243,7 +245,7 @@ class TokenTrie:
             rank = np.empty(len(order), dtype=np.int64)
             rank[order] = np.arange(len(order), dtype=np.int64)
             # where each parent is in the walk's list: above the tail, or in it
-            parent = self.level_parent[first:].astype(np.int64)
+            parent = self.level_parent[first:]
             inside = parent > first
             in_tail = first + 1 - base + rank[np.where(inside, parent - first - 1, 0)]
             where = np.where(inside, in_tail, parent - base)
@@ -283,7 +285,7 @@ class TokenTrie:
             depth = self.offsets[1:] - self.offsets[:-1]
             start = self.offsets[:-1]
             while len(node):
-                node = self.level_parent[node - 1].astype(np.int64)
+                node = self.level_parent[node - 1]
                 depth = depth - 1
                 nodes[start + depth] = node
                 more = depth > 0

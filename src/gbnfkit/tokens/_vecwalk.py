@@ -306,32 +306,33 @@ def vector_walk(
                 ranges.append(hi)
         if not ranges:
             break  # no node at this depth under the bytes walked, none deeper
-        later: list[tuple[int, int, npt.NDArray[np.int32]]] = []  # meeting unfilled entries
-        missing: list[npt.NDArray[np.int32]] = []
+        # the nodes meeting entries not filled yet, and their keys
+        later: list[tuple[Positions, npt.NDArray[np.int32]]] = []
         for i in range(0, len(ranges), 2):
             lo, hi = ranges[i], ranges[i + 1]
-            keys = sid[parents[lo:hi]]
+            # ``take`` with int64 indices, not fancy indexing: about 8% of a walk
+            keys = sid.take(parents[lo:hi])
             keys <<= 8
             keys |= level_bytes[lo:hi]
             nxt = table.flat.take(keys)
+            sid[lo + 1 : hi + 1] = nxt
             if nxt.min() < 0:
-                later.append((lo, hi, keys))
-                missing.append(keys[nxt < 0])
-            else:
-                sid[lo + 1 : hi + 1] = nxt
+                at = np.flatnonzero(nxt < 0)
+                later.append((at + (lo + 1), keys.take(at)))
         if later:
             # one fill for the level; the distinct keys, ascending (np.unique would
-            # import numpy.ma, 6 ms, at the first wide split of a process)
-            unfilled = np.concatenate(missing) if len(missing) > 1 else missing[0]
+            # import numpy.ma, 6 ms, at the first wide split of a process); then only
+            # the nodes that met an unfilled entry are looked up again
+            unfilled = np.concatenate([k for _, k in later]) if len(later) > 1 else later[0][1]
             low = int(unfilled.min())
             table.fill((np.flatnonzero(np.bincount(unfilled - low)) + low).tolist())
-            for lo, hi, keys in later:
-                sid[lo + 1 : hi + 1] = table.flat.take(keys)
+            for at, keys in later:
+                sid[at] = table.flat.take(keys)
     else:
         if tail.depth <= trie.max_depth:
             _walk_tail(tail, table, sid)
     if root.bottom:
-        ends = sid[trie.token_flat_end]
+        ends = sid.take(trie.token_flat_end)
         flags = ends > _UNSURE
         accepted = np.flatnonzero(flags)
         uncertain = np.flatnonzero(ends == _UNSURE)
@@ -346,7 +347,7 @@ def vector_walk(
             # one slice from the first span to the last (ascending), the tokens
             # between two spans rejected: no array of positions to gather through
             low = spans[0][0]
-            ends = sid[trie.token_flat_end[low : spans[-1][1]]]
+            ends = sid.take(trie.token_flat_end[low : spans[-1][1]])
             if len(spans) > 1:
                 between = np.ones(len(ends), dtype=np.bool_)
                 for a, b in spans:
@@ -367,13 +368,20 @@ def vector_walk(
     # token whose state holds the bottom marker, read from the trie's prefix nodes in
     # a few numpy calls whatever the tokens' lengths; already in (position, offset) order
     holds = np.array([e is not None and e[0].bottom for e in table.states], dtype=bool)
-    begins = trie.offsets[uncertain]
-    lengths = trie.offsets[uncertain + 1] - begins
-    before = np.cumsum(lengths) - lengths  # where each token's prefixes start
-    offsets = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(before, lengths)
-    tokens = np.repeat(uncertain, lengths)
-    hit = holds[sid[trie.prefix_nodes[np.repeat(begins, lengths) + offsets]]]
-    return WideSplit(accepted, uncertain, tokens[hit], offsets[hit], flags)
+    begins = trie.offsets.take(uncertain)
+    lengths = trie.offsets.take(uncertain + 1)
+    lengths -= begins
+    # every prefix's byte in the trie's buffer: the k-th prefix of the token whose
+    # prefixes start at ``before`` in this list is at ``begins + k``
+    before = np.cumsum(lengths)
+    before -= lengths
+    at = np.repeat(begins - before, lengths)
+    at += np.arange(len(at), dtype=np.int64)
+    hit = holds.take(sid.take(trie.prefix_nodes.take(at)))
+    tokens = np.compress(hit, np.repeat(uncertain, lengths))
+    offsets = np.compress(hit, at)
+    offsets -= trie.offsets.take(tokens)
+    return WideSplit(accepted, uncertain, tokens, offsets, flags)
 
 
 def _walk_tail(tail: ThinTail, table: _Table, sid: npt.NDArray[np.int32]) -> None:
