@@ -186,6 +186,28 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
         gbnfkit.CompiledGrammar.load(junk, OBJECT, VOCAB)
 
 
+@pytest.mark.parametrize("name", ["object.bin", "object", "object.npz"])
+def test_save_writes_exactly_the_path_given(tmp_path: Path, name: str) -> None:
+    """found by bughunt9: save('g.bin') wrote 'g.bin.npz' (numpy appends the suffix to a
+    name), so load('g.bin') raised LoadError."""
+    compiled = gbnfkit.compile(OBJECT, VOCAB)
+    matcher = compiled.matcher()
+    matcher.accept_text('{"na')
+    expected = matcher.allowed_token_ids()
+    path = tmp_path / name
+    compiled.save(str(path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+    for loaded in (
+        gbnfkit.CompiledGrammar.load(str(path), OBJECT, VOCAB),
+        gbnfkit.GrammarCompiler(VOCAB).load(path, OBJECT),
+    ):
+        again = loaded.matcher()
+        again.accept_text('{"na')
+        assert np.array_equal(again.allowed_token_ids(), expected)
+    with pytest.raises(gbnfkit.ArgumentError, match="path"):
+        compiled.save(3)  # type: ignore[arg-type]  # a file descriptor is not a path
+
+
 def _resave(source: Path, target: Path, **changes: object) -> None:
     with np.load(source) as data:
         fields = {name: data[name] for name in data.files}

@@ -98,7 +98,7 @@ class GrammarCompiler:
             self._cache.clear()
         self._index.clear_shared()
 
-    def load(self, path: str, grammar: Grammar) -> CompiledGrammar:
+    def load(self, path: str | os.PathLike[str], grammar: Grammar) -> CompiledGrammar:
         """:meth:`CompiledGrammar.load` sharing this compiler's vocabulary index."""
         return CompiledGrammar.load(path, grammar, self._vocabulary, index=self._index)
 
