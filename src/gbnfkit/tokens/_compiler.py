@@ -20,9 +20,10 @@ class GrammarCompiler:
     """Compiles grammars for one vocabulary, sharing its token trie.
 
     Keeps the ``cache_size`` (default 32) most recently used compiled grammars: a
-    grammar with the same compiled program and an equal
-    :attr:`~gbnfkit.Grammar.fingerprint` as one of them gets that compiled grammar
-    back (equal grammars compile to equal programs).  The cache is looked up by the
+    grammar with the same compiled program, equal :attr:`~gbnfkit.Grammar.limits` and
+    an equal :attr:`~gbnfkit.Grammar.fingerprint` as one of them gets that compiled
+    grammar back (equal grammars compile to equal programs; the limits are enforced
+    by the compiled grammar, so other limits compile again).  The cache is looked up by the
     program (hashing its flat tuples costs a small fraction of the fingerprint, which
     prints the whole grammar as GBNF), and fingerprints are compared only when the
     programs are equal, so a grammar never seen before computes none.  Thread-safe.
@@ -105,10 +106,10 @@ class GrammarCompiler:
 
 def _program_key(grammar: Grammar) -> tuple[object, ...]:
     """The cache key of ``grammar``: its compiled program, what a compiled grammar is
-    made of (the engine's limits are not part of it, as they are not of the
-    fingerprint)."""
+    made of, and its limits, which the compiled grammar's automaton enforces (they are
+    not part of the fingerprint: equal grammars with other limits compile apart)."""
     p = grammar.program
-    return (p.root, p.rule_names, p.rule_alts, p.kinds, p.target, p.ranges)
+    return (p.root, p.rule_names, p.rule_alts, p.kinds, p.target, p.ranges, grammar.limits)
 
 
 def compile(grammar: Grammar, vocabulary: Vocabulary) -> CompiledGrammar:  # noqa: A001
