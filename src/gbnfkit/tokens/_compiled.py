@@ -152,7 +152,9 @@ class CompiledGrammar:
     """A grammar compiled for a vocabulary: immutable, thread-safe, cheap to share.
 
     Build it with :func:`gbnfkit.compile` or :meth:`gbnfkit.GrammarCompiler.compile`;
-    make one :class:`Matcher` per sequence with :meth:`matcher`.
+    make one :class:`Matcher` per sequence with :meth:`matcher`.  It pickles as its
+    grammar, vocabulary and options (the receiver compiles it again; :meth:`save` and
+    :meth:`load` keep the splits computed); ``copy.copy`` and ``deepcopy`` return it.
 
     Internal caches (bounded, guarded by a lock): ``max_contexts`` context splits
     (default 4,096) and ``max_masks`` masks of recent states (default 1,024); each
@@ -276,6 +278,23 @@ class CompiledGrammar:
         from gbnfkit.tokens._matcher import Matcher
 
         return Matcher(self)
+
+    def __copy__(self) -> CompiledGrammar:
+        return self  # immutable (its caches are internal and thread-safe): a copy is itself
+
+    def __deepcopy__(self, memo: object) -> CompiledGrammar:
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled as what compiles it again, its grammar, vocabulary and options (not
+        # its caches: their positions are this process's; save/load keeps the splits)
+        rebuild = partial(
+            CompiledGrammar,
+            max_contexts=self._max_contexts,
+            max_masks=self._max_masks,
+            tuning=self._tuning,
+        )
+        return (rebuild, (self._grammar, self._vocabulary))
 
     def __repr__(self) -> str:
         return (
