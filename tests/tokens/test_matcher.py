@@ -186,6 +186,28 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
         gbnfkit.CompiledGrammar.load(junk, OBJECT, VOCAB)
 
 
+@pytest.mark.parametrize("name", ["object.bin", "object", "object.npz"])
+def test_save_writes_exactly_the_path_given(tmp_path: Path, name: str) -> None:
+    """found by bughunt9: save('g.bin') wrote 'g.bin.npz' (numpy appends the suffix to a
+    name), so load('g.bin') raised LoadError."""
+    compiled = gbnfkit.compile(OBJECT, VOCAB)
+    matcher = compiled.matcher()
+    matcher.accept_text('{"na')
+    expected = matcher.allowed_token_ids()
+    path = tmp_path / name
+    compiled.save(str(path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+    for loaded in (
+        gbnfkit.CompiledGrammar.load(str(path), OBJECT, VOCAB),
+        gbnfkit.GrammarCompiler(VOCAB).load(path, OBJECT),
+    ):
+        again = loaded.matcher()
+        again.accept_text('{"na')
+        assert np.array_equal(again.allowed_token_ids(), expected)
+    with pytest.raises(gbnfkit.ArgumentError, match="path"):
+        compiled.save(3)  # type: ignore[arg-type]  # a file descriptor is not a path
+
+
 def _resave(source: Path, target: Path, **changes: object) -> None:
     with np.load(source) as data:
         fields = {name: data[name] for name in data.files}
@@ -341,3 +363,32 @@ def test_copy_and_deepcopy_are_independent_forks(lazy: bool) -> None:
         assert matcher.steps == 3 and other.steps == 2
         assert (mask(matcher) == mask(fed("x", "a", "b"))).all()
         assert (mask(other) == mask(fed("x", "z"))).all()
+
+
+def test_compiler_cache_honours_each_grammars_limits() -> None:
+    """found by bughunt9: the cache ignored Limits, so an equal grammar with other limits
+    got the first one's compiled grammar, whose automaton enforced the first's limits
+    (strict limits not enforced; raised limits ignored: LimitError on a text they allow)."""
+    text = 'root ::= a\na ::= "x" a? "y"?'  # one more byte stack per x
+    vocabulary = Vocabulary([b"x", b"y", None], eos_token_ids=[2])
+    strict_limits = gbnfkit.Limits(max_stacks=1)  # LimitError after 14 x's
+
+    def outcome(compiled: gbnfkit.CompiledGrammar) -> str:
+        matcher = compiled.matcher()
+        try:
+            for _ in range(40):
+                matcher.accept_token(0)
+        except gbnfkit.LimitError:
+            return "LimitError"
+        return "accepted"
+
+    loose = Grammar.from_gbnf(text)
+    strict = Grammar.from_gbnf(text, limits=strict_limits)
+    alone = {g.limits: outcome(gbnfkit.compile(g, vocabulary)) for g in (loose, strict)}
+    assert alone == {loose.limits: "accepted", strict_limits: "LimitError"}
+    for first, second in ((loose, strict), (strict, loose)):
+        compiler = gbnfkit.GrammarCompiler(vocabulary)
+        kept = compiler.compile(first)
+        got = compiler.compile(second)
+        assert (outcome(got), got.grammar.limits) == (alone[second.limits], second.limits)
+        assert compiler.compile(Grammar.from_gbnf(text, limits=first.limits)) is kept

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,7 @@ from test_masks import _walk_compiled, synthetic_vocabulary
 
 import gbnfkit
 from gbnfkit._grammar import Grammar
-from gbnfkit.tokens._splitstore import SplitRecord, SplitStore
+from gbnfkit.tokens._splitstore import SplitRecord, SplitStore, _checksum
 
 GRAMMARS = ("json", "json_arr", "c")
 
@@ -152,3 +154,74 @@ def test_a_cache_dir_that_cannot_be_a_directory_is_an_argument_error(tmp_path: P
         with pytest.raises(gbnfkit.ArgumentError, match="cache_dir"):
             gbnfkit.GrammarCompiler(vocabulary, cache_dir=bad)
     assert a_file.read_text() == "not a directory"
+
+
+def _rewrite_header(directory: Path, field: int, value: str, *, checksum: bool) -> None:
+    """Set header ``field`` of every entry to ``value``, the checksum recomputed or not."""
+    for path in directory.glob("*.npz"):
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files}
+        header = arrays["header"].tolist()
+        header[field] = value
+        if checksum:
+            payload = {k: v for k, v in arrays.items() if k != "header"}
+            header[-1] = _checksum(payload, header[:-1])
+        arrays["header"] = np.array(header)
+        with open(path, "wb") as fh:
+            np.savez(fh, **arrays)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("field", "value"), [(4, "0"), (4, "9"), (4, "x"), (5, "no-tails")])
+def test_a_file_whose_header_was_rewritten_is_not_used(
+    tmp_path: Path, field: int, value: str
+) -> None:
+    """found by bughunt9: the header's depth and tails flag were outside the checksum, so
+    a file whose depth differed from what was written gave wrong masks (depth 0 or 9) or
+    a bare ValueError out of fill_bitmask (depth 'x'); the checksum covers the header."""
+    vocabulary = synthetic_vocabulary(seed=51)
+    _walk_all(gbnfkit.GrammarCompiler(vocabulary, cache_dir=tmp_path), seed=53)
+    _rewrite_header(tmp_path, field, value, checksum=False)
+    for seed in (53, 54):  # masks equal the reference at every step
+        _walk_all(gbnfkit.GrammarCompiler(vocabulary, cache_dir=tmp_path), seed=seed)
+
+
+def test_a_header_that_does_not_parse_is_a_miss(tmp_path: Path) -> None:
+    """A file whose checksum matches but whose header does not parse (hand-made) is a
+    miss, never an error."""
+    store = SplitStore(tmp_path, "fingerprint", nwords=1)
+    store.put((0,), SplitRecord(np.array([1], dtype=np.uint32), (), (), None, 3))
+    assert store.get((0,)) is not None
+    for value in ("x", "-1", "", "\u0663"):  # "\u0663" (Arabic-Indic 3) is a digit to str.isdigit
+        _rewrite_header(tmp_path, 4, value, checksum=True)
+        assert store.get((0,)) is None
+
+
+def test_the_bound_holds_per_directory_not_per_store(tmp_path: Path) -> None:
+    """found by bughunt9: each store counted the directory once, at its first put, then
+    only its own writes, so N stores sharing a directory (one per compiler or process)
+    wrote up to N * max_entries files; leftover temporary files counted and stayed."""
+    record = SplitRecord(np.array([1], dtype=np.uint32), (), (), None, 3)
+    a = SplitStore(tmp_path, "fingerprint", nwords=1, max_entries=2)
+    b = SplitStore(tmp_path, "fingerprint", nwords=1, max_entries=2)
+    a.put(("a0",), record)
+    b.put(("b0",), record)
+    a.put(("a1",), record)
+    b.put(("b1",), record)
+    assert len(list(tmp_path.glob("*.npz"))) == 2
+
+
+def test_stale_temporary_files_are_removed_and_not_counted(tmp_path: Path) -> None:
+    record = SplitRecord(np.array([1], dtype=np.uint32), (), (), None, 3)
+    stale, fresh = tmp_path / ".tmp-stale.npz", tmp_path / ".tmp-fresh.npz"
+    for path in (stale, fresh):
+        path.write_bytes(b"half a file")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    store = SplitStore(tmp_path, "fingerprint", nwords=1, max_entries=2, stale_after=600)
+    store.put((0,), record)
+    assert not stale.exists() and fresh.exists()  # a live writer's file stays
+    store.put((1,), record)
+    store.put((2,), record)
+    entries = [p for p in tmp_path.iterdir() if not p.name.startswith(".tmp-")]
+    assert len(entries) == 2
+    assert store.get((0,)) is not None and store.get((1,)) is not None

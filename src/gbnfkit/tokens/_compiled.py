@@ -9,14 +9,12 @@ checks the uncertain tokens against the frames below.  Masks are cached per stat
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -33,6 +31,15 @@ from gbnfkit.tokens._forms import _FAR, _SIGNED_CALL, _SIGNED_END, _UNSEEN, _key
 from gbnfkit.tokens._index import VocabularyIndex, Words, _Context, _TopSplit
 from gbnfkit.tokens._keywalk import Universal, WideContexts, inside_only, join_keys
 from gbnfkit.tokens._pacing import SplitPace, TopPace
+from gbnfkit.tokens._savefile import (
+    ARRAY_FIELDS,
+    SAVED_FIELDS,
+    check_arrays,
+    digest,
+    read_npz,
+    scalar_int,
+    write_npz,
+)
 from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
@@ -145,7 +152,9 @@ class CompiledGrammar:
     """A grammar compiled for a vocabulary: immutable, thread-safe, cheap to share.
 
     Build it with :func:`gbnfkit.compile` or :meth:`gbnfkit.GrammarCompiler.compile`;
-    make one :class:`Matcher` per sequence with :meth:`matcher`.
+    make one :class:`Matcher` per sequence with :meth:`matcher`.  It pickles as its
+    grammar, vocabulary and options (the receiver compiles it again; :meth:`save` and
+    :meth:`load` keep the splits computed); ``copy.copy`` and ``deepcopy`` return it.
 
     Internal caches (bounded, guarded by a lock): ``max_contexts`` context splits
     (default 4,096) and ``max_masks`` masks of recent states (default 1,024); each
@@ -269,6 +278,23 @@ class CompiledGrammar:
         from gbnfkit.tokens._matcher import Matcher
 
         return Matcher(self)
+
+    def __copy__(self) -> CompiledGrammar:
+        return self  # immutable (its caches are internal and thread-safe): a copy is itself
+
+    def __deepcopy__(self, memo: object) -> CompiledGrammar:
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled as what compiles it again, its grammar, vocabulary and options (not
+        # its caches: their positions are this process's; save/load keeps the splits)
+        rebuild = partial(
+            CompiledGrammar,
+            max_contexts=self._max_contexts,
+            max_masks=self._max_masks,
+            tuning=self._tuning,
+        )
+        return (rebuild, (self._grammar, self._vocabulary))
 
     def __repr__(self) -> str:
         return (
@@ -1358,8 +1384,9 @@ class CompiledGrammar:
         return words
 
     # -- serialisation ---------------------------------------------------------
-    def save(self, path: str | Path) -> None:
-        """Write the context splits computed so far to ``path`` (a ``.npz`` file)."""
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the context splits computed so far to ``path`` (a ``.npz`` archive, at
+        exactly that path whatever its suffix; :meth:`load` reads it)."""
         with self._lock:
             items = list(self._contexts.items())
         keys = [np.array(k, dtype=np.int64) for k, _ in items]
@@ -1384,14 +1411,14 @@ class CompiledGrammar:
             "grammar": np.array(self._grammar.fingerprint),
             "vocabulary": np.array(self._vocabulary.fingerprint),
             "context_depth": np.array(CONTEXT_DEPTH),
-            "digest": np.array(_digest(arrays)),
+            "digest": np.array(digest(arrays)),
         }
-        np.savez(Path(path), **header, **arrays)  # type: ignore[arg-type]
+        write_npz(path, {**header, **arrays})
 
     @classmethod
     def load(
         cls,
-        path: str | Path,
+        path: str | os.PathLike[str],
         grammar: Grammar,
         vocabulary: Vocabulary,
         *,
@@ -1411,7 +1438,7 @@ class CompiledGrammar:
         expect(grammar, GrammarType, "grammar")
         expect(vocabulary, Vocabulary, "vocabulary")
         where = str(path)
-        fields = _read_npz(path, where)
+        fields = read_npz(path, where)
         version = str(fields.get("format", ""))
         if not version.startswith("gbnfkit-compiled-"):
             raise LoadError("not a gbnfkit compiled grammar file", path=where)
@@ -1421,10 +1448,10 @@ class CompiledGrammar:
                 "(compile the grammar again)",
                 path=where,
             )
-        missing = sorted(set(_SAVED_FIELDS) - set(fields))
+        missing = sorted(set(SAVED_FIELDS) - set(fields))
         if missing:
             raise LoadError(f"fields missing: {', '.join(missing)}", path=where)
-        depth_saved = _scalar_int(fields["context_depth"], "context_depth", where)
+        depth_saved = scalar_int(fields["context_depth"], "context_depth", where)
         if depth_saved != CONTEXT_DEPTH:
             raise LoadError(
                 f"saved with context depth {depth_saved}; this version of gbnfkit uses "
@@ -1435,11 +1462,11 @@ class CompiledGrammar:
             raise LoadError("saved for another grammar", path=where)
         if str(fields["vocabulary"]) != vocabulary.fingerprint:
             raise LoadError("saved for another vocabulary", path=where)
-        arrays = {name: fields[name] for name in _ARRAY_FIELDS}
-        if str(fields["digest"]) != _digest(arrays):
+        arrays = {name: fields[name] for name in ARRAY_FIELDS}
+        if str(fields["digest"]) != digest(arrays):
             raise LoadError("the file is corrupted (its digest does not match)", path=where)
         compiled = cls(grammar, vocabulary, index=index)
-        _check_arrays(arrays, compiled, where)
+        check_arrays(arrays, compiled._index, compiled._automaton, _SEPARATOR, where)
         try:
             compiled._load_contexts(arrays)
         except (IndexError, ValueError, KeyError, AssertionError, TypeError) as exc:
@@ -1483,95 +1510,3 @@ class CompiledGrammar:
                 k += klen
                 u += ulen
                 t += tlen
-
-
-# -- reading saved files ------------------------------------------------------------------
-_ARRAY_FIELDS = (
-    "key_lengths",
-    "keys",
-    "accepted",
-    "uncertain_lengths",
-    "uncertain",
-    "depths",
-    "token_lengths",
-    "uncertain_tokens",
-)
-_SAVED_FIELDS = ("format", "grammar", "vocabulary", "context_depth", "digest", *_ARRAY_FIELDS)
-
-
-def _digest(arrays: dict[str, npt.NDArray[Any]]) -> str:
-    """SHA-256 of the saved arrays (names, dtypes, shapes and bytes), in a fixed order."""
-    h = hashlib.sha256()
-    for name in _ARRAY_FIELDS:
-        arr = np.ascontiguousarray(arrays[name])
-        h.update(f"{name}:{arr.dtype.str}:{arr.shape};".encode())
-        h.update(arr.tobytes())
-    return h.hexdigest()
-
-
-def _read_npz(path: str | Path, where: str) -> dict[str, npt.NDArray[Any]]:
-    """Every array of the ``.npz`` file at ``path``; :class:`LoadError` if it cannot be read."""
-    try:
-        data = np.load(Path(path), allow_pickle=False)
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise LoadError("not a .npz file (a single array)", path=where)
-        with data:
-            names = list(data.files)
-            unknown = sorted(set(names) - set(_SAVED_FIELDS))
-            if unknown:
-                raise LoadError(f"unknown fields: {', '.join(unknown[:5])}", path=where)
-            return {name: np.asarray(data[name]) for name in names}
-    except LoadError:
-        raise
-    except MemoryError:
-        raise LoadError("the file declares arrays too large to read", path=where) from None
-    except Exception as exc:  # zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError
-        raise LoadError(f"unreadable ({type(exc).__name__}: {exc})", path=where) from None
-
-
-def _scalar_int(value: Any, name: str, where: str) -> int:
-    value = np.asarray(value)
-    if value.shape != () or value.dtype.kind not in "iu":
-        raise LoadError(f"field {name} is not an integer", path=where)
-    return int(value)
-
-
-def _check_arrays(
-    arrays: dict[str, npt.NDArray[Any]], compiled: CompiledGrammar, where: str
-) -> None:
-    """Shapes, dtypes and ranges of the saved arrays (so rebuilding cannot go astray)."""
-    for name in _ARRAY_FIELDS:
-        arr = arrays[name]
-        if arr.dtype.kind not in "iu" or arr.ndim != (2 if name == "accepted" else 1):
-            raise LoadError(f"field {name} has the wrong type or shape", path=where)
-    rows = arrays["key_lengths"].shape[0]
-    nwords = compiled._index.nwords
-    if arrays["accepted"].shape != (rows, nwords):
-        raise LoadError("field accepted has the wrong shape", path=where)
-    for lengths, values in (
-        ("key_lengths", "keys"),
-        ("uncertain_lengths", "uncertain"),
-        ("token_lengths", "uncertain_tokens"),
-    ):
-        counts = arrays[lengths]
-        if (
-            counts.shape[0] != rows
-            or (counts < 0).any()
-            or int(counts.sum()) != len(arrays[values])
-        ):
-            raise LoadError(f"fields {lengths} and {values} do not agree", path=where)
-    if arrays["depths"].shape[0] != rows or (arrays["depths"] < 0).any():
-        raise LoadError("field depths is out of range", path=where)
-    if (arrays["key_lengths"] == 0).any():
-        raise LoadError("field key_lengths holds an empty key", path=where)
-    positions = len(compiled._automaton.program.kind)
-    keys = arrays["keys"]
-    if keys.size and (keys.min() < _SEPARATOR or keys.max() >= positions):
-        raise LoadError("field keys holds positions outside the grammar", path=where)
-    trie = compiled._index.trie
-    unc = arrays["uncertain"]
-    if unc.size and (unc.min() < 0 or unc.max() >= len(trie.depth)):
-        raise LoadError("field uncertain holds nodes outside the vocabulary", path=where)
-    tokens = arrays["uncertain_tokens"]
-    if tokens.size and (tokens.min() < 0 or tokens.max() >= len(trie.sorted_bytes)):
-        raise LoadError("field uncertain_tokens holds tokens outside the vocabulary", path=where)

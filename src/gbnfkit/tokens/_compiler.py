@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from functools import partial
 
 from gbnfkit._arguments import expect
 from gbnfkit._grammar import Grammar
@@ -20,9 +21,10 @@ class GrammarCompiler:
     """Compiles grammars for one vocabulary, sharing its token trie.
 
     Keeps the ``cache_size`` (default 32) most recently used compiled grammars: a
-    grammar with the same compiled program and an equal
-    :attr:`~gbnfkit.Grammar.fingerprint` as one of them gets that compiled grammar
-    back (equal grammars compile to equal programs).  The cache is looked up by the
+    grammar with the same compiled program, equal :attr:`~gbnfkit.Grammar.limits` and
+    an equal :attr:`~gbnfkit.Grammar.fingerprint` as one of them gets that compiled
+    grammar back (equal grammars compile to equal programs; the limits are enforced
+    by the compiled grammar, so other limits compile again).  The cache is looked up by the
     program (hashing its flat tuples costs a small fraction of the fingerprint, which
     prints the whole grammar as GBNF), and fingerprints are compared only when the
     programs are equal, so a grammar never seen before computes none.  Thread-safe.
@@ -36,7 +38,9 @@ class GrammarCompiler:
     The splits of the contexts every JSON grammar shares (the ``json`` builtin's and
     the schema converter's string bodies and property names) are computed when the
     compiler is made and kept for its lifetime, even by :meth:`clear_cache`
-    (``docs/masks.md``, "Fixed splits").
+    (``docs/masks.md``, "Fixed splits").  A compiler pickles as its vocabulary,
+    ``cache_size`` and ``cache_dir`` (the receiver builds its own index); a copy
+    shares this one's index and starts with the same compiled grammars in its own LRU.
 
     Raises:
         ArgumentError: an argument of the wrong type, or a ``cache_dir`` that cannot be
@@ -55,11 +59,32 @@ class GrammarCompiler:
         if cache_dir is not None:
             expect(cache_dir, (str, os.PathLike), "cache_dir")
         self._vocabulary = vocabulary
+        self._cache_dir = cache_dir
         self._index = VocabularyIndex(vocabulary, cache_dir=cache_dir)
         prewarm(self._index)
         self._cache_size = max(0, cache_size)
         self._cache: OrderedDict[tuple[object, ...], CompiledGrammar] = OrderedDict()
         self._lock = threading.Lock()
+
+    def __copy__(self) -> GrammarCompiler:
+        """A compiler sharing this one's vocabulary index (its trie and shared splits),
+        with its own LRU holding the same compiled grammars (immutable, so shared)."""
+        other = GrammarCompiler.__new__(GrammarCompiler)
+        other.__dict__.update(self.__dict__)
+        with self._lock:
+            other._cache = OrderedDict(self._cache)
+        other._lock = threading.Lock()
+        return other
+
+    def __deepcopy__(self, memo: dict[int, object]) -> GrammarCompiler:
+        """``copy.deepcopy`` is ``copy.copy``: the vocabulary index is shared, not copied."""
+        return self.__copy__()
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled as what makes it (vocabulary, cache size, cache directory); the
+        # receiver builds its own vocabulary index and compiles grammars again
+        rebuild = partial(GrammarCompiler, cache_size=self._cache_size, cache_dir=self._cache_dir)
+        return (rebuild, (self._vocabulary,))
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -98,17 +123,17 @@ class GrammarCompiler:
             self._cache.clear()
         self._index.clear_shared()
 
-    def load(self, path: str, grammar: Grammar) -> CompiledGrammar:
+    def load(self, path: str | os.PathLike[str], grammar: Grammar) -> CompiledGrammar:
         """:meth:`CompiledGrammar.load` sharing this compiler's vocabulary index."""
         return CompiledGrammar.load(path, grammar, self._vocabulary, index=self._index)
 
 
 def _program_key(grammar: Grammar) -> tuple[object, ...]:
     """The cache key of ``grammar``: its compiled program, what a compiled grammar is
-    made of (the engine's limits are not part of it, as they are not of the
-    fingerprint)."""
+    made of, and its limits, which the compiled grammar's automaton enforces (they are
+    not part of the fingerprint: equal grammars with other limits compile apart)."""
     p = grammar.program
-    return (p.root, p.rule_names, p.rule_alts, p.kinds, p.target, p.ranges)
+    return (p.root, p.rule_names, p.rule_alts, p.kinds, p.target, p.ranges, grammar.limits)
 
 
 def compile(grammar: Grammar, vocabulary: Vocabulary) -> CompiledGrammar:  # noqa: A001

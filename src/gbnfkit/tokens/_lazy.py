@@ -471,6 +471,13 @@ class LazyMatcher:
         """``copy.deepcopy`` is :meth:`fork`: the compiled grammar is shared, not copied."""
         return self.fork()
 
+    def __reduce__(self) -> tuple[object, ...]:
+        raise ArgumentError(
+            "a LazyMatcher does not pickle (its state and history are positions of this "
+            "process's compiled grammar): pickle the CompiledGrammar, the triggers and the "
+            "token ids accepted, and accept them again on a new matcher"
+        )
+
     def jump_forward(self) -> str:
         """The text every valid continuation must start with ('' while inactive)."""
         if self._inner is not None:

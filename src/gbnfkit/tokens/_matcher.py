@@ -209,6 +209,13 @@ class Matcher:
         """``copy.deepcopy`` is :meth:`fork`: the compiled grammar is shared, not copied."""
         return self.fork()
 
+    def __reduce__(self) -> tuple[object, ...]:
+        raise ArgumentError(
+            "a Matcher does not pickle (its state and history are positions of this "
+            "process's compiled grammar): pickle the CompiledGrammar and the token ids "
+            "accepted, and accept them again on a new matcher"
+        )
+
     # -- queries ------------------------------------------------------------
     @property
     def is_terminated(self) -> CallableBool:

@@ -7,19 +7,28 @@ process, that meets the same context -- the string bodies, numbers and whitespac
 JSON grammars, typically.
 
 * **Content-addressed.** An entry's file name is the SHA-256 of the store format, the
-  vocabulary's fingerprint and the canonical key; the file repeats all three and a
-  BLAKE2 checksum of its arrays.  An entry is used only when all of them match, so a
-  truncated, corrupted, foreign or colliding file is ignored (the split is computed
-  again and the file rewritten); it can never give a wrong mask.
+  vocabulary's fingerprint and the canonical key; the file repeats all three in its
+  header, with the other header fields (depth, tails) and a BLAKE2 checksum of the
+  header and the arrays.  An entry is used only when all of them match and the header
+  parses, so a truncated, corrupted, foreign or colliding file is ignored (the split is
+  computed again and the file rewritten); it can never give a wrong mask or an error.
 * **Safe under concurrent writers.** A file is written under a unique temporary name in
   the same directory and renamed into place (atomic on POSIX and Windows); readers
   see either no file or a whole one, and two writers of one entry write equal content.
-* **Bounded.** At most ``max_entries`` files (default 4,096) are written per directory;
-  past that new splits are kept in memory only.  An entry holds the accepted bits
+* **Bounded.** At most ``max_entries`` entries (default 4,096) per directory: before
+  writing a new entry a store counts the entries in the directory (whoever wrote them;
+  2.3 ms at 4,096 entries), and once it finds ``max_entries`` it writes no new entry
+  again (new splits are kept in memory only; replacing a damaged entry adds none).  The
+  bound holds across processes, exceeded only by writers racing for the last places:
+  at most one entry more per other store (process or thread) putting at that moment.
+  Temporary files (``.tmp-*.npz``) are not entries; one older than ``stale_after``
+  seconds (default 600; a writer's lives milliseconds) was left by a writer that died
+  and is removed when counting (a live writer whose file was removed loses only that
+  entry: its rename fails and is ignored).  An entry holds the accepted bits
   (sparse: 8 bytes per non-zero 32-token word, at most ``4 * ceil(V / 32)`` bytes
   dense), 4 bytes per uncertain token and its tails' bytes: 226 KB on average on a
   129k vocabulary (MaskBench), so about 0.9 GB at the default bound.
-  Delete the directory to reclaim it; nothing else ever removes files.
+  Delete the directory to reclaim it; nothing else ever removes entries.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +47,8 @@ from gbnfkit._errors import ArgumentError
 
 __all__ = ["SplitRecord", "SplitStore"]
 
-_FORMAT = "gbnfkit-split-v1"
+_FORMAT = "gbnfkit-split-v2"  # v2: the checksum covers the header too
+_TEMPORARY = ".tmp-"  # the prefix of a file being written
 _ARRAYS = (
     "word_index",
     "word_bits",
@@ -74,6 +84,7 @@ class SplitStore:
         nwords: int,
         *,
         max_entries: int = 4096,
+        stale_after: float = 600.0,
     ) -> None:
         if not os.fspath(directory):
             raise ArgumentError("cache_dir must name a directory, not ''")
@@ -87,8 +98,8 @@ class SplitStore:
         self.vocabulary = vocabulary_fingerprint
         self.nwords = nwords
         self.max_entries = max_entries
-        self._lock = threading.Lock()
-        self._count: int | None = None
+        self.stale_after = stale_after
+        self._full = False  # the directory held max_entries entries when last counted
 
     def _name(self, key_text: str) -> Path:
         digest = hashlib.sha256(f"{_FORMAT}\0{self.vocabulary}\0{key_text}".encode()).hexdigest()
@@ -101,30 +112,27 @@ class SplitStore:
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {name: data[name] for name in _ARRAYS}
-        except (OSError, ValueError, KeyError, EOFError, TypeError):
+            return self._decode(arrays, key_text)
+        except (OSError, ValueError, KeyError, EOFError, TypeError, IndexError):
             return None
         except Exception:  # a damaged zip raises zipfile.BadZipFile and others
             return None
-        return self._decode(arrays, key_text)
 
     def put(self, key: tuple[object, ...], record: SplitRecord) -> None:
         """Store ``record`` under canonical ``key`` (best effort: errors are ignored)."""
-        if not self._room():
-            return
         key_text = repr(key)
         path = self._name(key_text)
-        new = not path.exists()  # else a damaged or foreign file: replace it
+        # an existing file is a damaged or foreign one (else it was read): replace it
+        if not path.exists() and not self._room():
+            return
         arrays = self._encode(record, key_text)
         tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=_TEMPORARY, suffix=".npz")
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, **arrays)  # type: ignore[arg-type]
             os.replace(tmp, path)
             tmp = None
-            with self._lock:
-                if self._count is not None and new:
-                    self._count += 1
         except OSError:
             pass
         finally:
@@ -135,13 +143,33 @@ class SplitStore:
                     pass
 
     def _room(self) -> bool:
-        with self._lock:
-            if self._count is None:
-                try:
-                    self._count = sum(1 for p in self.directory.glob("*.npz"))
-                except OSError:
-                    return False
-            return self._count < self.max_entries
+        """Whether the directory holds fewer than ``max_entries`` entries, counted now
+        (so the entries of every store sharing it count); stale temporary files are
+        removed on the way."""
+        if self._full:
+            return False
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return False
+        now = time.time()
+        for name in names:
+            if name.startswith(_TEMPORARY):
+                self._remove_if_stale(self.directory / name, now)
+        # an entry's name: 64 hex digits and .npz (see _name)
+        entries = sum(1 for name in names if len(name) == 68 and name.endswith(".npz"))
+        if entries >= self.max_entries:
+            self._full = True
+        return not self._full
+
+    def _remove_if_stale(self, path: Path, now: float) -> None:
+        """Remove the temporary file ``path`` if not written for ``stale_after`` seconds
+        (its writer died); another store may remove it at the same time."""
+        try:
+            if now - path.stat().st_mtime > self.stale_after:
+                path.unlink()
+        except OSError:
+            pass
 
     # -- encoding ----------------------------------------------------------------
     def _encode(self, record: SplitRecord, key_text: str) -> dict[str, npt.NDArray[np.generic]]:
@@ -168,27 +196,30 @@ class SplitStore:
             str(self.nwords),
             str(record.depth),
             "tails" if record.tails is not None else "no-tails",
-            _checksum(arrays),
         ]
-        arrays["header"] = np.array(header)
+        arrays["header"] = np.array([*header, _checksum(arrays, header)])
         return arrays
 
     def _decode(
         self, arrays: dict[str, npt.NDArray[np.generic]], key_text: str
     ) -> SplitRecord | None:
         header = arrays["header"].tolist()
-        if not isinstance(header, list) or len(header) != 7:
+        if (
+            not isinstance(header, list)
+            or len(header) != 7
+            or not all(isinstance(field, str) for field in header)
+        ):
             return None
         fmt, vocabulary, stored_key, nwords, depth, has_tails, checksum = header
-        if (fmt, vocabulary, stored_key, nwords) != (
-            _FORMAT,
-            self.vocabulary,
-            key_text,
-            str(self.nwords),
-        ) or has_tails not in ("tails", "no-tails"):
+        if (
+            (fmt, vocabulary, stored_key, nwords)
+            != (_FORMAT, self.vocabulary, key_text, str(self.nwords))
+            or has_tails not in ("tails", "no-tails")
+            or not (depth.isascii() and depth.isdigit())
+        ):
             return None
         payload = {name: arrays[name] for name in _ARRAYS if name != "header"}
-        if checksum != _checksum(payload):
+        if checksum != _checksum(payload, header[:-1]):
             return None
         index = payload["word_index"]
         if len(index) and (int(index.min()) < 0 or int(index.max()) >= self.nwords):
@@ -217,8 +248,11 @@ class SplitStore:
         )
 
 
-def _checksum(arrays: dict[str, npt.NDArray[np.generic]]) -> str:
+def _checksum(arrays: dict[str, npt.NDArray[np.generic]], header: list[str]) -> str:
+    """BLAKE2 of the header's fields (all but the checksum) and of the arrays."""
     digest = hashlib.blake2b(digest_size=16)
+    for field in header:
+        digest.update(f"{len(field)}:{field};".encode())
     for name in sorted(arrays):
         array = np.ascontiguousarray(arrays[name])
         digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
