@@ -31,7 +31,7 @@ exit status:
      are printed)
   2  prefix: the text is a valid beginning, but incomplete
   3  the grammar (or the JSON Schema) is invalid
-  4  usage error, or an input that cannot be read
+  4  usage error, an input that cannot be read, or an output that cannot be written
   5  a resource limit (gbnfkit.Limits) was reached
 """
 

@@ -25,7 +25,7 @@ exit status:
   0  the rules were printed
   1  PREFIX itself is rejected (the report goes to standard error)
   3  the grammar is invalid
-  4  usage error, or an input that cannot be read
+  4  usage error, an input that cannot be read, or an output that cannot be written
   5  a resource limit (gbnfkit.Limits) was reached
 """
 

@@ -33,7 +33,7 @@ exit status:
      JSON...): the position, what was expected and the line are printed
   3  the tools file is not valid JSON or holds an unusable tool definition, or
      --reasoning-open is given for a format without reasoning
-  4  usage error, or an input that cannot be read
+  4  usage error, an input that cannot be read, or an output that cannot be written
 """
 
 
