@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -242,6 +246,11 @@ def test_undecodable_inputs_exit_4(cli: Cli, numbers: str, write: Write) -> None
     # undecodable bytes in argv reach Python as lone surrogates (surrogateescape)
     run = cli("check", numbers, "12,\udcff")
     assert run.status == 4
+    assert run.err.startswith(
+        "gbnfkit: the text argument is not valid UTF-8 (byte 0xff at byte offset 3)"
+    )
+    run = cli("check", numbers, "12,\ud800")  # not from argv's bytes: main() called with it
+    assert run.status == 4
     assert run.err.startswith("gbnfkit: the text argument is not valid UTF-8 (at character 3)")
     assert cli("next", numbers, "\udcff").status == 4
 
@@ -284,3 +293,19 @@ def test_schema_the_converter_refuses_exits_3(cli: Cli, write: Write) -> None:
     assert run.status == 3
     assert run.err.startswith(f"{schema}: ")
     assert "/properties/a" in run.err
+
+
+def test_text_argument_is_utf8_whatever_the_locale(write: Write) -> None:
+    # found by bughunt12: under LC_ALL=C with PYTHONUTF8=0 (or a Latin-1 locale) Python
+    # decodes argv as ASCII (Latin-1): 'check G é' said the UTF-8 text was not UTF-8 (the
+    # Latin-1 locale matched 'Ã©' instead, silently)
+    grammar = write("e.gbnf", 'root ::= "\u00e9"\n')
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src")
+    done = subprocess.run(
+        [sys.executable, "-m", "gbnfkit.cli", "check", grammar, "\u00e9".encode()],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"accept\n", b"")

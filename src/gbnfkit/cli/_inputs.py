@@ -61,19 +61,22 @@ def read_source(path: str, what: str) -> str:
 def _checked_argument(text: str, file_flag: str | None) -> str:
     """``text`` from the command line, refused if its bytes were not UTF-8.
 
-    Python turns undecodable bytes of ``argv`` into lone surrogates
-    (``surrogateescape``); they must not be matched as if they were characters.
+    Python decodes ``argv`` with the locale's encoding, undecodable bytes becoming lone
+    surrogates (``surrogateescape``); the bytes are taken back and read as UTF-8, as every
+    input is, whatever the locale (``LC_ALL=C PYTHONUTF8=0``, a Latin-1 locale).
     ``file_flag`` is the command's option that reads the text from a file, if it has one.
     """
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        where = f"with {file_flag} or on standard input" if file_flag else "on standard input"
-        raise CliError(
-            f"gbnfkit: the text argument is not valid UTF-8 (at character {exc.start}); "
-            f"pass such text {where} to see the byte"
-        ) from None
-    return text
+        data = os.fsencode(text)
+        return data.decode("utf-8")
+    except UnicodeEncodeError as exc:  # a surrogate no byte became (main() called with it)
+        where = f"at character {exc.start}"
+    except UnicodeDecodeError as exc:
+        where = f"byte 0x{data[exc.start : exc.start + 1].hex()} at byte offset {exc.start}"
+    how = f"with {file_flag} or on standard input" if file_flag else "on standard input"
+    raise CliError(
+        f"gbnfkit: the text argument is not valid UTF-8 ({where}); pass such text {how}"
+    )
 
 
 def add_text_arguments(parser: argparse.ArgumentParser, name: str, helptext: str) -> None:
