@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -226,7 +227,7 @@ def test_missing_files_exit_4(cli: Cli, numbers: str, tmp_path: object) -> None:
     )
     run = cli("check", str(tmp_path), "x")
     assert run.status == 4
-    assert "not a regular file" in run.err
+    assert "it is a directory" in run.err
 
 
 def test_undecodable_inputs_exit_4(cli: Cli, numbers: str, write: Write) -> None:
@@ -309,3 +310,40 @@ def test_text_argument_is_utf8_whatever_the_locale(write: Write) -> None:
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"accept\n", b"")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_grammar_from_a_pipe(cli: Cli, tmp_path: Path) -> None:
+    # found by bughunt12: 'gbnfkit check <(echo ...) TEXT' (a pipe) was refused as "not a
+    # regular file" (exit 4), while --text-file and schema read pipes
+    fifo = tmp_path / "grammar"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w", encoding="utf-8") as pipe:
+            pipe.write('root ::= "a"\n')
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        run = cli("check", str(fifo), "a")
+    finally:
+        if writer.is_alive():  # the pipe was never opened for reading: release the writer
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join(timeout=10)
+    assert (run.status, run.out, run.err) == (0, "accept\n", "")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdin"), reason="no /dev/stdin")
+def test_grammar_and_text_both_from_standard_input_are_refused() -> None:
+    # a grammar read from /dev/stdin leaves the text empty: 'prefix', silently
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "gbnfkit.cli", "check", "/dev/stdin"],
+        input=b'root ::= "a"\n',
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (4, b"")
+    assert b"the grammar and the text cannot both come from standard input" in done.stderr

@@ -11,6 +11,7 @@ from gbnfkit.cli._inputs import (
     STDIN,
     add_grammar_arguments,
     add_text_arguments,
+    is_stdin,
     load_grammar,
     reads_stdin,
     stdin_once,
@@ -61,6 +62,11 @@ def _grammar_and_text(args: argparse.Namespace, err: TextIO) -> tuple[Grammar, s
     if args.schema is None:
         if args.grammar is None:
             raise CliError("gbnfkit check: error: give a GRAMMAR (or --schema SCHEMA.json)")
+        stdin_once(
+            "check",
+            the_grammar=is_stdin(args.grammar),
+            the_text=reads_stdin(args.text, args.text_file, None),
+        )
         return load_grammar(args.grammar, args.root), args.text
     if args.text is not None:
         raise CliError("gbnfkit check: error: with --schema give only the TEXT, not a GRAMMAR")

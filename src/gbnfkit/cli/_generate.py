@@ -25,7 +25,14 @@ from gbnfkit import (
 )
 from gbnfkit.cli._argparse import positive_int
 from gbnfkit.cli._exit import CliError, ExitCode
-from gbnfkit.cli._inputs import STDIN, load_grammar, reads_stdin, stdin_once, text_from_args
+from gbnfkit.cli._inputs import (
+    STDIN,
+    is_stdin,
+    load_grammar,
+    reads_stdin,
+    stdin_once,
+    text_from_args,
+)
 from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_grammar
 from gbnfkit.cli._template import add_chat_template_argument, read_chat_template, template_error
 
@@ -332,6 +339,7 @@ def _decoder(args: argparse.Namespace, chat_template: str | None) -> Any:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stdin_once(
         "generate",
+        the_grammar=is_stdin(args.grammar),
         the_schema=args.schema == STDIN,
         the_prompt=reads_stdin(args.text, None, None),
     )

@@ -14,6 +14,7 @@ __all__ = [
     "add_grammar_arguments",
     "add_text_arguments",
     "grammar_error_message",
+    "is_stdin",
     "load_grammar",
     "load_json",
     "load_schema",
@@ -138,6 +139,17 @@ def reads_stdin(text: str | None, text_file: str | None, default: str | None) ->
     return text == STDIN or (text is None and default is None)
 
 
+def is_stdin(path: str | None) -> bool:
+    """Whether file ``path`` is standard input itself (``/dev/stdin``, ``/dev/fd/0``)."""
+    if path is None or sys.stdin is None:
+        return False
+    try:
+        mine, given = os.fstat(sys.stdin.fileno()), os.stat(path)
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
+        return False
+    return (mine.st_dev, mine.st_ino) == (given.st_dev, given.st_ino)
+
+
 def stdin_once(command: str, **inputs: bool) -> None:
     """Refuse a command line where two inputs (named by the keywords, true when that input
     reads standard input) would both read it: the second would read nothing."""
@@ -174,8 +186,12 @@ def grammar_error_message(exc: GrammarError, source_name: str) -> str:
 
 
 def load_grammar(spec: str, root: str | None) -> Grammar:
-    """The grammar in file ``spec``, or the builtin grammar named ``spec``."""
-    if os.path.isfile(spec):
+    """The grammar in file ``spec``, or the builtin grammar named ``spec``.
+
+    Any file but a directory is read: a pipe too (``<(...)``, ``/dev/stdin``), as for the
+    other inputs.
+    """
+    if os.path.exists(spec) and not os.path.isdir(spec):
         source_name = spec
         text = read_source(spec, "grammar")
         try:
@@ -185,7 +201,7 @@ def load_grammar(spec: str, root: str | None) -> Grammar:
     names = Grammar.builtin_names()
     if spec not in names:
         if os.path.exists(spec):
-            raise CliError(f"gbnfkit: cannot read grammar {spec!r}: not a regular file")
+            raise CliError(f"gbnfkit: cannot read grammar {spec!r}: it is a directory")
         raise CliError(
             f"gbnfkit: no grammar file or builtin grammar called {spec!r} "
             f"(builtins: {', '.join(names)})"

@@ -10,7 +10,10 @@ from gbnfkit.cli._exit import ExitCode
 from gbnfkit.cli._inputs import (
     add_grammar_arguments,
     add_text_arguments,
+    is_stdin,
     load_grammar,
+    reads_stdin,
+    stdin_once,
     text_from_args,
 )
 from gbnfkit.cli._report import rejection_report
@@ -43,6 +46,11 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    stdin_once(
+        "next",
+        the_grammar=is_stdin(args.grammar),
+        the_prefix=reads_stdin(args.text, args.text_file, ""),
+    )
     grammar = load_grammar(args.grammar, args.root)
     prefix = text_from_args(args.text, args.text_file, args.strip_newline, default="")
     try:
