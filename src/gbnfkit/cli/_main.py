@@ -102,6 +102,10 @@ class _Output(io.TextIOBase):
             return OutputError("it is closed")
         return OutputError(exc.strerror or str(exc))
 
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # what subcommands may print
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
     def write(self, text: str) -> int:
         if self._stream is None:
             raise self._fail(None)
