@@ -326,3 +326,26 @@ def test_closed_stderr_does_not_move_diagnostics_to_stdout(
     monkeypatch.setattr(sys, "stderr", None)
     assert main(["check", "json", "{x"]) == ExitCode.REJECTED
     assert capsys.readouterr().out == "reject\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "json", "--root", "\udcff", "1"],
+        ["next", "json", "--root", "x\udcc3"],
+        ["generate", "--regex", "a\udcff", "--model", "/nonexistent", "hi"],
+        ["generate", "--grammar", "json", "--lazy", "\udcff", "--model", "/nonexistent", "x"],
+        ["generate", "--grammar", "json", "--lazy-pattern", "\udcff", "--model", "/no", "x"],
+        ["generate", "--grammar", "json", "--after", "\udcff", "--model", "/nonexistent", "x"],
+    ],
+)
+def test_grammar_text_options_that_are_not_utf8_are_usage_errors(
+    cli: Cli, argv: list[str]
+) -> None:
+    # found by bughunt12: undecodable bytes in --regex, --lazy, --lazy-pattern or --after
+    # (lone surrogates, surrogateescape) made a pattern or a trigger no output can ever
+    # have, silently; --root named a rule '\udcff' (exit 3)
+    run = cli(*argv)
+    assert run.status == ExitCode.USAGE
+    option = argv[argv.index(next(a for a in argv if "\udcff" in a or "\udcc3" in a)) - 1]
+    assert f"argument {option}: not valid UTF-8 (byte 0x" in run.err

@@ -23,7 +23,7 @@ from gbnfkit import (
     Trigger,
     TriggerRejected,
 )
-from gbnfkit.cli._argparse import positive_int
+from gbnfkit.cli._argparse import positive_int, utf8_text
 from gbnfkit.cli._exit import CliError, ExitCode
 from gbnfkit.cli._inputs import (
     STDIN,
@@ -137,11 +137,16 @@ def register(commands: Any) -> None:
         "--grammar", metavar="FILE|BUILTIN", help="a GBNF file or a builtin grammar name"
     )
     which.add_argument("--schema", metavar="SCHEMA.json", help="a JSON Schema ('-': stdin)")
-    which.add_argument("--regex", metavar="RE", help="a regular expression the whole text matches")
-    parser.add_argument("--root", metavar="NAME", help="start rule of --grammar (default: root)")
+    which.add_argument(
+        "--regex", metavar="RE", type=utf8_text, help="a regular expression the whole text matches"
+    )
+    parser.add_argument(
+        "--root", metavar="NAME", type=utf8_text, help="start rule of --grammar (default: root)"
+    )
     parser.add_argument(
         "--lazy",
         metavar="TEXT",
+        type=utf8_text,
         action="append",
         default=[],
         help="keep the grammar asleep until the model writes TEXT; the grammar then holds "
@@ -150,6 +155,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--lazy-pattern",
         metavar="RE",
+        type=utf8_text,
         action="append",
         default=[],
         help="as --lazy, for a regular expression found anywhere in the output",
@@ -157,6 +163,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--after",
         metavar="TEXT",
+        type=utf8_text,
         action="append",
         default=[],
         help="leave the text free up to TEXT (e.g. '</think>'); the grammar holds what follows",

@@ -8,6 +8,7 @@ import os
 import sys
 
 from gbnfkit import Grammar, GrammarError
+from gbnfkit.cli._argparse import decode_argument, utf8_text
 from gbnfkit.cli._exit import CliError, ExitCode
 
 __all__ = [
@@ -67,17 +68,11 @@ def _checked_argument(text: str, file_flag: str | None) -> str:
     input is, whatever the locale (``LC_ALL=C PYTHONUTF8=0``, a Latin-1 locale).
     ``file_flag`` is the command's option that reads the text from a file, if it has one.
     """
-    try:
-        data = os.fsencode(text)
-        return data.decode("utf-8")
-    except UnicodeEncodeError as exc:  # a surrogate no byte became (main() called with it)
-        where = f"at character {exc.start}"
-    except UnicodeDecodeError as exc:
-        where = f"byte 0x{data[exc.start : exc.start + 1].hex()} at byte offset {exc.start}"
+    decoded, where = decode_argument(text)
+    if decoded is not None:
+        return decoded
     how = f"with {file_flag} or on standard input" if file_flag else "on standard input"
-    raise CliError(
-        f"gbnfkit: the text argument is not valid UTF-8 ({where}); pass such text {how}"
-    )
+    raise CliError(f"gbnfkit: the text argument is not valid UTF-8 ({where}); pass such text {how}")
 
 
 def add_text_arguments(parser: argparse.ArgumentParser, name: str, helptext: str) -> None:
@@ -170,7 +165,7 @@ def add_grammar_arguments(parser: argparse.ArgumentParser, *, optional: bool = F
         help="a GBNF file, or the name of a builtin grammar (see 'gbnfkit builtins'); "
         "an existing file wins over a builtin of the same name",
     )
-    parser.add_argument("--root", metavar="NAME", help="start rule (default: root)")
+    parser.add_argument("--root", metavar="NAME", type=utf8_text, help="start rule (default: root)")
 
 
 def grammar_error_message(exc: GrammarError, source_name: str) -> str:
