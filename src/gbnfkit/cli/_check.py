@@ -18,7 +18,11 @@ from gbnfkit.cli._inputs import (
     text_from_args,
 )
 from gbnfkit.cli._report import format_expected, rejection_report
-from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_grammar
+from gbnfkit.cli._schema_options import (
+    add_schema_option_arguments,
+    refuse_schema_flags,
+    schema_grammar,
+)
 
 __all__ = ["register"]
 
@@ -62,6 +66,7 @@ def _grammar_and_text(args: argparse.Namespace, err: TextIO) -> tuple[Grammar, s
     if args.schema is None:
         if args.grammar is None:
             raise CliError("gbnfkit check: error: give a GRAMMAR (or --schema SCHEMA.json)")
+        refuse_schema_flags(args, "check")
         stdin_once(
             "check",
             the_grammar=is_stdin(args.grammar),

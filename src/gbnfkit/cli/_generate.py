@@ -33,7 +33,11 @@ from gbnfkit.cli._inputs import (
     stdin_once,
     text_from_args,
 )
-from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_grammar
+from gbnfkit.cli._schema_options import (
+    add_schema_option_arguments,
+    refuse_schema_flags,
+    schema_grammar,
+)
 from gbnfkit.cli._template import add_chat_template_argument, read_chat_template, template_error
 
 __all__ = ["Backend", "register"]
@@ -245,6 +249,8 @@ def register(commands: Any) -> None:
 def _grammar(args: argparse.Namespace, err: TextIO) -> Grammar | None:
     if args.root is not None and args.grammar is None:
         raise CliError("gbnfkit generate: error: --root goes with --grammar")
+    if args.schema is None:
+        refuse_schema_flags(args, "generate")
     if args.grammar is not None:
         return load_grammar(args.grammar, args.root)
     if args.schema is not None:
