@@ -64,7 +64,8 @@ exit status:
   3  the grammar, JSON Schema or regular expression is invalid, or refuses a --lazy
      word itself (the model wrote the word; the grammar cannot start with it)
   4  usage error (a bad flag value), an input, model or chat template file that cannot
-     be read, or a chat template that is empty, not valid Jinja or fails on the prompt
+     be read, a chat template that is empty, not valid Jinja or fails on the prompt, or
+     standard output that cannot be written
   5  a resource limit (gbnfkit.Limits) was reached
   6  the model's runtime (an extra) or the bundled model is not installed; the message
      names the pip install that fixes it

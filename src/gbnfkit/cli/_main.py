@@ -28,7 +28,8 @@ EPILOG = """\
 exit status:
   0    success (check: complete match)
   1    the text is rejected by the grammar
-  2    check: the text is a valid prefix, but incomplete
+  2    check: the text is a valid prefix, but incomplete; generate: the text was cut
+       (--max-tokens, the context) before the grammar was complete
   3    the grammar or JSON Schema is invalid
   4    usage error, an input that cannot be read (missing file, not UTF-8), or
        standard output that cannot be written (disk full, closed)
