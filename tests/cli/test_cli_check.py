@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -222,7 +227,7 @@ def test_missing_files_exit_4(cli: Cli, numbers: str, tmp_path: object) -> None:
     )
     run = cli("check", str(tmp_path), "x")
     assert run.status == 4
-    assert "not a regular file" in run.err
+    assert "it is a directory" in run.err
 
 
 def test_undecodable_inputs_exit_4(cli: Cli, numbers: str, write: Write) -> None:
@@ -241,6 +246,11 @@ def test_undecodable_inputs_exit_4(cli: Cli, numbers: str, write: Write) -> None
     assert "cannot read grammar" in run.err
     # undecodable bytes in argv reach Python as lone surrogates (surrogateescape)
     run = cli("check", numbers, "12,\udcff")
+    assert run.status == 4
+    assert run.err.startswith(
+        "gbnfkit: the text argument is not valid UTF-8 (byte 0xff at byte offset 3)"
+    )
+    run = cli("check", numbers, "12,\ud800")  # not from argv's bytes: main() called with it
     assert run.status == 4
     assert run.err.startswith("gbnfkit: the text argument is not valid UTF-8 (at character 3)")
     assert cli("next", numbers, "\udcff").status == 4
@@ -284,3 +294,56 @@ def test_schema_the_converter_refuses_exits_3(cli: Cli, write: Write) -> None:
     assert run.status == 3
     assert run.err.startswith(f"{schema}: ")
     assert "/properties/a" in run.err
+
+
+def test_text_argument_is_utf8_whatever_the_locale(write: Write) -> None:
+    # found by bughunt12: under LC_ALL=C with PYTHONUTF8=0 (or a Latin-1 locale) Python
+    # decodes argv as ASCII (Latin-1): 'check G é' said the UTF-8 text was not UTF-8 (the
+    # Latin-1 locale matched 'Ã©' instead, silently)
+    grammar = write("e.gbnf", 'root ::= "\u00e9"\n')
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src")
+    done = subprocess.run(
+        [sys.executable, "-m", "gbnfkit.cli", "check", grammar, "\u00e9".encode()],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"accept\n", b"")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_grammar_from_a_pipe(cli: Cli, tmp_path: Path) -> None:
+    # found by bughunt12: 'gbnfkit check <(echo ...) TEXT' (a pipe) was refused as "not a
+    # regular file" (exit 4), while --text-file and schema read pipes
+    fifo = tmp_path / "grammar"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w", encoding="utf-8") as pipe:
+            pipe.write('root ::= "a"\n')
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        run = cli("check", str(fifo), "a")
+    finally:
+        if writer.is_alive():  # the pipe was never opened for reading: release the writer
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join(timeout=10)
+    assert (run.status, run.out, run.err) == (0, "accept\n", "")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdin"), reason="no /dev/stdin")
+def test_grammar_and_text_both_from_standard_input_are_refused() -> None:
+    # a grammar read from /dev/stdin leaves the text empty: 'prefix', silently
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "gbnfkit.cli", "check", "/dev/stdin"],
+        input=b'root ::= "a"\n',
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (4, b"")
+    assert b"the grammar and the text cannot both come from standard input" in done.stderr

@@ -3,7 +3,10 @@ that no ordinary bad input ever reaches the internal-error path."""
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -265,3 +268,84 @@ def test_arbitrary_schemas_never_reach_internal_error(
     flags = ["--no-strict", "--", text]
     assert _status_of(["check", "--schema", str(path), *flags]) in (0, 1, 2, 3, 5)
     capsys.readouterr()
+
+
+class _FullDisk(io.StringIO):
+    """A stream on a full disk: every write fails as /dev/full's does."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_stdout_that_cannot_be_written_is_exit_4_not_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found by bughunt12: 'gbnfkit fmt json > /dev/full' said "internal error ... a bug in
+    # gbnfkit" (exit 70)
+    monkeypatch.setattr(sys, "stdout", _FullDisk())
+    status = main(["fmt", "json"])
+    assert status == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err == "gbnfkit: cannot write standard output: No space left on device\n"
+
+
+def test_closed_stdout_is_exit_4(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdout", None)  # '>&-': Python starts with sys.stdout None
+    assert main(["check", "json", "{}"]) == ExitCode.USAGE
+    assert capsys.readouterr().err == "gbnfkit: cannot write standard output: it is closed\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["check", "json", "{"], ExitCode.PREFIX),
+        (["check", "json", "{x"], ExitCode.REJECTED),
+        (["fmt", "no-such-grammar"], ExitCode.USAGE),
+        (["fmt", "json"], ExitCode.OK),
+    ],
+)
+def test_stderr_that_cannot_be_written_keeps_the_exit_status(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    expected: ExitCode,
+) -> None:
+    # found by bughunt12: with stderr on a full disk, 'check json "{"' exited 1 (reject)
+    # instead of 2: the failed report ended the process through an uncaught exception
+    monkeypatch.setattr(sys, "stderr", _FullDisk())
+    assert main(argv) == expected
+
+
+def test_closed_stderr_does_not_move_diagnostics_to_stdout(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found by bughunt12: with '2>&-' (sys.stderr None), print(file=None) wrote the details
+    # of 'check' on standard output, after the one word scripts read there
+    monkeypatch.setattr(sys, "stderr", None)
+    assert main(["check", "json", "{x"]) == ExitCode.REJECTED
+    assert capsys.readouterr().out == "reject\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "json", "--root", "\udcff", "1"],
+        ["next", "json", "--root", "x\udcc3"],
+        ["generate", "--regex", "a\udcff", "--model", "/nonexistent", "hi"],
+        ["generate", "--grammar", "json", "--lazy", "\udcff", "--model", "/nonexistent", "x"],
+        ["generate", "--grammar", "json", "--lazy-pattern", "\udcff", "--model", "/no", "x"],
+        ["generate", "--grammar", "json", "--after", "\udcff", "--model", "/nonexistent", "x"],
+    ],
+)
+def test_grammar_text_options_that_are_not_utf8_are_usage_errors(
+    cli: Cli, argv: list[str]
+) -> None:
+    # found by bughunt12: undecodable bytes in --regex, --lazy, --lazy-pattern or --after
+    # (lone surrogates, surrogateescape) made a pattern or a trigger no output can ever
+    # have, silently; --root named a rule '\udcff' (exit 3)
+    run = cli(*argv)
+    assert run.status == ExitCode.USAGE
+    option = argv[argv.index(next(a for a in argv if "\udcff" in a or "\udcc3" in a)) - 1]
+    assert f"argument {option}: not valid UTF-8 (byte 0x" in run.err

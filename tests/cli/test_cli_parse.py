@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
+
+import pytest
+
+from gbnfkit.cli import main
 
 HERMES = '<think>\nhm\n</think>\n\nHi\n<tool_call>\n{"name": "get", "arguments": {}}\n</tool_call>'
 TOOLS = [{"type": "function", "function": {"name": "get", "parameters": {"type": "object"}}}]
@@ -113,3 +119,24 @@ def test_tools_files_json_reads_but_python_cannot_hold_are_status_3(
         run = cli("parse", "--format", "hermes", "--tools", write(name, text), "x")
         assert run.status == 3, run.err
         assert "internal error" not in run.err and run.err.count("\n") == 1, run.err
+
+
+@pytest.mark.parametrize("deltas", [False, True])
+def test_json_stays_json_on_a_stdout_that_cannot_encode_it(
+    monkeypatch: pytest.MonkeyPatch, deltas: bool
+) -> None:
+    # found by bughunt12: with PYTHONIOENCODING=ascii (or a Latin-1 terminal) 'é' and '😀'
+    # were printed as the stream's escapes \xe9 and \U0001f600, which JSON does not have
+    raw = io.BytesIO()
+    stdout = io.TextIOWrapper(raw, encoding="ascii", errors="strict")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    argv = ["parse", "--format", "content", "é😀"] + (["--deltas"] if deltas else [])
+    assert main(argv) == 0
+    stdout.flush()
+    text, documents, at = raw.getvalue().decode("ascii"), [], 0
+    while text[at:].strip():
+        document, at = json.JSONDecoder().raw_decode(text, len(text) - len(text[at:].lstrip()))
+        documents.append(document)
+    assert documents[-1]["content"] == "é😀"
+    if deltas:
+        assert "".join(delta.get("content", "") for delta in documents[:-1]) == "é😀"

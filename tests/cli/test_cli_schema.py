@@ -227,3 +227,23 @@ def test_a_schema_with_an_integer_python_will_not_read_is_status_3(
     run = cli("schema", write("huge.json", '{"maximum": 1' + "0" * 5000 + "}"))
     assert run.status == 3, run.err
     assert "internal error" not in run.err and "digits" in run.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["check", "json", "--max-whitespace", "3", "1"], "--max-whitespace applies"),
+        (["check", "json", "--no-strict", "--max-dfa-states", "9", "1"], "--no-strict, --max-"),
+        (["generate", "--grammar", "json", "--llama-compat", "--model", "/no", "x"], "--llama"),
+        (["generate", "--whitespace", "compact", "--model", "/no", "x"], "--whitespace applies"),
+        (["generate", "--regex", "a", "--closed-objects", "--model", "/no", "x"], "--closed-"),
+    ],
+)
+def test_schema_flags_without_a_schema_are_usage_errors(
+    cli: Cli, argv: list[str], named: str
+) -> None:
+    # found by bughunt12: 'check json --max-whitespace 3 TEXT' ignored the flag silently
+    # (the grammar bounds nothing), as generate did with --grammar, --regex or no grammar
+    run = cli(*argv)
+    assert run.status == 4  # usage error
+    assert named in run.err and "only to a JSON Schema" in run.err

@@ -45,7 +45,7 @@ def test_an_api_key_no_client_can_send_is_a_usage_error(
 
     served: list[object] = []
     monkeypatch.setattr(server, "Engine", lambda config: pytest.fail("the model was loaded"))
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: served.append(app))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets: served.append(self))
     assert main(["serve", "--port", "0", "--api-key", key]) == 4
     err = capsys.readouterr().err
     assert "--api-key: expected a key" in err and "Traceback" not in err
@@ -120,13 +120,13 @@ def test_serve_freezes_what_it_loaded_before_serving(monkeypatch: pytest.MonkeyP
         engines.append(FakeEngine(config))
         return engines[-1]
 
-    def fake_run(app: object, **kwargs: object) -> None:
+    def fake_run(self: object, sockets: object) -> None:
         # frozen objects are outside every generation the collector traverses
         collected.append(any(o is engines[0].loaded for o in gc.get_objects()))
 
     monkeypatch.setattr(server, "Engine", make_engine)
     monkeypatch.setattr(server, "create_app", lambda config, engine: object())
-    monkeypatch.setattr(uvicorn, "run", fake_run)
+    monkeypatch.setattr(uvicorn.Server, "run", fake_run)
     try:
         assert main(["serve", "--port", "0"]) == 0
     finally:
@@ -189,7 +189,7 @@ def test_serve_gives_the_chat_template_file_to_the_engine_as_is(
 
     monkeypatch.setattr(server, "Engine", FakeEngine)
     monkeypatch.setattr(server, "create_app", lambda config, engine: object())
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: None)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets: None)
     import gc
 
     try:

@@ -7,12 +7,13 @@ prefix" for ``gbnfkit check``, so usage errors must become :data:`ExitCode.USAGE
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from typing import NoReturn
 
 from gbnfkit.cli._exit import CliError, ExitCode
 
-__all__ = ["CliArgumentParser", "ParserExit", "positive_int"]
+__all__ = ["CliArgumentParser", "ParserExit", "decode_argument", "positive_int", "utf8_text"]
 
 
 class ParserExit(Exception):
@@ -63,3 +64,26 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
     return value
+
+
+def decode_argument(text: str) -> tuple[str | None, str]:
+    """``(text, "")``: a command-line argument's bytes read as UTF-8, whatever the locale
+    decoded them as (``LC_ALL=C PYTHONUTF8=0``: ASCII with surrogate escapes; a Latin-1
+    locale: 'Ã©' for 'é'); or ``(None, where)``: where its bytes are not UTF-8 (a surrogate
+    escape would be a character no text ever has)."""
+    try:
+        data = os.fsencode(text)
+        return data.decode("utf-8"), ""
+    except UnicodeEncodeError as exc:  # a surrogate no byte became (main() called with it)
+        return None, f"at character {exc.start}"
+    except UnicodeDecodeError as exc:
+        return None, f"byte 0x{data[exc.start : exc.start + 1].hex()} at byte offset {exc.start}"
+
+
+def utf8_text(text: str) -> str:
+    """An argparse ``type`` for text the grammar sees (a rule name, a regular expression, a
+    --lazy word): :func:`decode_argument`, or a usage error."""
+    decoded, where = decode_argument(text)
+    if decoded is None:
+        raise argparse.ArgumentTypeError(f"not valid UTF-8 ({where}): {text!r}")
+    return decoded

@@ -11,13 +11,18 @@ from gbnfkit.cli._inputs import (
     STDIN,
     add_grammar_arguments,
     add_text_arguments,
+    is_stdin,
     load_grammar,
     reads_stdin,
     stdin_once,
     text_from_args,
 )
 from gbnfkit.cli._report import format_expected, rejection_report
-from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_grammar
+from gbnfkit.cli._schema_options import (
+    add_schema_option_arguments,
+    refuse_schema_flags,
+    schema_grammar,
+)
 
 __all__ = ["register"]
 
@@ -31,7 +36,7 @@ exit status:
      are printed)
   2  prefix: the text is a valid beginning, but incomplete
   3  the grammar (or the JSON Schema) is invalid
-  4  usage error, or an input that cannot be read
+  4  usage error, an input that cannot be read, or an output that cannot be written
   5  a resource limit (gbnfkit.Limits) was reached
 """
 
@@ -61,6 +66,12 @@ def _grammar_and_text(args: argparse.Namespace, err: TextIO) -> tuple[Grammar, s
     if args.schema is None:
         if args.grammar is None:
             raise CliError("gbnfkit check: error: give a GRAMMAR (or --schema SCHEMA.json)")
+        refuse_schema_flags(args, "check")
+        stdin_once(
+            "check",
+            the_grammar=is_stdin(args.grammar),
+            the_text=reads_stdin(args.text, args.text_file, None),
+        )
         return load_grammar(args.grammar, args.root), args.text
     if args.text is not None:
         raise CliError("gbnfkit check: error: with --schema give only the TEXT, not a GRAMMAR")

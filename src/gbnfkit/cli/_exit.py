@@ -20,7 +20,8 @@ class ExitCode(IntEnum):
     BAD_GRAMMAR = 3
     """The grammar or JSON Schema cannot be built."""
     USAGE = 4
-    """Bad command line, or an input that cannot be read (missing file, not UTF-8)."""
+    """Bad command line, an input that cannot be read (missing file, not UTF-8), or standard
+    output that cannot be written (disk full, closed descriptor)."""
     LIMIT = 5
     """A resource limit of :class:`gbnfkit.Limits` was reached."""
     MISSING_DEPENDENCY = 6

@@ -18,7 +18,7 @@ not name its start rule).
 exit status:
   0  the grammar was printed
   3  the grammar is invalid (file:line:column, message and a caret excerpt)
-  4  usage error, or an input that cannot be read
+  4  usage error, an input that cannot be read, or an output that cannot be written
   5  a resource limit (gbnfkit.Limits) was reached
 """
 

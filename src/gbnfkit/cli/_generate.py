@@ -23,10 +23,21 @@ from gbnfkit import (
     Trigger,
     TriggerRejected,
 )
-from gbnfkit.cli._argparse import positive_int
+from gbnfkit.cli._argparse import positive_int, utf8_text
 from gbnfkit.cli._exit import CliError, ExitCode
-from gbnfkit.cli._inputs import STDIN, load_grammar, reads_stdin, stdin_once, text_from_args
-from gbnfkit.cli._schema_options import add_schema_option_arguments, schema_grammar
+from gbnfkit.cli._inputs import (
+    STDIN,
+    is_stdin,
+    load_grammar,
+    reads_stdin,
+    stdin_once,
+    text_from_args,
+)
+from gbnfkit.cli._schema_options import (
+    add_schema_option_arguments,
+    refuse_schema_flags,
+    schema_grammar,
+)
 from gbnfkit.cli._template import add_chat_template_argument, read_chat_template, template_error
 
 __all__ = ["Backend", "register"]
@@ -53,7 +64,8 @@ exit status:
   3  the grammar, JSON Schema or regular expression is invalid, or refuses a --lazy
      word itself (the model wrote the word; the grammar cannot start with it)
   4  usage error (a bad flag value), an input, model or chat template file that cannot
-     be read, or a chat template that is empty, not valid Jinja or fails on the prompt
+     be read, a chat template that is empty, not valid Jinja or fails on the prompt, or
+     standard output that cannot be written
   5  a resource limit (gbnfkit.Limits) was reached
   6  the model's runtime (an extra) or the bundled model is not installed; the message
      names the pip install that fixes it
@@ -130,11 +142,16 @@ def register(commands: Any) -> None:
         "--grammar", metavar="FILE|BUILTIN", help="a GBNF file or a builtin grammar name"
     )
     which.add_argument("--schema", metavar="SCHEMA.json", help="a JSON Schema ('-': stdin)")
-    which.add_argument("--regex", metavar="RE", help="a regular expression the whole text matches")
-    parser.add_argument("--root", metavar="NAME", help="start rule of --grammar (default: root)")
+    which.add_argument(
+        "--regex", metavar="RE", type=utf8_text, help="a regular expression the whole text matches"
+    )
+    parser.add_argument(
+        "--root", metavar="NAME", type=utf8_text, help="start rule of --grammar (default: root)"
+    )
     parser.add_argument(
         "--lazy",
         metavar="TEXT",
+        type=utf8_text,
         action="append",
         default=[],
         help="keep the grammar asleep until the model writes TEXT; the grammar then holds "
@@ -143,6 +160,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--lazy-pattern",
         metavar="RE",
+        type=utf8_text,
         action="append",
         default=[],
         help="as --lazy, for a regular expression found anywhere in the output",
@@ -150,6 +168,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--after",
         metavar="TEXT",
+        type=utf8_text,
         action="append",
         default=[],
         help="leave the text free up to TEXT (e.g. '</think>'); the grammar holds what follows",
@@ -231,6 +250,8 @@ def register(commands: Any) -> None:
 def _grammar(args: argparse.Namespace, err: TextIO) -> Grammar | None:
     if args.root is not None and args.grammar is None:
         raise CliError("gbnfkit generate: error: --root goes with --grammar")
+    if args.schema is None:
+        refuse_schema_flags(args, "generate")
     if args.grammar is not None:
         return load_grammar(args.grammar, args.root)
     if args.schema is not None:
@@ -332,6 +353,7 @@ def _decoder(args: argparse.Namespace, chat_template: str | None) -> Any:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stdin_once(
         "generate",
+        the_grammar=is_stdin(args.grammar),
         the_schema=args.schema == STDIN,
         the_prompt=reads_stdin(args.text, None, None),
     )

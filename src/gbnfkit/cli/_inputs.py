@@ -8,12 +8,14 @@ import os
 import sys
 
 from gbnfkit import Grammar, GrammarError
+from gbnfkit.cli._argparse import decode_argument, utf8_text
 from gbnfkit.cli._exit import CliError, ExitCode
 
 __all__ = [
     "add_grammar_arguments",
     "add_text_arguments",
     "grammar_error_message",
+    "is_stdin",
     "load_grammar",
     "load_json",
     "load_schema",
@@ -61,19 +63,16 @@ def read_source(path: str, what: str) -> str:
 def _checked_argument(text: str, file_flag: str | None) -> str:
     """``text`` from the command line, refused if its bytes were not UTF-8.
 
-    Python turns undecodable bytes of ``argv`` into lone surrogates
-    (``surrogateescape``); they must not be matched as if they were characters.
+    Python decodes ``argv`` with the locale's encoding, undecodable bytes becoming lone
+    surrogates (``surrogateescape``); the bytes are taken back and read as UTF-8, as every
+    input is, whatever the locale (``LC_ALL=C PYTHONUTF8=0``, a Latin-1 locale).
     ``file_flag`` is the command's option that reads the text from a file, if it has one.
     """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        where = f"with {file_flag} or on standard input" if file_flag else "on standard input"
-        raise CliError(
-            f"gbnfkit: the text argument is not valid UTF-8 (at character {exc.start}); "
-            f"pass such text {where} to see the byte"
-        ) from None
-    return text
+    decoded, where = decode_argument(text)
+    if decoded is not None:
+        return decoded
+    how = f"with {file_flag} or on standard input" if file_flag else "on standard input"
+    raise CliError(f"gbnfkit: the text argument is not valid UTF-8 ({where}); pass such text {how}")
 
 
 def add_text_arguments(parser: argparse.ArgumentParser, name: str, helptext: str) -> None:
@@ -135,6 +134,17 @@ def reads_stdin(text: str | None, text_file: str | None, default: str | None) ->
     return text == STDIN or (text is None and default is None)
 
 
+def is_stdin(path: str | None) -> bool:
+    """Whether file ``path`` is standard input itself (``/dev/stdin``, ``/dev/fd/0``)."""
+    if path is None or sys.stdin is None:
+        return False
+    try:
+        mine, given = os.fstat(sys.stdin.fileno()), os.stat(path)
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
+        return False
+    return (mine.st_dev, mine.st_ino) == (given.st_dev, given.st_ino)
+
+
 def stdin_once(command: str, **inputs: bool) -> None:
     """Refuse a command line where two inputs (named by the keywords, true when that input
     reads standard input) would both read it: the second would read nothing."""
@@ -155,7 +165,7 @@ def add_grammar_arguments(parser: argparse.ArgumentParser, *, optional: bool = F
         help="a GBNF file, or the name of a builtin grammar (see 'gbnfkit builtins'); "
         "an existing file wins over a builtin of the same name",
     )
-    parser.add_argument("--root", metavar="NAME", help="start rule (default: root)")
+    parser.add_argument("--root", metavar="NAME", type=utf8_text, help="start rule (default: root)")
 
 
 def grammar_error_message(exc: GrammarError, source_name: str) -> str:
@@ -171,8 +181,12 @@ def grammar_error_message(exc: GrammarError, source_name: str) -> str:
 
 
 def load_grammar(spec: str, root: str | None) -> Grammar:
-    """The grammar in file ``spec``, or the builtin grammar named ``spec``."""
-    if os.path.isfile(spec):
+    """The grammar in file ``spec``, or the builtin grammar named ``spec``.
+
+    Any file but a directory is read: a pipe too (``<(...)``, ``/dev/stdin``), as for the
+    other inputs.
+    """
+    if os.path.exists(spec) and not os.path.isdir(spec):
         source_name = spec
         text = read_source(spec, "grammar")
         try:
@@ -182,7 +196,7 @@ def load_grammar(spec: str, root: str | None) -> Grammar:
     names = Grammar.builtin_names()
     if spec not in names:
         if os.path.exists(spec):
-            raise CliError(f"gbnfkit: cannot read grammar {spec!r}: not a regular file")
+            raise CliError(f"gbnfkit: cannot read grammar {spec!r}: it is a directory")
         raise CliError(
             f"gbnfkit: no grammar file or builtin grammar called {spec!r} "
             f"(builtins: {', '.join(names)})"

@@ -7,7 +7,7 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TextIO, cast
 
 import gbnfkit
 from gbnfkit import (
@@ -28,9 +28,11 @@ EPILOG = """\
 exit status:
   0    success (check: complete match)
   1    the text is rejected by the grammar
-  2    check: the text is a valid prefix, but incomplete
+  2    check: the text is a valid prefix, but incomplete; generate: the text was cut
+       (--max-tokens, the context) before the grammar was complete
   3    the grammar or JSON Schema is invalid
-  4    usage error, or an input that cannot be read (missing file, not UTF-8)
+  4    usage error, an input that cannot be read (missing file, not UTF-8), or
+       standard output that cannot be written (disk full, closed)
   5    a resource limit (gbnfkit.Limits) was reached
   6    generate: the model's runtime or the bundled model is not installed
   70   internal error (a bug in gbnfkit; please report it)
@@ -76,6 +78,82 @@ def _survive_unencodable(stream: TextIO) -> None:
         stream.reconfigure(errors="backslashreplace")
 
 
+class OutputError(Exception):
+    """Standard output could not be written (a full disk, a closed or faulty descriptor)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Output(io.TextIOBase):
+    """Standard output for the subcommands: a failed write is an :class:`OutputError`.
+
+    A closed pipe stays a :class:`BrokenPipeError` (status 141); any other failure is not a
+    bug in gbnfkit but an output that cannot be written (status 4). A closed descriptor
+    (``>&-``, ``sys.stdout`` is ``None``) fails on the first write.
+    """
+
+    def __init__(self, stream: TextIO | None) -> None:
+        super().__init__()
+        self._stream = stream
+
+    def _fail(self, exc: OSError | None) -> OutputError:
+        if exc is None:
+            return OutputError("it is closed")
+        return OutputError(exc.strerror or str(exc))
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # what subcommands may print
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> int:
+        if self._stream is None:
+            raise self._fail(None)
+        try:
+            self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._fail(exc) from None
+        return len(text)
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._fail(exc) from None
+
+
+class _Diagnostics(io.TextIOBase):
+    """Standard error, best effort: a message that cannot be written (a full disk, ``2>&-``)
+    is dropped, so the exit status stays the one the command decided, and nothing meant
+    for standard error ever lands on standard output (``print(file=None)`` would)."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        super().__init__()
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is not None:
+            try:
+                self._stream.write(text)
+            except (OSError, ValueError):
+                pass
+        return len(text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
 def _silence_stdout() -> None:
     """After a broken pipe, point stdout at /dev/null so the final flush cannot fail."""
     try:
@@ -87,9 +165,12 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``gbnfkit`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    out, err = sys.stdout, sys.stderr
-    _survive_unencodable(out)
-    _survive_unencodable(err)
+    if sys.stdout is not None:
+        _survive_unencodable(sys.stdout)
+    if sys.stderr is not None:
+        _survive_unencodable(sys.stderr)
+    out = cast(TextIO, _Output(sys.stdout))
+    err = cast(TextIO, _Diagnostics(sys.stderr))
     try:
         args = build_parser().parse_args(list(argv) if argv is not None else None)
         status: int = args.run(args, out, err)
@@ -108,6 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return ExitCode.BROKEN_PIPE
+    except OutputError as exc:
+        print(f"gbnfkit: cannot write standard output: {exc.reason}", file=err)
+        _silence_stdout()
+        return ExitCode.USAGE
     except Exception as exc:  # noqa: BLE001 - the last line of defence for users
         print(
             f"gbnfkit: internal error: {type(exc).__name__}: {exc}\n"

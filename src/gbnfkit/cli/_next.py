@@ -10,7 +10,10 @@ from gbnfkit.cli._exit import ExitCode
 from gbnfkit.cli._inputs import (
     add_grammar_arguments,
     add_text_arguments,
+    is_stdin,
     load_grammar,
+    reads_stdin,
+    stdin_once,
     text_from_args,
 )
 from gbnfkit.cli._report import rejection_report
@@ -25,7 +28,7 @@ exit status:
   0  the rules were printed
   1  PREFIX itself is rejected (the report goes to standard error)
   3  the grammar is invalid
-  4  usage error, or an input that cannot be read
+  4  usage error, an input that cannot be read, or an output that cannot be written
   5  a resource limit (gbnfkit.Limits) was reached
 """
 
@@ -43,6 +46,11 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    stdin_once(
+        "next",
+        the_grammar=is_stdin(args.grammar),
+        the_prefix=reads_stdin(args.text, args.text_file, ""),
+    )
     grammar = load_grammar(args.grammar, args.root)
     prefix = text_from_args(args.text, args.text_file, args.strip_newline, default="")
     try:

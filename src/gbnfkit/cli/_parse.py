@@ -33,7 +33,7 @@ exit status:
      JSON...): the position, what was expected and the line are printed
   3  the tools file is not valid JSON or holds an unusable tool definition, or
      --reasoning-open is given for a format without reasoning
-  4  usage error, or an input that cannot be read
+  4  usage error, an input that cannot be read, or an output that cannot be written
 """
 
 
@@ -91,8 +91,16 @@ def _load_tools(path: str | None) -> list[Any] | None:
     return data
 
 
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
+def _dump(value: object, out: TextIO, indent: int | None = None) -> str:
+    """``value`` as JSON for ``out``: characters as they are, unless ``out`` cannot encode
+    them (``PYTHONIOENCODING=ascii``, a Latin-1 terminal): then ``\\u`` escapes, since the
+    escapes the stream would print instead (``\\xe9``) are not JSON."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    try:
+        text.encode(out.encoding or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return json.dumps(value, indent=indent)
+    return text
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -108,14 +116,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             stream = MessageStream(args.format, tools, reasoning_open=args.reasoning_open)
             for ch in text:
                 for delta in stream.feed(ch):
-                    print(_dump(delta.to_dict()), file=out)
+                    print(_dump(delta.to_dict(), out), file=out)
             if args.partial:
                 message = parse_message(
                     text, args.format, tools, partial=True, reasoning_open=args.reasoning_open
                 )
             else:
                 for delta in stream.close():
-                    print(_dump(delta.to_dict()), file=out)
+                    print(_dump(delta.to_dict(), out), file=out)
                 message = stream.finish()
         else:
             message = parse_message(
@@ -130,5 +138,5 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return ExitCode.REJECTED
     except ChatError as exc:
         raise CliError(f"gbnfkit parse: {exc}", ExitCode.BAD_GRAMMAR) from None
-    print(json.dumps(message.to_dict(), ensure_ascii=False, indent=2), file=out)
+    print(_dump(message.to_dict(), out, indent=2), file=out)
     return ExitCode.OK

@@ -19,7 +19,7 @@ named in a warning on standard error.
 exit status:
   0  the grammar was printed
   3  the schema is not valid JSON, or cannot be converted (keyword and JSON pointer are named)
-  4  usage error, or an input that cannot be read
+  4  usage error, an input that cannot be read, or an output that cannot be written
   5  a resource limit (gbnfkit.Limits) was reached
 """
 

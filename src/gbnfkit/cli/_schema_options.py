@@ -23,7 +23,12 @@ from gbnfkit.cli._inputs import load_schema
 from gbnfkit.schema import SchemaWarning
 from gbnfkit.schema._options import least_value
 
-__all__ = ["add_schema_option_arguments", "schema_grammar", "schema_to_gbnf"]
+__all__ = [
+    "add_schema_option_arguments",
+    "refuse_schema_flags",
+    "schema_grammar",
+    "schema_to_gbnf",
+]
 
 
 def _count(least: int, none: bool) -> Callable[[str], int | None]:
@@ -147,6 +152,23 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         base = options.get("options") or SchemaOptions()
         options["options"] = dataclasses.replace(base, limits=SchemaLimits(**limits))
     return options
+
+
+def refuse_schema_flags(args: argparse.Namespace, command: str) -> None:
+    """A usage error if a JSON Schema flag was given without ``--schema``: it would be
+    ignored without a word (``check G --max-whitespace 3 TEXT`` bounds nothing)."""
+    given = ["--llama-compat"] if getattr(args, "llama_compat", False) else []
+    for cls, prefix in ((SchemaOptions, ""), (SchemaLimits, _LIMIT)):
+        hints = typing.get_type_hints(cls)
+        for field in dataclasses.fields(cls):
+            spec = _flag(field, hints[field.name])
+            if spec is not None and hasattr(args, prefix + field.name):
+                given.append(spec[0])
+    if given:
+        raise CliError(
+            f"gbnfkit {command}: error: {', '.join(given)} "
+            f"{'applies' if len(given) == 1 else 'apply'} only to a JSON Schema (--schema FILE)"
+        )
 
 
 def _convert(args: argparse.Namespace, err: TextIO, build: Callable[..., Any]) -> Any:

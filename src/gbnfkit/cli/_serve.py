@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import socket
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,8 +34,9 @@ decode at once, the others wait in a queue. Stop with Ctrl-C.
 
 exit status:
   0  the server stopped (Ctrl-C)
-  4  usage error (a bad flag value), a model or chat template file that cannot be
-     read, or a chat template that is empty or not valid Jinja (the line is named)
+  4  usage error (a bad flag value), an address to listen on that is in use or not
+     this machine's (checked before the model loads), a model or chat template file that
+     cannot be read, or a chat template that is empty or not valid Jinja (the line is named)
   6  the server's packages (starlette, uvicorn), llama-cpp-python or the bundled model
      are not installed; the message names the pip install that fixes it
 """
@@ -58,6 +60,22 @@ def _api_key(text: str) -> str:
             f"{'an empty one' if not text else repr(text)}"
         )
     return text
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before the model loads: an address in use (or one this
+    machine does not have) is a usage error at once, not uvicorn's exit status 3 (which
+    means an invalid grammar here) after the load."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        reason = exc.strerror or str(exc)
+        raise CliError(f"gbnfkit serve: cannot listen on {host} port {port}: {reason}") from None
+    return sock
 
 
 def register(commands: Any) -> None:
@@ -137,31 +155,34 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ctx_size=args.ctx_size,
         threads=args.threads,
     )
-    try:
-        engine = Engine(config)
-    except MissingDependencyError as exc:
-        raise CliError(f"gbnfkit serve: {exc}", ExitCode.MISSING_DEPENDENCY) from None
-    except ChatTemplateError as exc:
-        raise template_error(exc, args, "serve") from None
-    except (OSError, ValueError) as exc:
-        raise CliError(f"gbnfkit serve: cannot load the model: {exc}") from None
-    # The model, the vocabulary and the compiler's index (a trie of lists over every token)
-    # live as long as the server: out of the collector's reach, a collection that a
-    # request's grammar triggers no longer traverses them (a full one took about 20 ms
-    # more on a 129k-token vocabulary; docs/masks.md, bench/issue11-journal.md "schemap90")
-    gc.collect()
-    gc.freeze()
-    source = f", chat template {args.chat_template_file}" if template is not None else ""
-    print(
-        f"gbnfkit: serving {engine.model_id} ({engine.chat_format.value} chat format"
-        f"{source}, {config.parallel} slot(s)) on http://{args.host}:{args.port}/v1",
-        file=err,
-        flush=True,
-    )
-    try:
-        uvicorn.run(
-            create_app(config, engine=engine), host=args.host, port=args.port, log_level="warning"
+    with _listen(args.host, args.port) as sock:
+        try:
+            engine = Engine(config)
+        except MissingDependencyError as exc:
+            raise CliError(f"gbnfkit serve: {exc}", ExitCode.MISSING_DEPENDENCY) from None
+        except ChatTemplateError as exc:
+            raise template_error(exc, args, "serve") from None
+        except (OSError, ValueError) as exc:
+            raise CliError(f"gbnfkit serve: cannot load the model: {exc}") from None
+        # The model, the vocabulary and the compiler's index (a trie of lists over every
+        # token) live as long as the server: out of the collector's reach, a collection that
+        # a request's grammar triggers no longer traverses them (a full one took about 20 ms
+        # more on a 129k-token vocabulary; docs/masks.md, bench/issue11-journal.md "schemap90")
+        gc.collect()
+        gc.freeze()
+        source = f", chat template {args.chat_template_file}" if template is not None else ""
+        port = sock.getsockname()[1]  # --port 0: the port the system chose
+        print(
+            f"gbnfkit: serving {engine.model_id} ({engine.chat_format.value} chat format"
+            f"{source}, {config.parallel} slot(s)) on http://{args.host}:{port}/v1",
+            file=err,
+            flush=True,
         )
-    finally:
-        engine.close()
+        try:
+            app = create_app(config, engine=engine)
+            uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+        except KeyboardInterrupt:  # Ctrl-C stops the server: status 0, as uvicorn.run gives
+            pass
+        finally:
+            engine.close()
     return ExitCode.OK
