@@ -84,6 +84,10 @@ def test_search_mode_is_unanchored() -> None:
         # \c takes an ASCII letter (ECMA-262; re has no \c): not é (233 % 32 would be a tab)
         ("\\cé", "unknown escape"),
         ("[\\cé]", "unknown escape"),
+        # an escaped letter or digit with no meaning stays an error (ECMA-262 with the u flag)
+        (r"\q", "unknown escape"),
+        (r"[\q]", "unknown escape"),
+        (r"\é", "unknown escape"),
     ],
 )
 def test_unsupported_constructs_raise(pattern: str, fragment: str) -> None:
@@ -271,3 +275,23 @@ def test_a_schema_pattern_count_above_the_grammar_limit_is_held_exactly() -> Non
     g = Grammar.from_json_schema({"type": "string", "pattern": "^(ab){10001,10002}$"})
     for n, ok in ((10000, False), (10001, True), (10002, True), (10003, False)):
         assert g.match('"' + "ab" * n + '"').accepted is ok, n
+
+
+@pytest.mark.parametrize(
+    ("pattern", "accepted", "rejected"),
+    [
+        (r"^[\w\.\d\_]+$", ["a_b.1", "_"], ["a-b", "a b", ""]),
+        (r"\_x\-\!\,", ["_x-!,"], ["\\_x-!,", "x-!,"]),
+        (r"[\_\-]+", ["_-_"], ["a", "\\"]),
+    ],
+)
+def test_identity_escapes_read_as_the_character(
+    pattern: str, accepted: list[str], rejected: list[str]
+) -> None:
+    """ECMA-262 Annex B: an escaped character that is not a letter or digit is itself
+    (MaskBench o47670's key pattern '^[\\w\\.\\d\\_]+$'); re reads them the same way."""
+    g = Grammar.from_regex(pattern)
+    for text in accepted:
+        assert re.fullmatch(pattern, text) and g.match(text).status.value == "accept", text
+    for text in rejected:
+        assert not re.fullmatch(pattern, text) and g.match(text).status.value != "accept", text

@@ -305,7 +305,9 @@ class _Parser:
             cp = ord(self.p[self.i]) % 32
             self.i += 1
             return ((cp, cp),)
-        if c.isalnum() or c == "_":
+        if c.isalnum():
+            # ECMA-262 Annex B reads any other escaped character as itself ('\\_', '\\-',
+            # '\\!'); a letter or digit with no meaning is refused, as with the u flag
             raise self.error(f"unknown escape \\{c}", start)
         return ((ord(c), ord(c)),)
 
