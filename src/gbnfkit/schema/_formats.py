@@ -30,6 +30,63 @@ _IPV6 = (
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = rf"{_LABEL}(?:\.{_LABEL})*"
 _HEX = "[0-9a-fA-F]"
+
+# duration: RFC 3339 Appendix A (no fractions, weeks alone), designators upper case
+_DUR_TIME = r"T(?:\d+H(?:\d+M(?:\d+S)?)?|\d+M(?:\d+S)?|\d+S)"
+_DURATION = (
+    rf"P(?:(?:\d+D|\d+M(?:\d+D)?|\d+Y(?:\d+M(?:\d+D)?)?)(?:{_DUR_TIME})?|{_DUR_TIME}|\d+W)"
+)
+
+
+def _rfc3986(unreserved: str, private: str) -> tuple[str, str]:
+    """RFC 3986's ``URI`` and ``relative-ref`` (RFC 3987's ``IRI`` and ``irelative-ref``
+    when ``unreserved`` adds the ``ucschar`` ranges and ``private`` the ``iprivate`` ones),
+    written from the ABNF of its Appendix A."""
+    pct = f"%{_HEX}{{2}}"
+    sub = "!$&'()*+,;="
+    # '-' first in each class, then the rest with no ranges but the explicit ones
+    base = f"-._~A-Za-z0-9{unreserved}"
+    pchar = f"(?:[{base}{sub}:@]|{pct})"
+    h16 = f"{_H}"
+    ls32 = f"(?:{h16}:{h16}|{_IPV4})"
+    ipv6 = "|".join([
+        f"(?:{h16}:){{6}}{ls32}",
+        f"::(?:{h16}:){{5}}{ls32}",
+        f"(?:{h16})?::(?:{h16}:){{4}}{ls32}",
+        f"(?:(?:{h16}:){{0,1}}{h16})?::(?:{h16}:){{3}}{ls32}",
+        f"(?:(?:{h16}:){{0,2}}{h16})?::(?:{h16}:){{2}}{ls32}",
+        f"(?:(?:{h16}:){{0,3}}{h16})?::{h16}:{ls32}",
+        f"(?:(?:{h16}:){{0,4}}{h16})?::{ls32}",
+        f"(?:(?:{h16}:){{0,5}}{h16})?::{h16}",
+        f"(?:(?:{h16}:){{0,6}}{h16})?::",
+    ])
+    ip_literal = rf"\[(?:{ipv6}|[vV]{_HEX}+\.[-._~A-Za-z0-9{sub}:]+)\]"
+    reg_name = f"(?:[{base}{sub}]|{pct})*"
+    userinfo = f"(?:[{base}{sub}:]|{pct})*"
+    authority = f"(?:{userinfo}@)?(?:{ip_literal}|{_IPV4}|{reg_name})(?::\\d*)?"
+    segment = f"{pchar}*"
+    abempty = f"(?:/{segment})*"
+    absolute = f"/(?:{pchar}+{abempty})?"
+    rootless = f"{pchar}+{abempty}"
+    noscheme = f"(?:[{base}{sub}@]|{pct})+{abempty}"
+    query = f"(?:\\?(?:{pchar}|[/?{private}])*)?"
+    fragment = f"(?:#(?:{pchar}|[/?])*)?"
+    tail = f"{query}{fragment}"
+    uri = f"[A-Za-z][A-Za-z0-9+.-]*:(?://{authority}{abempty}|{absolute}|{rootless}|){tail}"
+    relative = f"(?://{authority}{abempty}|{absolute}|{noscheme}|){tail}"
+    return uri, relative
+
+
+def _astral(*bounds: tuple[int, int]) -> str:
+    return "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in bounds)
+
+
+_URI, _RELATIVE_REF = _rfc3986("", "")
+_UCSCHAR = "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef" + _astral(
+    *((plane << 16, (plane << 16) + 0xFFFD) for plane in range(1, 14)), (0xE1000, 0xEFFFD)
+)
+_IPRIVATE = "\ue000-\uf8ff" + _astral((0xF0000, 0xFFFFD), (0x100000, 0x10FFFD))
+_IRI, _IRELATIVE_REF = _rfc3986(_UCSCHAR, _IPRIVATE)
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 
 FORMAT_PATTERNS: dict[str, str] = {
@@ -42,6 +99,9 @@ FORMAT_PATTERNS: dict[str, str] = {
     "hostname": rf"^{_HOSTNAME}$",
     "email": rf"^{_ATOM}(?:\.{_ATOM})*@{_HOSTNAME}$",
     "uri": r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s\"<>\\^`{|}]*$",
+    "uri-reference": f"^(?:{_URI}|{_RELATIVE_REF})$",
+    "iri": f"^(?:{_IRI})$",
+    "duration": rf"^{_DURATION}$",
 }
 """Formats the converter enforces, as anchored patterns on the decoded value."""
 
