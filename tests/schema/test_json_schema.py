@@ -178,7 +178,7 @@ def test_json_text_schema_and_rule_names() -> None:
         ({"properties": {"n": {"type": "integer", "multipleOf": 3, "minimum": 1}}},
          "multipleOf", "/properties/n"),
         ({"oneOf": [{"multipleOf": 2}, {"multipleOf": 3}]}, "oneOf", ""),
-        ({"type": "string", "format": "duration"}, "format", ""),
+        ({"type": "string", "format": "iri-reference"}, "format", ""),
         ({"type": "string", "pattern": "^(ab|c)*$", "maxLength": 5000}, "maxLength", ""),
         ({"if": {"multipleOf": 3}, "then": {"minLength": 1}}, "if", ""),
         ({"$ref": "#/$defs/missing"}, "$ref", "/$ref"),
