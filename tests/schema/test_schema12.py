@@ -5,6 +5,7 @@ grammar accepts is also checked with ``jsonschema`` (Draft 2020-12, its format c
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import jsonschema
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gbnfkit import Grammar
+from gbnfkit import Grammar, SchemaError
 from gbnfkit.schema._formats import FORMAT_PATTERNS
 from gbnfkit.schema._instance import pattern_search
 
@@ -128,3 +129,51 @@ def _grammar(name: str) -> Grammar:
     if name not in _GRAMMARS:
         _GRAMMARS[name] = Grammar.from_json_schema({"type": "string", "format": name})
     return _GRAMMARS[name]
+
+
+_ANCHORED_GROUPS = [
+    r"^$|(^(?:\S+\s+){0,3}\S+$)",  # MaskBench Github_hard---o21074 (99 words there)
+    r"(^a|b)c",
+    r"(a|^b)$",
+    r"^(?:(^ab|c$)|d)",
+    r"x|((^a|b$)|(^c))",
+    r"(?:^a|b)(c|d)$",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet="abcdx \t", max_size=8),
+       index=st.integers(0, len(_ANCHORED_GROUPS) - 1))
+def test_anchors_at_the_start_of_a_leading_group(text: str, index: int) -> None:
+    """'^' starting an alternative of a group that starts a top-level one (and '$' ending
+    one that ends it) are anchors: the grammar accepts what re.search finds, which
+    jsonschema's pattern check agrees with."""
+    pattern = _ANCHORED_GROUPS[index]
+    g = _pattern_grammar(pattern)
+    expected = re.search(pattern, text) is not None
+    assert g.match(json.dumps(text)).accepted is expected
+    assert jsonschema.Draft202012Validator({"pattern": pattern}).is_valid(text) is expected
+
+
+_PATTERN_GRAMMARS: dict[str, Grammar] = {}
+
+
+def _pattern_grammar(pattern: str) -> Grammar:
+    if pattern not in _PATTERN_GRAMMARS:
+        _PATTERN_GRAMMARS[pattern] = Grammar.from_json_schema(
+            {"type": "string", "pattern": pattern})
+    return _PATTERN_GRAMMARS[pattern]
+
+
+@pytest.mark.parametrize("pattern", [r"x(^a)", r"(^a)*", r"(^a){2}", r"(a$)b", r"(a$|b)c",
+                                     r"(?:a(^b))", r"(^a)?b"])
+def test_anchors_elsewhere_stay_refused(pattern: str) -> None:
+    with pytest.raises(SchemaError, match="supported only at the"):
+        Grammar.from_json_schema({"type": "string", "pattern": pattern})
+
+
+def test_maskbench_word_count_pattern() -> None:
+    words = r"^$|(^(?:\S+\s+){0,99}\S+$)"
+    _judge({"type": "object", "properties": {"a": {"type": "string", "pattern": words}}},
+           ['{"a": ""}', '{"a": "two words"}', '{"a": "' + "w " * 99 + 'w"}'],
+           ['{"a": " lead"}', '{"a": "' + "w " * 100 + 'w"}', '{"a": "trail "}'])

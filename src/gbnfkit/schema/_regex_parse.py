@@ -2,7 +2,8 @@
 
 The result is a small tree (:class:`Chars`, :class:`Cat`, :class:`Or`, :class:`Rep`)
 for each top-level alternative, with flags saying whether that alternative was
-anchored at its start (``^``/``\\A``) and end (``$``/``\\Z``/``\\z``).
+anchored at its start (``^``/``\\A``) and end (``$``/``\\Z``/``\\z``); a group that
+starts a top-level alternative and holds anchors is spread into top-level alternatives.
 Constructs that change the language in ways a grammar cannot follow (lookaround,
 backreferences, word boundaries, inline flags, anchors in the middle) raise
 :class:`RegexUnsupported` with the position.
@@ -122,22 +123,64 @@ class _Parser:
 
     # ------------------------------------------------------------ top level
     def parse(self) -> list[Branch]:
-        branches = []
+        branches = self.branches(inside=False)
+        if self.peek() == ")":
+            raise self.error("unbalanced ')'")
+        return branches
+
+    def branches(self, inside: bool) -> list[Branch]:
+        """Top-level alternatives (or those of a group that is a whole one's start, when
+        ``inside``: ``^`` at their start and ``$`` at their end are anchors there too)."""
+        branches: list[Branch] = []
         while True:
             start = False
             if self.p.startswith("^", self.i) or self.p.startswith("\\A", self.i):
                 start = True
                 self.i += 1 if self.p[self.i] == "^" else 2
-            node, end = self.sequence(top=True)
-            branches.append(Branch(node, start, end))
+            leading = self.leading_group() if self.peek() == "(" else None
+            if leading is None:
+                node, end = self.sequence(top=True, inside=inside)
+                branches.append(Branch(node, start, end))
+            else:
+                branches += [Branch(b.node, start or b.start_anchored, b.end_anchored)
+                             for b in leading]
             if self.peek() == "|":
                 self.i += 1
                 continue
-            if self.peek() == ")":
-                raise self.error("unbalanced ')'")
             return branches
 
-    def sequence(self, top: bool = False) -> tuple[Node, bool]:
+    def leading_group(self) -> list[Branch] | None:
+        """A group at the start of a top-level alternative whose own alternatives hold
+        anchors (``^$|(^a+$)``): each of them becomes a top-level alternative, followed by
+        the rest of the enclosing one, so the anchors keep their meaning exactly.  None
+        (nothing read) for a group without anchors or one that is repeated."""
+        save, groups = self.i, self.groups
+        start = self.i
+        self.group_header()
+        inner = self.branches(inside=True)
+        if self.peek() != ")":
+            raise self.error("missing ')'", start)
+        self.i += 1
+        c = self.peek()
+        repeated = c != "" and c in "*+?"
+        if c == "{":
+            after = self.i
+            repeated = self.braces() is not None
+            self.i = after
+        if repeated or not any(b.start_anchored or b.end_anchored for b in inner):
+            self.i, self.groups = save, groups
+            return None
+        rest, end = self.sequence(top=True, inside=True)
+        empty = isinstance(rest, Cat) and not rest.items
+        out = []
+        for b in inner:
+            if b.end_anchored and not empty:
+                raise self.error("'$' is supported only at the end of the pattern", start)
+            node = b.node if empty else Cat((b.node, rest))
+            out.append(Branch(node, b.start_anchored, b.end_anchored or end))
+        return out
+
+    def sequence(self, top: bool = False, inside: bool = False) -> tuple[Node, bool]:
         items: list[Node] = []
         end = False
         while self.i < len(self.p) and self.p[self.i] not in "|)":
@@ -145,7 +188,8 @@ class _Parser:
             if c == "$" or self.p.startswith("\\Z", self.i) or self.p.startswith("\\z", self.i):
                 pos = self.i
                 self.i += 1 if c == "$" else 2
-                if not top or (self.i < len(self.p) and self.p[self.i] != "|"):
+                ends = "|)" if inside else "|"
+                if not top or (self.i < len(self.p) and self.p[self.i] not in ends):
                     raise self.error("'$' is supported only at the end of the pattern", pos)
                 end = True
                 break
@@ -241,6 +285,15 @@ class _Parser:
 
     def group(self) -> Node:
         start = self.i
+        self.group_header()
+        node = self.alternation()
+        if self.peek() != ")":
+            raise self.error("missing ')'", start)
+        self.i += 1
+        return node
+
+    def group_header(self) -> None:
+        start = self.i
         self.i += 1
         if self.p.startswith("?", self.i):
             rest = self.p[self.i + 1 :]
@@ -257,11 +310,6 @@ class _Parser:
                 raise self.error("backreferences are not supported", start)
             else:
                 raise self.error("inline flags and other (?...) groups are not supported", start)
-        node = self.alternation()
-        if self.peek() != ")":
-            raise self.error("missing ')'", start)
-        self.i += 1
-        return node
 
     def escape(self, in_class: bool) -> Ranges:
         start = self.i
