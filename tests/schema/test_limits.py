@@ -98,7 +98,7 @@ def _dfa(n: int) -> dict[str, Any]:
 
 
 def _product(n: int) -> dict[str, Any]:
-    """not a pattern, at most n characters: the product with a counter (4n + 3 states)."""
+    """not a pattern, at most n characters: the product with a counter (2n + 3 states)."""
     return {"type": "string", "not": {"pattern": "x"}, "maxLength": n}
 
 
@@ -124,7 +124,7 @@ CASES = [
     ("max_negation_chars", "not", _negated, (100, 5000), 10**6, (500, (10, 100))),
     ("max_nfa_states", "not", _nfa, (799, 800), 8000, (100, (10, 40))),
     ("max_dfa_states", "not", _dfa, (398, 399), 500, (10, (5, 10))),
-    ("max_product_states", "not", _product, (499, 500), 2003, (43, (10, 11))),
+    ("max_product_states", "not", _product, (998, 999), 2001, (23, (10, 11))),
     ("max_alternatives", "anyOf", _nested, (11, 12), 8192, (1024, (10, 11))),
     ("max_oneof_chars", "oneOf", _addresses, (5, None), None, (3000, (2, 3))),
     ("max_grammar_chars", "anyOf", _spread, (40, 320), None, (3000, (2, 5))),

@@ -14,7 +14,7 @@ from gbnfkit.schema._dfa import (
     TooBig,
     dfa_of,
     emit_dfa,
-    length_dfa,
+    minimal,
     pattern_dfa,
     product,
 )
@@ -624,7 +624,10 @@ class Converter:
             self.unsupported(f"pattern {regex!r}: {e}", kw, ptr)
             return self.string_rule()
         if lo > 0 or hi is not None:
-            narrowed = limit_length(branches, lo, hi)
+            # alternatives split by length copy the pattern: as many characters of
+            # them as the product with a counter may have states
+            narrowed = limit_length(branches, lo, hi,
+                                    self.opts.limits.max_product_states // max(len(regex), 1))
             if narrowed is None:
                 return False
             if not narrowed:
@@ -679,15 +682,14 @@ class Converter:
                                   True) for w in not_strings]
                 dfas.append(dfa_of(banned, self.opts.limits))
             negative = len(dfas) > positive
-            if lo > 0 or hi is not None:
-                dfas.append(length_dfa(lo, hi, self.opts.limits))
-            limited = len(dfas) > positive + negative
+            limited = lo > 0 or hi is not None
 
             def accept(verdicts: tuple[bool, ...]) -> bool:
                 return all(verdicts[:positive]) and not (negative and verdicts[positive]) \
                     and (not limited or verdicts[-1])
 
-            dfa = product(dfas, accept, self.opts.limits)
+            dfa = product([minimal(d) for d in dfas], accept, self.opts.limits,
+                          (lo, hi, positive) if limited else None)
         except TooBig as e:
             keyword = "not" if not_patterns or not_strings else (
                 "minLength" if lo and hi is None else "maxLength") if (

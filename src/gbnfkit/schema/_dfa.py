@@ -21,7 +21,7 @@ from gbnfkit.schema._regex_parse import ANY_CHAR, Branch, Cat, Chars, Node, Or, 
 if TYPE_CHECKING:
     from gbnfkit.schema._limits import SchemaLimits
 
-__all__ = ["complement_grammar", "Dfa", "TooBig", "dfa_of", "length_dfa", "minimal",
+__all__ = ["complement_grammar", "Dfa", "TooBig", "dfa_of", "minimal",
            "pattern_dfa", "product", "emit_dfa"]
 
 Ranges = tuple[tuple[int, int], ...]
@@ -368,32 +368,118 @@ def _subsets(nfa: _Nfa, start: int, final: int, limit: int,
     return Dfa(los, moves, [bool(st >> final & 1) for st in order]), ambiguous
 
 
-def length_dfa(lo: int, hi: int | None, limits: SchemaLimits) -> Dfa:
-    """Strings of lo..hi characters (a counter; the last state is a sink)."""
-    top = (hi + 1) if hi is not None else lo
-    if top > limits.max_product_states:  # the product with it would be larger anyway
-        raise TooBig("max_product_states")  # never build it
-    moves = [[min(c + 1, top)] for c in range(top + 1)]
-    accepting = [c >= lo and (hi is None or c <= hi) for c in range(top + 1)]
-    return Dfa([0], moves, accepting)
+def _longest(dfa: Dfa) -> list[int | None]:
+    """Each state's longest accepted continuation: None when unbounded (a cycle it can
+    reach still leads to acceptance), -1 when nothing is accepted from it."""
+    n = len(dfa.moves)
+    back: list[set[int]] = [set() for _ in range(n)]
+    for s, row in enumerate(dfa.moves):
+        for t in row:
+            back[t].add(s)
+    live = [False] * n
+    todo = [s for s in range(n) if dfa.accepting[s]]
+    for s in todo:
+        live[s] = True
+    while todo:
+        for p in back[todo.pop()]:
+            if not live[p]:
+                live[p] = True
+                todo.append(p)
+    succ = [sorted({t for t in row if live[t]}) if live[s] else [] for s, row in
+            enumerate(dfa.moves)]
+    unbounded = _on_cycles(Dfa(dfa.cuts, succ, dfa.accepting))
+    todo = [s for s in range(n) if unbounded[s]]
+    while todo:
+        for p in back[todo.pop()]:
+            if live[p] and not unbounded[p]:
+                unbounded[p] = True
+                todo.append(p)
+    out: list[int | None] = [None if unbounded[s] else -1 for s in range(n)]
+    done = [unbounded[s] or not live[s] for s in range(n)]
+    for root in range(n):  # the live acyclic rest: longest paths, depth first
+        work = [root]
+        while work:
+            s = work[-1]
+            if done[s]:
+                work.pop()
+                continue
+            waiting = [t for t in succ[s] if not done[t]]
+            if waiting:
+                work.extend(waiting)
+                continue
+            best = 0 if dfa.accepting[s] else -1
+            for t in succ[s]:
+                got = out[t]
+                assert got is not None
+                best = max(best, got + 1)
+            out[s] = best
+            done[s] = True
+            work.pop()
+    return out
 
 
 def product(dfas: Sequence[Dfa], accept: Callable[[tuple[bool, ...]], bool],
-            limits: SchemaLimits) -> Dfa:
+            limits: SchemaLimits, length: tuple[int, int | None, int] | None = None) -> Dfa:
     """The product automaton; a state accepts when ``accept`` of the components' verdicts.
+
+    ``length`` (lo, hi, n) adds a character counter as the last component, whose
+    verdict is lo <= count <= hi, only where it still matters: once the count has
+    reached lo and the longest continuation that the first n components all accept
+    keeps it within hi, the counter is dropped (the ``-1`` count), so a pattern whose
+    strings are at most a little longer than ``maxLength`` counts only in the states
+    where it can overrun (docs/schema.md, "Length limits").
 
     Raises:
         TooBig: more than ``limits.max_product_states`` reachable states.
     """
     cuts = sorted({c for d in dfas for c in d.cuts})
     column = [[bisect.bisect_right(d.cuts, c) - 1 for c in cuts] for d in dfas]
+    m = len(dfas)
+    # each component's moves on the product's intervals
+    moved = [[[row[c] for c in col] for row in d.moves] for d, col in zip(dfas, column,
+                                                                        strict=True)]
 
-    def step(current: tuple[int, ...], k: int) -> tuple[int, ...]:
-        return tuple(d.moves[s][column[j][k]] for j, (d, s) in
-                     enumerate(zip(dfas, current, strict=True)))
+    def advance(current: tuple[int, ...], k: int) -> tuple[int, ...]:
+        return tuple(table[s][k] for table, s in zip(moved, current, strict=False))
 
-    order, moves = _explore(tuple(0 for _ in dfas), len(cuts), step,
+    step = advance
+    first: tuple[int, ...] = tuple(0 for _ in dfas)
+    if length is not None:
+        lo, hi, n = length
+        top = (hi + 1) if hi is not None else lo
+        if top > limits.max_product_states:  # the product would be larger anyway
+            raise TooBig("max_product_states")
+        # each state's longest accepted continuation, past hi when unbounded
+        room = [[top if r is None else r for r in _longest(d)] for d in dfas[:n]]
+        only = room[0] if n == 1 else None
+
+        def counted(states: tuple[int, ...], count: int) -> tuple[int, ...]:
+            if count < 0:
+                return (*states, -1)
+            if count >= lo:
+                if hi is None:
+                    return (*states, -1)
+                longest = only[states[0]] if only is not None else min(
+                    (r[s] for r, s in zip(room, states, strict=False)), default=top)
+                if count + longest <= hi:
+                    return (*states, -1)
+            return (*states, count if count < top else top)
+
+        def step_counted(current: tuple[int, ...], k: int) -> tuple[int, ...]:
+            count = current[m]
+            return counted(tuple(table[s][k] for table, s in zip(moved, current, strict=False)),
+                           count + 1 if count >= 0 else -1)
+
+        step = step_counted
+        first = counted(first, 0)
+    order, moves = _explore(first, len(cuts), step,
                             limits.max_product_states, "max_product_states")
+    if length is not None:
+        lo, hi, _ = length
+        labels = [(*(d.accepting[s] for d, s in zip(dfas, st[:m], strict=True)),
+                   st[m] < 0 or (lo <= st[m] and (hi is None or st[m] <= hi)))
+                  for st in order]
+        return Dfa(cuts, moves, [accept(v) for v in labels], labels)
     labels = [tuple(d.accepting[s] for d, s in zip(dfas, st, strict=True)) for st in order]
     return Dfa(cuts, moves, [accept(v) for v in labels], labels)
 
