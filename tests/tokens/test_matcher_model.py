@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from walk_tokens import WALK_TOKENS
+from walk_tokens import WALK_GRAMMARS, WALK_TOKENS
 
 from gbnfkit import Grammar, InputRejected, LazyMatcher, Matcher, Trigger, Vocabulary, compile
 
@@ -27,13 +27,7 @@ EOS, SPECIAL = len(TOKENS) - 2, len(TOKENS) - 1
 VOCABULARY = Vocabulary(TOKENS, eos_token_ids=[EOS], special_token_ids=[SPECIAL])
 GRAMMARS = [
     compile(grammar, VOCABULARY)
-    for grammar in (
-        Grammar.builtin("json"),
-        Grammar.from_gbnf('root ::= "abc" ("é" | "è") "xyz" | "abd"'),
-        Grammar.from_gbnf('root ::= "日本語" [0-9]+ "end"'),
-        Grammar.from_gbnf('root ::= ("ab" | "abc")* "."'),
-        Grammar.from_gbnf('root ::= [^x]* "x"'),
-    )
+    for grammar in (*WALK_GRAMMARS, Grammar.from_gbnf('root ::= [^x]* "x"'))
 ]
 # each lazy matcher also has WHOLE, which a NUL at the end of the output fires: the
 # grammar then starts at the start of the output, so the probe below shows what it holds

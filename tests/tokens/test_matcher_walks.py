@@ -5,22 +5,14 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from walk_tokens import WALK_TOKENS
+from walk_tokens import WALK_GRAMMARS, WALK_TOKENS
 
-from gbnfkit import Grammar, Matcher, Vocabulary, compile
+from gbnfkit import Matcher, Vocabulary, compile
 
 TOKENS: list[bytes | None] = [*WALK_TOKENS, None, None]
 EOS, SPECIAL = len(TOKENS) - 2, len(TOKENS) - 1
 VOCABULARY = Vocabulary(TOKENS, eos_token_ids=[EOS], special_token_ids=[SPECIAL])
-GRAMMARS = [
-    compile(grammar, VOCABULARY)
-    for grammar in (
-        Grammar.builtin("json"),
-        Grammar.from_gbnf('root ::= "abc" ("é" | "è") "xyz" | "abd"'),
-        Grammar.from_gbnf('root ::= "日本語" [0-9]+ "end"'),
-        Grammar.from_gbnf('root ::= ("ab" | "abc")* "."'),
-    )
-]
+GRAMMARS = [compile(grammar, VOCABULARY) for grammar in WALK_GRAMMARS]
 
 
 def state_of(matcher: Matcher) -> tuple[object, ...]:
