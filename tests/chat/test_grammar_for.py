@@ -177,3 +177,24 @@ def test_partial_must_be_a_bool() -> None:
 
     with pytest.raises(ArgumentError, match="partial must be True or False"):
         parse_message("hello", "content", partial="no")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("tool_choice", ["required", "auto"])
+def test_whitespace_between_the_parts_is_bounded_so_a_model_cannot_run_on_it(
+    tool_choice: str,
+) -> None:
+    # SmolLM2 wrote newlines after a [TOOL_CALLS][…] section until its token limit: the
+    # grammar allows at most two line breaks, then at most twenty spaces or tabs
+    grammar = grammar_for("mistral", TOOLS, tool_choice).grammar
+    call = '[TOOL_CALLS][{"name": "get", "arguments": {}}]'
+    for gap in ("", "\n", "\r\n\n", "\n\n" + " " * 20, "\t "):
+        text = call + gap
+        assert grammar.match(text).accepted, repr(gap)
+        assert parse_message(text, "mistral", TOOLS).tool_calls  # the parser reads it
+        spaced = call.replace("[{", "[" + gap + "{")
+        assert grammar.match(spaced).accepted, repr(gap)
+    for gap in ("\n\n\n", " " * 21, "\n \n", "\r"):
+        assert not grammar.match(call + gap).accepted, repr(gap)
+        assert not grammar.match(call.replace("[{", "[" + gap + "{")).accepted, repr(gap)
+        # the parser still reads any whitespace there
+        assert parse_message(call + gap, "mistral", TOOLS).tool_calls

@@ -18,6 +18,7 @@ from gbnfkit.chat._formats._base import (
 from gbnfkit.chat._mapping import Memo, Region, failure, to_message
 from gbnfkit.chat._tools import Toolset, tools_from
 from gbnfkit.chat._types import ChatFormat, Message, ToolChoice
+from gbnfkit.chat._whitespace import bounded_whitespace
 from gbnfkit.peg import Parser, ParseResult, ParseStatus
 from gbnfkit.peg._result import failure as parse_failure
 from gbnfkit.tokens._trigger import Trigger
@@ -333,15 +334,16 @@ def _built_grammar(
             whole = opened.parser(chosen, grammar=True, reasoning_open=True)
         else:
             whole = syntax.parser(chosen, grammar=True)
-        return ChatGrammar(whole.to_grammar(), ())
+        return ChatGrammar(bounded_whitespace(whole).to_grammar(), ())
     if not chosen.open and not chosen.tools:
         raise ChatError("grammar_for needs at least one tool (or tools=None for any tool)")
     if choice is ToolChoice.REQUIRED:
         if opened is not None:
-            return ChatGrammar(opened.required_parser(chosen, reasoning_open=True).to_grammar(), ())
-        return ChatGrammar(syntax.required_parser(chosen).to_grammar(), ())
+            required = opened.required_parser(chosen, reasoning_open=True)
+            return ChatGrammar(bounded_whitespace(required).to_grammar(), ())
+        return ChatGrammar(bounded_whitespace(syntax.required_parser(chosen)).to_grammar(), ())
     # the lazy grammar is the tool-call section alone: only its triggers see the reasoning
-    lazy = syntax.parser(chosen, grammar=True).to_grammar(lazy=True)
+    lazy = bounded_whitespace(syntax.parser(chosen, grammar=True)).to_grammar(lazy=True)
     triggers = syntax.triggers(chosen)
     if triggers is None:
         triggers = lazy.triggers
