@@ -9,7 +9,7 @@ import jsonschema
 from serve_cases import MAX_TOKENS, SMALL_SCHEMA, WEATHER_TOOL, user
 from starlette.testclient import TestClient
 
-from gbnfkit.server import Engine
+from gbnfkit.server import Engine, ServerConfig, create_app
 
 
 def chat(client: TestClient, **body: Any) -> dict[str, Any]:
@@ -268,15 +268,19 @@ def test_completions(client: TestClient) -> None:
     assert chunks[-1]["choices"][0]["finish_reason"] == whole["choices"][0]["finish_reason"]
 
 
-def test_auto_tool_choice_wakes_the_lazy_grammar(client: TestClient) -> None:
-    result = chat(
-        client,
-        messages=user("Write <tool_call> and then call get_weather for Paris."),
-        tools=[WEATHER_TOOL],
-        parallel_tool_calls=False,
-        seed=0,
-        temperature=0.2,
-    )
+def test_auto_tool_choice_wakes_the_lazy_grammar(engine: Engine) -> None:
+    # room for the content the model writes before its call, and the call's closing tag
+    # (SmolLM2 writes about 54 tokens here; the module's client stops at MAX_TOKENS)
+    app = create_app(ServerConfig(max_tokens=96), engine=engine)
+    with TestClient(app) as roomy:
+        result = chat(
+            roomy,
+            messages=user("Write <tool_call> and then call get_weather for Paris."),
+            tools=[WEATHER_TOOL],
+            parallel_tool_calls=False,
+            seed=0,
+            temperature=0.2,
+        )
     choice = result["choices"][0]
     assert choice["finish_reason"] == "tool_calls", choice
     (call,) = choice["message"]["tool_calls"]
