@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -322,6 +323,17 @@ def test_is_complete_and_is_terminated_are_properties_with_a_deprecated_call() -
     matcher.accept_token(EOS)
     with pytest.warns(DeprecationWarning, match="Matcher.is_terminated"):
         assert matcher.is_terminated() is True
+
+
+@pytest.mark.parametrize("cls", [gbnfkit.Matcher, gbnfkit.LazyMatcher])
+@pytest.mark.parametrize("name", ["is_complete", "is_terminated"])
+def test_boolean_properties_are_typed_as_bool(cls: type, name: str) -> None:
+    """They were annotated ``-> CallableBool``, so ``x: bool = matcher.is_complete``, the
+    documented spelling, failed a user's ``mypy --strict``; the deprecated call stays a
+    run-time courtesy only."""
+    prop = getattr(cls, name)
+    assert isinstance(prop, property)
+    assert typing.get_type_hints(prop.fget)["return"] is bool
 
 
 def test_vocabulary_is_a_read_only_property_shared_by_forks() -> None:

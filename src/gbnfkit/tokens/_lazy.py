@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._deprecation import CallableBool
+from gbnfkit._deprecation import callable_bool
 from gbnfkit._errors import ArgumentError, InputRejected, TriggerRejected, VocabularyError
 from gbnfkit.tokens._bitmask import write_mask_row
 from gbnfkit.tokens._bytestate import ByteState
@@ -180,18 +180,18 @@ class LazyMatcher:
         return self._inner is not None
 
     @property
-    def is_terminated(self) -> CallableBool:
+    def is_terminated(self) -> bool:
         """Whether an end-of-sequence token was accepted (a property, as on Matcher)."""
         if self._inner is not None:
             return self._inner.is_terminated
-        return CallableBool(self._terminated, "LazyMatcher.is_terminated")
+        return callable_bool(self._terminated, "LazyMatcher.is_terminated")
 
     @property
-    def is_complete(self) -> CallableBool:
+    def is_complete(self) -> bool:
         """Whether end of sequence is allowed now (always, while inactive)."""
         if self._inner is not None:
             return self._inner.is_complete
-        return CallableBool(True, "LazyMatcher.is_complete")
+        return callable_bool(True, "LazyMatcher.is_complete")
 
     @property
     def steps(self) -> int:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._deprecation import CallableBool
+from gbnfkit._deprecation import callable_bool
 from gbnfkit._errors import ArgumentError, InputRejected
 from gbnfkit.tokens._bitmask import write_mask_row
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
@@ -218,21 +218,21 @@ class Matcher:
 
     # -- queries ------------------------------------------------------------
     @property
-    def is_terminated(self) -> CallableBool:
+    def is_terminated(self) -> bool:
         """Whether an end-of-sequence token was accepted (a property; see :class:`CallableBool`).
 
         The old call ``matcher.is_terminated()`` still works, with a DeprecationWarning.
         """
-        return CallableBool(self._terminated, "Matcher.is_terminated")
+        return callable_bool(self._terminated, "Matcher.is_terminated")
 
     @property
-    def is_complete(self) -> CallableBool:
+    def is_complete(self) -> bool:
         """Whether the text so far is a complete match (end-of-sequence is allowed).
 
         A property; the old call ``matcher.is_complete()`` still works, with a
         DeprecationWarning.
         """
-        return CallableBool(self._terminated or self._state.complete, "Matcher.is_complete")
+        return callable_bool(self._terminated or self._state.complete, "Matcher.is_complete")
 
     @property
     def steps(self) -> int:
