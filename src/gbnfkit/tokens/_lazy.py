@@ -309,6 +309,31 @@ class LazyMatcher:
             return
         self._advance(text.encode("utf-8", "surrogatepass"), None)
 
+    def accept_bytes(self, data: bytes | bytearray) -> None:
+        """Advance by raw UTF-8 bytes (one step), which may start or end inside a
+        character: inactive, they are buffered as a token's bytes are.
+
+        Raises:
+            TriggerRejected: the bytes fired a trigger whose text the grammar does not
+                allow; the matcher is unchanged.
+            InputRejected: the grammar (active) does not allow the bytes, or the
+                sequence has ended; the matcher is unchanged.
+            ArgumentError: ``data`` is not ``bytes`` or ``bytearray``.
+        """
+        if self._inner is not None:
+            self._inner.accept_bytes(data)
+            return
+        if not isinstance(data, (bytes, bytearray)):
+            raise ArgumentError(f"data must be bytes, not {type(data).__name__}")
+        if self._terminated:
+            if data:
+                raise InputRejected(
+                    0, bytes(data[:1]), [], text=bytes(data).decode("utf-8", "replace"),
+                    reason="the sequence has already ended",
+                )
+            return
+        self._advance(bytes(data), None)
+
     def _snapshot(self) -> _Snapshot:
         return _Snapshot(len(self._buffer), len(self._text), self._decoded, self._terminated)
 
@@ -483,6 +508,13 @@ class LazyMatcher:
         if self._inner is not None:
             return self._inner.jump_forward()
         return ""
+
+    def jump_forward_bytes(self) -> bytes:
+        """The bytes every valid continuation must start with (``b""`` while inactive);
+        see :meth:`Matcher.jump_forward_bytes`."""
+        if self._inner is not None:
+            return self._inner.jump_forward_bytes()
+        return b""
 
     def __repr__(self) -> str:
         return (
