@@ -838,6 +838,7 @@ class Fuzzer:
                     matcher = matcher.fork()
                 elif op == 7:
                     matcher.jump_forward()
+                    matcher.accept_bytes(matcher.jump_forward_bytes())
                 elif op == 8:
                     bool(matcher.is_complete) and bool(matcher.is_terminated)
                     matcher.steps  # noqa: B018

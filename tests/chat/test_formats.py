@@ -199,6 +199,17 @@ def test_message_to_dict_is_an_openai_assistant_message() -> None:
     }
 
 
+def test_message_to_dict_leaves_out_an_id_the_model_did_not_write() -> None:
+    """It wrote ``"id": null``: OpenAI's tool call id is a string (never null), and
+    llama.cpp's ``to_json_oaicompat`` leaves an empty id out."""
+    message = Message("", tool_calls=(ToolCall(None, "get", "{}"), ToolCall("x", "get", "[]")))
+    calls = message.to_dict()["tool_calls"]
+    assert calls == [
+        {"type": "function", "function": {"name": "get", "arguments": "{}"}},
+        {"id": "x", "type": "function", "function": {"name": "get", "arguments": "[]"}},
+    ]
+
+
 def test_a_chat_parser_is_built_once_for_many_outputs() -> None:
     from gbnfkit.chat import ChatParser, MessageDelta
 

@@ -100,6 +100,63 @@ def test_keyboard_interrupt_exits_130_quietly(cli: Cli, monkeypatch: pytest.Monk
     assert (run.status, run.out, run.err) == (130, "", "")
 
 
+# the script pip writes for a [project.scripts] entry "module:function", run after a hook
+# that holds `import gbnfkit` at its first submodule until the test sends SIGINT (the
+# child takes Ctrl-C even when the test runs in the background, where SIGINT is ignored)
+_SCRIPT = """\
+import re, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+class Hold:
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith("gbnfkit."):
+            sys.meta_path.remove(self)
+            print("importing", name, flush=True)
+            time.sleep(120)
+        return None
+
+sys.meta_path.insert(0, Hold())
+from {module} import {function}
+if __name__ == "__main__":
+    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
+    sys.exit({function}())
+"""
+
+
+def test_ctrl_c_while_gbnfkit_imports_exits_130_quietly(tmp_path: Path) -> None:
+    """Ctrl-C in the first half second (``import gbnfkit``) printed a traceback: the
+    console script imported ``gbnfkit.cli`` before any code of ours could catch it.
+    The entry point is a module outside the package whose ``main`` does the import."""
+    import signal
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    import _gbnfkit_cli
+
+    assert _gbnfkit_cli.INTERRUPTED == ExitCode.INTERRUPTED
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    entry = tomllib.loads(pyproject.read_text("utf-8"))["project"]["scripts"]["gbnfkit"]
+    module, function = entry.split(":")
+    script = tmp_path / "gbnfkit"
+    script.write_text(_SCRIPT.format(module=module, function=function), encoding="utf-8")
+    child = subprocess.Popen(
+        [sys.executable, str(script), "check", "json", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        assert line.startswith(b"importing gbnfkit."), line
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    assert (child.returncode, out, err) == (130, b"", b"")
+
+
 def test_broken_pipe_exits_141_quietly(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_check, "run", _raise(BrokenPipeError()))
     run = cli("check", "json", "1")

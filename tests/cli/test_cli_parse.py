@@ -24,7 +24,7 @@ def test_parse_prints_the_message_as_json(cli: Callable[..., Any]) -> None:
         "content": "Hi",
         "reasoning_content": "hm",
         "tool_calls": [
-            {"id": None, "type": "function", "function": {"name": "get", "arguments": "{}"}}
+            {"type": "function", "function": {"name": "get", "arguments": "{}"}}
         ],
     }
     assert run.err == ""

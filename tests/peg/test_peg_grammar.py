@@ -138,6 +138,10 @@ def test_schema_names_must_be_unique() -> None:
                                                  10_004: False}),
         (peg.chars("[a]", 12_345, None), "a", {12_344: False, 12_345: True, 13_000: True}),
         (peg.repeat("ab", 2, 2**70), "ab", {1: False, 2: True, 1_500: True}),
+        (peg.chars("[a]", 3, 12_000), "a", {2: False, 3: True, 999: True, 1_000: True,
+                                            12_000: True, 12_001: False}),
+        (peg.chars("[a]", 9_500, 10_200), "a", {9_499: False, 9_500: True, 10_200: True,
+                                                10_201: False}),
     ],
 )
 def test_a_bound_past_max_repetition_has_a_grammar(
@@ -153,3 +157,18 @@ def test_a_bound_past_max_repetition_has_a_grammar(
         assert (parser + peg.end()).parse(unit * count).status is (
             peg.ParseStatus.SUCCESS if accepted else peg.ParseStatus.FAIL
         )
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi"),
+    [(3, 12_000), (0, 10**6), (9_500, 10_200), (12_345, None), (20_000, 20_000), (1, 10**8)],
+)
+def test_a_large_count_has_the_schema_converters_grammar(lo: int, hi: int | None) -> None:
+    """One plan of blocks and branches (``grammar/_counts.py``) for both: the PEG
+    grammar re-implemented the converter's and lacked its short-minimum branch (a
+    minimum under 16 written in the first branch, not as a row before the blocks), and
+    both split a count less than a block past 10,000 into ``{0,-1}`` blocks."""
+    from gbnfkit.schema._numbers import repeat
+
+    grammar = peg.chars("[a]", lo, hi).to_grammar()
+    assert grammar == Grammar.from_gbnf("root ::= " + repeat("[a]", lo, hi))

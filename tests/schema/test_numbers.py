@@ -110,3 +110,13 @@ def test_large_repetition_with_a_short_minimum(lo: int, hi: int) -> None:
     for n in {lo - 1, lo, 998, 999, 1000, 1001, 1999, 2000, 1000 * q - 1, 1000 * q, hi, hi + 1}:
         if n >= 0:
             assert _accepts(g, "a" * n) == (lo <= n <= hi), (lo, hi, n)
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(9_500, 10_200), (9_999, 10_001), (10_000, 10_999)])
+def test_a_length_range_across_10000_narrower_than_a_block(lo: int, hi: int) -> None:
+    """``minLength: 9500, maxLength: 10200`` gave ``char{9500} ((char{1000}){0,-1} ...``,
+    a GrammarError: fewer than one block more was still split into blocks."""
+    schema = {"type": "string", "minLength": lo, "maxLength": hi}
+    g = Grammar.from_json_schema(schema, whitespace="compact")
+    for n in (lo - 1, lo, hi, hi + 1):
+        assert _accepts(g, '"' + "a" * n + '"') == (lo <= n <= hi), n

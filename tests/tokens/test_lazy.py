@@ -381,6 +381,21 @@ def test_token_trigger_constrains_from_the_tokens_text() -> None:
     assert matcher.jump_forward() == '{"'
 
 
+def test_accept_bytes_buffers_while_inactive_and_jump_forward_bytes_follow_the_grammar() -> None:
+    matcher = COMPILED.matcher(triggers=[Trigger.word("<tool>")])
+    matcher.accept_bytes(b"caf\xc3")  # half a character while inactive: buffered
+    assert matcher.jump_forward_bytes() == b"" and not matcher.is_active
+    matcher.accept_bytes(b"\xa9 <to")
+    matcher.accept_bytes(bytearray(b"ol>"))
+    assert matcher.is_active and matcher.jump_forward_bytes() == b'{"'
+    matcher.accept_bytes(matcher.jump_forward_bytes())
+    assert matcher.steps == 4
+    matcher.rollback(2)
+    assert not matcher.is_active
+    with pytest.raises(gbnfkit.ArgumentError):
+        matcher.accept_bytes("text")  # type: ignore[arg-type]
+
+
 def test_special_token_trigger_starts_the_grammar_after_it() -> None:
     matcher = COMPILED.matcher(triggers=[Trigger.token(SPECIAL)])
     matcher.accept_text("free text ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,47 @@ def test_jump_forward_stops_before_an_open_choice_and_skips_a_started_character(
     matcher = gbnfkit.compile(grammar, VOCAB).matcher()
     assert matcher.accept_token(tid(b"\xc3"))
     assert matcher.jump_forward() == "x"
+
+
+def test_jump_forward_bytes_finish_a_started_character_and_accept_bytes_takes_them() -> None:
+    """``jump_forward()`` skips the bytes finishing a character the tokens started, so
+    its text cannot be given to ``accept_text``; the bytes form can, to ``accept_bytes``."""
+    grammar = Grammar.from_gbnf('root ::= "é" "x" [é-ë]')
+    matcher = gbnfkit.compile(grammar, VOCAB).matcher()
+    assert matcher.accept_token(tid(b"\xc3"))
+    assert matcher.jump_forward() == "x"
+    with pytest.raises(InputRejected):
+        matcher.accept_text(matcher.jump_forward())  # mid-character: "x" is not allowed
+    forced = matcher.jump_forward_bytes()
+    assert forced == b"\xa9x\xc3"  # é's last byte, x, the first byte of [é-ë]
+    matcher.accept_bytes(forced)
+    assert matcher.steps == 2 and not matcher.is_complete
+    assert matcher.jump_forward_bytes() == b"" and matcher.jump_forward() == ""
+    second = VOCAB.tokens.index(b"\xa9", 256)  # the token b"\xa9" (not the single byte)
+    assert sorted(matcher.allowed_token_ids()) == [0xA9, 0xAA, 0xAB, second]
+    matcher.accept_bytes(bytearray(b"\xab"))
+    assert matcher.is_complete
+    matcher.rollback()
+    assert not matcher.is_complete and matcher.steps == 2
+
+
+def test_accept_bytes_rejects_without_changing_state() -> None:
+    matcher = gbnfkit.compile(OBJECT, VOCAB).matcher()
+    with pytest.raises(InputRejected) as info:
+        matcher.accept_bytes(b'{"na\xc3\xa9')
+    assert (info.value.position, info.value.character) == (4, "é")
+    assert "'m'" in info.value.expected
+    with pytest.raises(InputRejected) as info:
+        matcher.accept_bytes(b'{\xff')
+    assert (info.value.position, info.value.character) == (1, b"\xff")
+    assert matcher.steps == 0 and matcher.jump_forward_bytes() == b'{"name":'
+    with pytest.raises(gbnfkit.ArgumentError):
+        matcher.accept_bytes('{"')  # type: ignore[arg-type]
+    matcher.accept_bytes(b'{"name": 1}')
+    assert matcher.accept_token(EOS) and matcher.jump_forward_bytes() == b""
+    matcher.accept_bytes(b"")
+    with pytest.raises(InputRejected, match="already ended"):
+        matcher.accept_bytes(b"1")
 
 
 def test_accept_token_rejects_without_changing_state() -> None:
@@ -322,6 +364,17 @@ def test_is_complete_and_is_terminated_are_properties_with_a_deprecated_call() -
     matcher.accept_token(EOS)
     with pytest.warns(DeprecationWarning, match="Matcher.is_terminated"):
         assert matcher.is_terminated() is True
+
+
+@pytest.mark.parametrize("cls", [gbnfkit.Matcher, gbnfkit.LazyMatcher])
+@pytest.mark.parametrize("name", ["is_complete", "is_terminated"])
+def test_boolean_properties_are_typed_as_bool(cls: type, name: str) -> None:
+    """They were annotated ``-> CallableBool``, so ``x: bool = matcher.is_complete``, the
+    documented spelling, failed a user's ``mypy --strict``; the deprecated call stays a
+    run-time courtesy only."""
+    prop = getattr(cls, name)
+    assert isinstance(prop, property)
+    assert typing.get_type_hints(prop.fget)["return"] is bool
 
 
 def test_vocabulary_is_a_read_only_property_shared_by_forks() -> None:

@@ -92,19 +92,24 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        """An OpenAI-style assistant message (``role``, ``content``, ``tool_calls``...)."""
+        """An OpenAI-style assistant message (``role``, ``content``, ``tool_calls``...).
+
+        A tool call carries ``"id"`` only when the model wrote one: OpenAI's ``id`` is a
+        string, never ``null``, and llama.cpp's message (``to_json_oaicompat``) leaves it
+        out too; a server that must answer with an id makes one up (``gbnfkit serve``
+        does, as llama-server does).
+        """
         out: dict[str, object] = {"role": "assistant", "content": self.content}
         if self.reasoning_content:
             out["reasoning_content"] = self.reasoning_content
         if self.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
-                }
-                for call in self.tool_calls
-            ]
+            calls: list[dict[str, object]] = []
+            for call in self.tool_calls:
+                item: dict[str, object] = {} if call.id is None else {"id": call.id}
+                item["type"] = "function"
+                item["function"] = {"name": call.name, "arguments": call.arguments}
+                calls.append(item)
+            out["tool_calls"] = calls
         return out
 
 

@@ -7,6 +7,7 @@ import json
 
 from gbnfkit._errors import GbnfkitError, PegError
 from gbnfkit._grammar import Grammar
+from gbnfkit.grammar._counts import BLOCK, Blocks, Count, Row, Run, plan_count
 from gbnfkit.grammar._ir import (
     ANY,
     Alt,
@@ -39,27 +40,25 @@ STRING_CONTENT = Repeat(
     None,
 )
 
-_BIG = 10_000
-_BLOCK = 1_000
-
-
 def _repeat(item: Expr, lo: int, hi: int | None) -> Expr:
     """``item{lo,hi}``; a bound above 10,000 is written with blocks of 1,000 (blocks of
     blocks for a count of blocks above it), as the JSON Schema converter writes its
-    lengths: the same language, and any bound a parser takes fits the grammar's
-    ``max_repetition`` (``chars('[a-z]', 0, 10**6)``'s grammar was refused)."""
-    if lo <= _BIG and (hi is None or hi <= _BIG):
-        return Repeat(item, lo, hi)
-    block = Repeat(item, _BLOCK, _BLOCK)
-    if lo > _BIG:
-        q, r = divmod(lo, _BLOCK)
-        more = _repeat(item, 0, None if hi is None else hi - lo)
-        return Seq((_repeat(block, q, q), Repeat(item, r, r), more))
-    assert hi is not None
-    q, r = divmod(hi - lo, _BLOCK)  # q >= 9: fewer than q blocks, or q blocks and r more
-    fewer = Seq((_repeat(block, 0, q - 1), Repeat(item, 0, _BLOCK - 1)))
-    full = Seq((_repeat(block, q, q), Repeat(item, 0, r)))
-    return Seq((Repeat(item, lo, lo), Alt((fewer, full))))
+    lengths (the same plan, :func:`gbnfkit.grammar._counts.plan_count`): the same
+    language, and any bound a parser takes fits the grammar's ``max_repetition``
+    (``chars('[a-z]', 0, 10**6)``'s grammar was refused)."""
+    return _counted(item, plan_count(lo, hi))
+
+
+def _counted(item: Expr, plan: Count) -> Expr:
+    """The grammar IR of ``plan`` repeating ``item``."""
+    if isinstance(plan, Run):
+        return Repeat(item, plan.lo, plan.hi)
+    if isinstance(plan, Blocks):
+        return _counted(Repeat(item, BLOCK, BLOCK), plan.count)
+    if isinstance(plan, Row):
+        parts = tuple(_counted(item, part) for part in plan.parts)
+        return parts[0] if len(parts) == 1 else Seq(parts)
+    return Alt(tuple(_counted(item, branch) for branch in plan.branches))
 
 
 class _Generator:

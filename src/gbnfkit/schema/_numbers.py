@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
+from gbnfkit.grammar._counts import BLOCK, Blocks, Count, Row, Run, plan_count
 from gbnfkit.schema._gbnf import alt, char_class, group, literal, seq
 
 __all__ = ["digit_range", "hex_digits", "int_range", "decimal_interval", "DEC", "repeat"]
@@ -80,45 +81,26 @@ def _rep(atom: str, n: int) -> str:
     return atom if n == 1 else f"{atom}{{{n}}}"
 
 
-_BIG = 10_000
-_BLOCK = 1_000
-# a minimum below this is written in the first branch of a count above _BIG (repeat)
-_SHORT_MIN = 16
-
-
 def repeat(atom: str, lo: int, hi: int | None) -> str:
     """``atom{lo,hi}``; bounds above 10,000 are written with blocks of 1,000 so that
-    the grammar stays within the engine's repetition limit (same language).
+    the grammar stays within the engine's repetition limit (same language): the text of
+    :func:`gbnfkit.grammar._counts.plan_count`'s plan, whose docstring says which
+    blocks and branches, and why."""
+    return _written(atom, plan_count(lo, hi))
 
-    An upper bound above 10,000 splits the count by its blocks: fewer than ``q``
-    blocks then fewer than 1,000 more, or ``q`` blocks then at most ``r`` more
-    (``hi = 1,000 q + r``).  A minimum below ``_SHORT_MIN`` (16) is the first
-    branch's (counts under 1,000: ``atom{lo,999}``; every other branch holds 1,000 at
-    least), not a row of ``lo`` copies before the blocks: after such a row every
-    string state holds three parses at once, and the token layer's first mask of a
-    ``minLength: 1, maxLength: 32767`` string was 13 ms instead of 3.  A longer
-    minimum keeps its row: the edge of the first block, where each count's state is a
-    new wide split, stays ``lo`` characters further (docs/schema.md, "JSON strings")."""
-    if lo > _BIG:
-        q, r = divmod(lo, _BLOCK)
-        block = f"({atom}{{{_BLOCK}}})"
-        head = seq(repeat(block, q, q), f"{atom}{{{r}}}" if r else "")
-        return seq(head, repeat(atom, 0, None if hi is None else hi - lo))
-    if hi is None:
-        return f"{atom}{{{lo},}}" if lo else f"{atom}*"
-    if hi <= _BIG:
+
+def _written(atom: str, plan: Count) -> str:
+    """The GBNF text of ``plan`` repeating ``atom``."""
+    if isinstance(plan, Run):
+        lo, hi = plan.lo, plan.hi
+        if hi is None:
+            return f"{atom}{{{lo},}}" if lo else f"{atom}*"
         return f"{atom}{{{lo}}}" if lo == hi else f"{atom}{{{lo},{hi}}}"
-    block = f"({atom}{{{_BLOCK}}})"
-    if 0 < lo < _SHORT_MIN:
-        q, r = divmod(hi, _BLOCK)
-        full = seq(repeat(block, q, q), f"{atom}{{0,{r}}}" if r else "")
-        more = seq(repeat(block, 1, q - 1), f"{atom}{{0,{_BLOCK - 1}}}")
-        return f"({alt([repeat(atom, lo, _BLOCK - 1), more, full])})"
-    head = f"{atom}{{{lo}}}" if lo else ""
-    q, r = divmod(hi - lo, _BLOCK)
-    full = seq(repeat(block, q, q), f"{atom}{{0,{r}}}" if r else "")
-    fewer = seq(repeat(block, 0, q - 1), f"{atom}{{0,{_BLOCK - 1}}}")
-    return seq(head, f"({alt([fewer, full])})")
+    if isinstance(plan, Blocks):
+        return _written(f"({atom}{{{BLOCK}}})", plan.count)
+    if isinstance(plan, Row):
+        return seq(*(_written(atom, part) for part in plan.parts))
+    return f"({alt([_written(atom, branch) for branch in plan.branches])})"
 
 
 def digit_range(lo: int, hi: int, width: int, base: int = 10, cls: DigitClass = DEC) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -145,6 +146,19 @@ class VocabularyIndex:
             if cache_dir is not None
             else None
         )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled as what builds it (the receiver builds it again, not prewarmed): a
+        # CompiledGrammar pickles its index, so grammars pickled together (one
+        # pickle.dumps of a list, say) share one index when unpickled, as they did
+        # when compiled by one GrammarCompiler
+        rebuild = partial(
+            VocabularyIndex,
+            max_shared_contexts=self.max_shared,
+            cache_dir=self.store.directory if self.store is not None else None,
+            max_shared_tails=self.max_tails,
+        )
+        return (rebuild, (self.vocabulary,))
 
     def may_share(self, signature: tuple[int, ...]) -> bool:
         """Whether a context with this signature (:func:`_key_signature`) may have a

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._deprecation import CallableBool
+from gbnfkit._deprecation import callable_bool
 from gbnfkit._errors import ArgumentError, InputRejected, TriggerRejected, VocabularyError
 from gbnfkit.tokens._bitmask import write_mask_row
 from gbnfkit.tokens._bytestate import ByteState
@@ -180,18 +180,18 @@ class LazyMatcher:
         return self._inner is not None
 
     @property
-    def is_terminated(self) -> CallableBool:
+    def is_terminated(self) -> bool:
         """Whether an end-of-sequence token was accepted (a property, as on Matcher)."""
         if self._inner is not None:
             return self._inner.is_terminated
-        return CallableBool(self._terminated, "LazyMatcher.is_terminated")
+        return callable_bool(self._terminated, "LazyMatcher.is_terminated")
 
     @property
-    def is_complete(self) -> CallableBool:
+    def is_complete(self) -> bool:
         """Whether end of sequence is allowed now (always, while inactive)."""
         if self._inner is not None:
             return self._inner.is_complete
-        return CallableBool(True, "LazyMatcher.is_complete")
+        return callable_bool(True, "LazyMatcher.is_complete")
 
     @property
     def steps(self) -> int:
@@ -308,6 +308,31 @@ class LazyMatcher:
                 )
             return
         self._advance(text.encode("utf-8", "surrogatepass"), None)
+
+    def accept_bytes(self, data: bytes | bytearray) -> None:
+        """Advance by raw UTF-8 bytes (one step), which may start or end inside a
+        character: inactive, they are buffered as a token's bytes are.
+
+        Raises:
+            TriggerRejected: the bytes fired a trigger whose text the grammar does not
+                allow; the matcher is unchanged.
+            InputRejected: the grammar (active) does not allow the bytes, or the
+                sequence has ended; the matcher is unchanged.
+            ArgumentError: ``data`` is not ``bytes`` or ``bytearray``.
+        """
+        if self._inner is not None:
+            self._inner.accept_bytes(data)
+            return
+        if not isinstance(data, (bytes, bytearray)):
+            raise ArgumentError(f"data must be bytes, not {type(data).__name__}")
+        if self._terminated:
+            if data:
+                raise InputRejected(
+                    0, bytes(data[:1]), [], text=bytes(data).decode("utf-8", "replace"),
+                    reason="the sequence has already ended",
+                )
+            return
+        self._advance(bytes(data), None)
 
     def _snapshot(self) -> _Snapshot:
         return _Snapshot(len(self._buffer), len(self._text), self._decoded, self._terminated)
@@ -483,6 +508,13 @@ class LazyMatcher:
         if self._inner is not None:
             return self._inner.jump_forward()
         return ""
+
+    def jump_forward_bytes(self) -> bytes:
+        """The bytes every valid continuation must start with (``b""`` while inactive);
+        see :meth:`Matcher.jump_forward_bytes`."""
+        if self._inner is not None:
+            return self._inner.jump_forward_bytes()
+        return b""
 
     def __repr__(self) -> str:
         return (

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit._deprecation import CallableBool
+from gbnfkit._deprecation import callable_bool
 from gbnfkit._errors import ArgumentError, InputRejected
 from gbnfkit.tokens._bitmask import write_mask_row
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
@@ -164,6 +164,35 @@ class Matcher:
         self._history.append((self._state, self._terminated))
         self._state = state
 
+    def accept_bytes(self, data: bytes | bytearray) -> None:
+        """Advance by raw UTF-8 bytes (one step for :meth:`rollback`), which may start or
+        end inside a character: what :meth:`jump_forward_bytes` returns, say.
+
+        Raises:
+            InputRejected: ``position`` is the index of the code point the first refused
+                byte starts or continues, ``character`` that character (``bytes`` when
+                it is not UTF-8); the matcher is then unchanged.
+            ArgumentError: ``data`` is not ``bytes`` or ``bytearray``.
+        """
+        if not isinstance(data, (bytes, bytearray)):
+            raise ArgumentError(f"data must be bytes, not {type(data).__name__}")
+        data = bytes(data)
+        if self._terminated:
+            if data:
+                raise InputRejected(
+                    0, data[:1], [], text=data.decode("utf-8", "replace"),
+                    reason="the sequence has already ended",
+                )
+            return
+        nxt = self._automaton.feed(self._state, data)
+        if nxt is None:
+            position, character, state = locate_refusal(self._automaton, self._state, data)
+            raise InputRejected(
+                position, character, self._expected(state), text=data.decode("utf-8", "replace")
+            )
+        self._history.append((self._state, self._terminated))
+        self._state = nxt
+
     def _expected(self, state: ByteState) -> list[str]:
         allowed = self._automaton.allowed_bytes(state)
         out = [repr(chr(b)) if b < 0x80 else f"byte 0x{b:02X}" for b in allowed]
@@ -218,21 +247,21 @@ class Matcher:
 
     # -- queries ------------------------------------------------------------
     @property
-    def is_terminated(self) -> CallableBool:
+    def is_terminated(self) -> bool:
         """Whether an end-of-sequence token was accepted (a property; see :class:`CallableBool`).
 
         The old call ``matcher.is_terminated()`` still works, with a DeprecationWarning.
         """
-        return CallableBool(self._terminated, "Matcher.is_terminated")
+        return callable_bool(self._terminated, "Matcher.is_terminated")
 
     @property
-    def is_complete(self) -> CallableBool:
+    def is_complete(self) -> bool:
         """Whether the text so far is a complete match (end-of-sequence is allowed).
 
         A property; the old call ``matcher.is_complete()`` still works, with a
         DeprecationWarning.
         """
-        return CallableBool(self._terminated or self._state.complete, "Matcher.is_complete")
+        return callable_bool(self._terminated or self._state.complete, "Matcher.is_complete")
 
     @property
     def steps(self) -> int:
@@ -248,10 +277,24 @@ class Matcher:
         """The longest text every valid continuation must start with ('' if none).
 
         Bytes that finish a character already started by the tokens so far are
-        skipped; the text stops before a character that is not fully forced.
+        skipped, and the text stops before a character that is not fully forced, so
+        that it can be given to :meth:`accept_text`; :meth:`jump_forward_bytes` has
+        every forced byte.
+        """
+        forced = self.jump_forward_bytes()
+        start = 0
+        while start < len(forced) and 0x80 <= forced[start] <= 0xBF:
+            start += 1
+        return forced[start:].decode("utf-8", "ignore")
+
+    def jump_forward_bytes(self) -> bytes:
+        """Every byte each valid continuation must start with (``b""`` if none), at most
+        4,096: the bytes finishing a character the tokens so far started included, and
+        a character's first bytes when only they are forced.  :meth:`accept_bytes`
+        takes them (one step), wherever they start and end.
         """
         if self._terminated:
-            return ""
+            return b""
         automaton = self._automaton
         state = self._state
         forced = bytearray()
@@ -265,10 +308,7 @@ class Matcher:
             nxt = automaton.step(state, live[0])
             assert nxt is not None
             state = nxt
-        start = 0
-        while start < len(forced) and 0x80 <= forced[start] <= 0xBF:
-            start += 1
-        return bytes(forced[start:]).decode("utf-8", "ignore") if start < len(forced) else ""
+        return bytes(forced)
 
     def _check_id(self, token_id: int) -> bytes | None:
         return self._vocab.token_bytes(token_id)
