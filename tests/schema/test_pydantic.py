@@ -123,6 +123,41 @@ def test_walked_dates_and_times_validate(seed: int) -> None:
     _When.model_validate_json(ok)
 
 
+class _Texts(BaseModel):
+    free: str = ""
+    short: str = Field("", max_length=2)
+    dotted: str = Field("", pattern=r"^.$|^$")
+    named: dict[str, int] = {}
+    emoji: int = Field(0, alias="\U0001f600")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"free": "\\ud800"}',
+        '{"free": "a\\udc00"}',
+        '{"free": "\\ud83d\\ud83d"}',
+        '{"short": "\\ud83dx"}',
+        '{"dotted": "\\udfff"}',
+        '{"named": {"\\ud800": 1}}',
+        '{"\\ud83d": 1}',  # the high half of the listed name, alone: an extra name
+    ],
+)
+@pytest.mark.parametrize("flavour", [{}, {"whitespace": "llama"}])
+def test_lone_surrogate_escapes_pydantic_refuses_are_not_accepted(
+    text: str, flavour: dict[str, str]
+) -> None:
+    """Pydantic's JSON parser refuses a lone surrogate escape that Python's json reads
+    (found by walkdiff13): from_pydantic leaves them out, pairs stay."""
+    with pytest.raises(pydantic.ValidationError):
+        _Texts.model_validate_json(text)
+    assert not Grammar.from_pydantic(_Texts, **flavour).match(text).accepted
+    assert Grammar.from_pydantic(_Texts, lone_surrogates=True, **flavour).match(text).accepted
+    pair = '{"free": "\\ud83d\\ude00", "short": "\\uD83D\\uDE00x", "dotted": "\\ud83d\\ude00"}'
+    _Texts.model_validate_json(pair)
+    assert Grammar.from_pydantic(_Texts, **flavour).match(pair).accepted
+
+
 # Pydantic runs a pattern on Rust's regex (or Python's re), whose \s is not ECMA-262's: it
 # leaves out U+FEFF and takes U+0085 (re also \x1c-\x1f); \S is its complement; an escaped
 # backslash stays one
