@@ -202,6 +202,33 @@ def test_ids_pydantic_writes_are_accepted_and_walked_ones_validate(ids: _Ids, se
         _Ids.model_validate_json(text)
 
 
+class _Blob(BaseModel):
+    short: pydantic.conbytes(min_length=2, max_length=3)  # type: ignore[valid-type]
+    free: bytes = b""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 2**32))
+def test_bytes_lengths_count_bytes_as_pydantic_does(seed: int) -> None:
+    """Pydantic counts a bytes field's lengths in UTF-8 bytes of the string, JSON Schema in
+    characters (found by walkdiff13: "\U0010ffff\U0010ffff" passed a max_length of 3)."""
+    import random
+
+    from grammar_sampling import walk
+
+    grammar = Grammar.from_pydantic(_Blob)
+    for text in ('{"short": "\U0010ffff\U0010ffff"}', '{"short": "\\u00e9\\u00e9"}'):
+        with pytest.raises(pydantic.ValidationError):
+            _Blob.model_validate_json(text)
+        assert not grammar.match(text).accepted
+    ok = '{"short": "a\\u0000c", "free": "\U0010ffff\u00e9"}'
+    _Blob.model_validate_json(ok)
+    assert grammar.match(ok).accepted
+    text = walk(grammar, random.Random(seed), max_length=200)
+    if text is not None:
+        _Blob.model_validate_json(text)
+
+
 # Pydantic runs a pattern on Rust's regex (or Python's re), whose \s is not ECMA-262's: it
 # leaves out U+FEFF and takes U+0085 (re also \x1c-\x1f); \S is its complement; an escaped
 # backslash stays one

@@ -6,8 +6,9 @@ Python's ``datetime`` refuses year ``0000`` and the leap second ``60`` that the 
 crate (or Python's ``re``, ``regex_engine="python-re"``), whose ``\\s`` is Unicode's
 White_Space, not ECMA-262's: it leaves out U+FEFF and takes U+0085 (``re`` also
 ``\\x1c``-``\\x1f``), and whose ``\\d`` and ``\\w`` are Unicode's, not ASCII; and formats
-of Pydantic's own (``uuid4``, ``ipvanyaddress``) are assertions, not annotations. The
-schema is narrowed in place so that the grammar accepts no text the model refuses.
+of Pydantic's own (``uuid4``, ``ipvanyaddress``) are assertions, not annotations; the
+lengths of ``bytes`` count UTF-8 bytes. The schema is narrowed in place so that the
+grammar accepts no text the model refuses.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ _PYDANTIC_OWN_FORMATS: dict[str, Any] = {
 spec, so that the converter would take them for annotations and accept any string: a
 ``uuid`` of that version (RFC 4122 variant, as Pydantic checks it) and an IPv4 or IPv6
 address."""
+
+_ONE_BYTE_EACH = "^[\\x00-\\x7f]*$"
+"""Beside the lengths of a ``bytes`` field (``format: binary``), which Pydantic counts in
+UTF-8 bytes of the string and JSON Schema in characters: ASCII only, where both agree."""
 
 _RUST_SPACE: Ranges = normalize(
     [
@@ -110,6 +115,9 @@ def _as_pydantic_reads(schema: Any, space: Ranges) -> None:
             if own is not None and isinstance(all_of, list):
                 del node["format"]
                 node["allOf"] = [*all_of, own]
+            lengths = "minLength" in node or "maxLength" in node
+            if name == "binary" and lengths and isinstance(node.get("allOf", []), list):
+                node["allOf"] = [*node.get("allOf", []), {"pattern": _ONE_BYTE_EACH}]
             pattern = node.get("pattern")
             if isinstance(pattern, str) and "\\" in pattern and _parses(pattern):
                 node["pattern"] = pydantic_pattern(pattern, tables)
