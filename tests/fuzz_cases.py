@@ -609,7 +609,7 @@ class Fuzzer:
         names = [
             "whitespace", "max_whitespace", "property_order", "closed_objects",
             "compact_constants", "strict", "max_integer_digits", "max_fraction_digits",
-            "untyped_means_object", "max_required_any_order", "limits",
+            "untyped_means_object", "max_required_any_order", "limits", "lone_surrogates",
         ]  # fmt: skip
         good: dict[str, list[Any]] = {
             "whitespace": ["compact", "flexible", "pretty", "llama"],

@@ -126,9 +126,11 @@ class Grammar:
         cls, model: Any, *, limits: Limits | SchemaLimits | None = None, **options: Any
     ) -> Grammar:
         """The JSON that the Pydantic v2 ``model`` validates, via its JSON schema;
-        ``limits`` and ``options`` as in :meth:`from_json_schema`."""
+        ``limits`` and ``options`` as in :meth:`from_json_schema`, with
+        ``lone_surrogates=False`` unless given (Pydantic refuses lone surrogate escapes)."""
         from gbnfkit.schema._pydantic import pydantic_schema
 
+        options.setdefault("lone_surrogates", False)
         return cls.from_json_schema(pydantic_schema(model), limits=limits, **options)
 
     @classmethod

@@ -198,3 +198,34 @@ def test_whitespace_between_the_parts_is_bounded_so_a_model_cannot_run_on_it(
         assert not grammar.match(call.replace("[{", "[" + gap + "{")).accepted, repr(gap)
         # the parser still reads any whitespace there
         assert parse_message(call + gap, "mistral", TOOLS).tool_calls
+
+
+# raw (unquoted) values whose schema allows the closing tag: a pattern, an enum, a const
+RAW_CLOSE = {"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object",
+    "properties": {"a": {"type": "string", "pattern": "^[<>/a-z=]{0,14}$"},
+                   "b": {"enum": ["</parameter>", "x\n"]},
+                   "d": {"const": "\n</parameter>\n"}},
+    "required": ["a", "b"]}}}
+
+
+@pytest.mark.parametrize("tool_choice", ["required", "auto"])
+def test_qwen3_coder_raw_values_never_hold_the_closing_tag(tool_choice: str) -> None:
+    """A value the grammar allowed could hold "</parameter>", where the parser ends it and
+    then fails (found by walkdiff13): every walked call now parses."""
+    import random
+
+    from grammar_sampling import walk
+
+    grammar = grammar_for("qwen3-coder", [RAW_CLOSE], tool_choice).grammar
+    call = ("<tool_call>\n<function=f>\n<parameter=a>\n{a}\n</parameter>\n"
+            "<parameter=b>\n{b}\n</parameter>\n</function>\n</tool_call>")
+    assert grammar.match(call.format(a="<a>/x=", b="x\n")).accepted
+    for a, b in (("</parameter>", "x\n"), ("a</parameter>b", "x\n"), ("a", "</parameter>")):
+        assert not grammar.match(call.format(a=a, b=b)).accepted, (a, b)
+    rng = random.Random(7)
+    walked = [walk(grammar, rng, max_length=200) for _ in range(150)]
+    assert sum(text is not None for text in walked) > 20
+    for text in walked:
+        if text is not None:
+            assert parse_message(text, "qwen3-coder", [RAW_CLOSE]).tool_calls, text

@@ -76,6 +76,55 @@ def test_free_strings_accept_lone_surrogate_escapes() -> None:
     assert letters.match('"\\ud800"').status == "reject"
 
 
+_NO_LONE_SCHEMAS = [
+    {"type": "string"},
+    {"type": "string", "minLength": 2, "maxLength": 3},
+    {"type": "string", "pattern": "^[^a]+.$"},
+    {"not": {"enum": ["\U0001f600", "x"]}, "type": "string"},
+    {"type": "object", "properties": {"\U0001f600": {"type": "integer"}},
+     "additionalProperties": {"type": "string", "pattern": "^.{2}$"}},
+]
+
+
+# surrogate escapes put into accepted texts: a pair, or halves alone
+_SURROGATE_ESCAPES = ["\\ud83d\\ude00", "\\ud83d", "\\uDE00", "\\udbff\\udbff"]
+
+
+def _no_lone_surrogate(text: str) -> bool:
+    """Whether no surrogate comes out of ``json.loads(text)`` alone (as a strict parser
+    such as Pydantic's reads it: a lone one is an error)."""
+    return not any(0xD800 <= ord(c) <= 0xDFFF for c in json.dumps(json.loads(text),
+                                                                    ensure_ascii=False))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_NO_LONE_SCHEMAS), st.integers(0, 2**32))
+def test_without_lone_surrogates_only_pairs_are_accepted(schema: dict, seed: int) -> None:
+    """``lone_surrogates=False``: every walked text decodes without a lone surrogate, and a
+    surrogate escape put into an accepted text is accepted exactly when it is a pair that
+    leaves the text valid (the grammar with lone surrogates accepts it)."""
+    from grammar_sampling import walk
+
+    rng = random.Random(seed)
+    strict = Grammar.from_json_schema(schema, lone_surrogates=False)
+    loose = Grammar.from_json_schema(schema)
+    for _ in range(5):
+        text = walk(strict, rng, max_length=60)
+        if text is None:
+            continue
+        assert _no_lone_surrogate(text), text
+        quote = [i for i, c in enumerate(text) if c == '"' and text[i - 1] != "\\"]
+        if not quote:
+            continue
+        at = rng.choice(quote) + 1
+        changed = text[:at] + rng.choice(_SURROGATE_ESCAPES) + text[at:]
+        try:
+            fine = _no_lone_surrogate(changed) and loose.match(changed).accepted
+        except json.JSONDecodeError:
+            fine = False
+        assert strict.match(changed).accepted == fine, changed
+
+
 def test_lengths_count_what_json_decodes() -> None:
     one = Grammar.from_json_schema({"type": "string", "maxLength": 1})
     assert one.match('"\\ud83d\\ude00"').status == "accept"  # a pair is one character

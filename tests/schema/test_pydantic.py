@@ -123,6 +123,112 @@ def test_walked_dates_and_times_validate(seed: int) -> None:
     _When.model_validate_json(ok)
 
 
+class _Texts(BaseModel):
+    free: str = ""
+    short: str = Field("", max_length=2)
+    dotted: str = Field("", pattern=r"^.$|^$")
+    named: dict[str, int] = {}
+    emoji: int = Field(0, alias="\U0001f600")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"free": "\\ud800"}',
+        '{"free": "a\\udc00"}',
+        '{"free": "\\ud83d\\ud83d"}',
+        '{"short": "\\ud83dx"}',
+        '{"dotted": "\\udfff"}',
+        '{"named": {"\\ud800": 1}}',
+        '{"\\ud83d": 1}',  # the high half of the listed name, alone: an extra name
+    ],
+)
+@pytest.mark.parametrize("flavour", [{}, {"whitespace": "llama"}])
+def test_lone_surrogate_escapes_pydantic_refuses_are_not_accepted(
+    text: str, flavour: dict[str, str]
+) -> None:
+    """Pydantic's JSON parser refuses a lone surrogate escape that Python's json reads
+    (found by walkdiff13): from_pydantic leaves them out, pairs stay."""
+    with pytest.raises(pydantic.ValidationError):
+        _Texts.model_validate_json(text)
+    assert not Grammar.from_pydantic(_Texts, **flavour).match(text).accepted
+    assert Grammar.from_pydantic(_Texts, lone_surrogates=True, **flavour).match(text).accepted
+    pair = '{"free": "\\ud83d\\ude00", "short": "\\uD83D\\uDE00x", "dotted": "\\ud83d\\ude00"}'
+    _Texts.model_validate_json(pair)
+    assert Grammar.from_pydantic(_Texts, **flavour).match(pair).accepted
+
+
+class _Ids(BaseModel):
+    one: pydantic.UUID1 | None = None
+    four: pydantic.UUID4 | None = None
+    seven: pydantic.UUID7 | None = None
+    ip: pydantic.IPvAnyAddress | None = None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"four": "not a uuid"}',
+        '{"four": "12345678-1234-1234-8234-123456789abc"}',  # version 1
+        '{"four": "12345678-1234-4234-c234-123456789abc"}',  # not the RFC 4122 variant
+        '{"one": "12345678-1234-4234-8234-123456789abc"}',
+        '{"seven": "12345678-1234-4234-8234-123456789abc"}',
+        '{"ip": "localhost"}',
+        '{"ip": "01.2.3.4"}',
+        '{"ip": "1.2.3.4/24"}',
+    ],
+)
+def test_pydantic_formats_pydantic_asserts_are_enforced(text: str) -> None:
+    """uuid1..uuid8 and ipvanyaddress are Pydantic's own format names, which a JSON Schema
+    validator takes for annotations, but Pydantic asserts (found by walkdiff13: any
+    string was accepted)."""
+    with pytest.raises(pydantic.ValidationError):
+        _Ids.model_validate_json(text)
+    assert not Grammar.from_pydantic(_Ids).match(text).accepted
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.builds(_Ids, one=st.none() | st.uuids(version=1), four=st.none() | st.uuids(version=4),
+                 ip=st.none() | st.ip_addresses()), st.integers(0, 2**32))
+def test_ids_pydantic_writes_are_accepted_and_walked_ones_validate(ids: _Ids, seed: int) -> None:
+    import random
+
+    from grammar_sampling import walk
+
+    grammar = Grammar.from_pydantic(_Ids, property_order="any")
+    assert grammar.match(ids.model_dump_json()).accepted, ids.model_dump_json()
+    text = walk(grammar, random.Random(seed), max_length=300)
+    if text is not None:
+        _Ids.model_validate_json(text)
+
+
+class _Blob(BaseModel):
+    short: pydantic.conbytes(min_length=2, max_length=3)  # type: ignore[valid-type]
+    free: bytes = b""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 2**32))
+def test_bytes_lengths_count_bytes_as_pydantic_does(seed: int) -> None:
+    """Pydantic counts a bytes field's lengths in UTF-8 bytes of the string, JSON Schema in
+    characters (found by walkdiff13: "\U0010ffff\U0010ffff" passed a max_length of 3)."""
+    import random
+
+    from grammar_sampling import walk
+
+    grammar = Grammar.from_pydantic(_Blob)
+    for text in ('{"short": "\U0010ffff\U0010ffff"}', '{"short": "\\u00e9\\u00e9"}'):
+        with pytest.raises(pydantic.ValidationError):
+            _Blob.model_validate_json(text)
+        assert not grammar.match(text).accepted
+    ok = '{"short": "a\\u0000c", "free": "\U0010ffff\u00e9"}'
+    _Blob.model_validate_json(ok)
+    assert grammar.match(ok).accepted
+    text = walk(grammar, random.Random(seed), max_length=200)
+    if text is not None:
+        _Blob.model_validate_json(text)
+
+
 # Pydantic runs a pattern on Rust's regex (or Python's re), whose \s is not ECMA-262's: it
 # leaves out U+FEFF and takes U+0085 (re also \x1c-\x1f); \S is its complement; an escaped
 # backslash stays one

@@ -137,6 +137,7 @@ class _Generator:
 
     def schema(self, p: Parser) -> Expr:
         from gbnfkit.schema import json_schema_to_gbnf, regex_to_gbnf
+        from gbnfkit.schema._regex import regex_without_gbnf
 
         name, canonical, raw = p.arg
         seen = self.schemas.get(name)
@@ -150,29 +151,36 @@ class _Generator:
         value = json.loads(canonical)
         try:
             if raw:
-                raw_expr = self.raw_string(value, p)
+                # a raw value must not hold what ends the text its parser reads
+                child = p.children[0]
+                delims: tuple[str, ...] = child.arg if child.kind is Kind.UNTIL else ()
+                raw_expr = self.raw_string(value, p, delims)
                 if raw_expr is not None:
                     self.define(name, raw_expr)
                     return RuleRef(name)
                 pattern = _raw_pattern(value)
                 if pattern is not None:
-                    return self.embed(name, regex_to_gbnf(pattern), strip_ws=False)
+                    text = (regex_without_gbnf(pattern, delims) if delims
+                            else regex_to_gbnf(pattern))
+                    return self.embed(name, text, strip_ws=False)
             return self.embed(name, json_schema_to_gbnf(value), strip_ws=True)
         except GbnfkitError as error:
             raise PegError(f"schema {name!r}: {error}") from None
 
-    def raw_string(self, value: object, p: Parser) -> Expr | None:
+    def raw_string(self, value: object, p: Parser, delims: tuple[str, ...]) -> Expr | None:
         """The grammar of a raw (unquoted) string value, or None for the JSON grammar or
-        a pattern."""
+        a pattern; constants that hold one of ``delims`` (which end the text the parser
+        reads) cannot be written raw and are left out."""
         if not isinstance(value, dict):
             return None
-        if "const" in value:
-            return Literal(value["const"]) if isinstance(value["const"], str) else None
-        if "enum" in value:
-            items = value["enum"]
-            if isinstance(items, list) and items and all(isinstance(i, str) for i in items):
-                return Alt(tuple(Literal(i) for i in items))
-            return None
+        items = [value["const"]] if "const" in value else value.get("enum")
+        if "const" in value or "enum" in value:
+            if not (isinstance(items, list) and items and all(isinstance(i, str) for i in items)):
+                return None
+            kept = [Literal(i) for i in items if not any(d in i for d in delims)]
+            if not kept:
+                return CharClass.of(())  # matches nothing
+            return kept[0] if len(kept) == 1 else Alt(tuple(kept))
         if value.get("type") != "string" or "pattern" in value:
             return None
         # any string: the underlying parser delimits it (an unconstrained .* would not)

@@ -93,7 +93,8 @@ class Converter:
         self.opts = options
         self.table = RuleTable()
         self.llama = options.whitespace is Whitespace.LLAMA
-        self.chars = JsonChars(self.table, llama=self.llama)
+        self.chars = JsonChars(self.table, llama=self.llama,
+                               lone_surrogates=options.lone_surrogates)
         # the "other key" rule of each set of forbidden suffixes (``strings_not_in``)
         self.not_in_rules: dict[frozenset[str], str] = {}
         self.memo: dict[str, str | None] = {}

@@ -62,6 +62,10 @@ class SchemaOptions:
         max_required_any_order: most required properties tracked with
             ``property_order=ANY`` (2**n grammar states).
         limits: the converter's resource limits, see :class:`SchemaLimits`.
+        lone_surrogates: strings may hold lone surrogate escapes (``\\uD800``-``\\uDFFF``
+            not in a pair), which JSON's grammar allows and Python's ``json`` reads.
+            ``False``: only pairs, for parsers that refuse lone ones (Pydantic's, Rust's
+            ``serde_json``); :meth:`gbnfkit.Grammar.from_pydantic` sets it.
     """
 
     whitespace: Whitespace = Whitespace.FLEXIBLE
@@ -75,6 +79,7 @@ class SchemaOptions:
     untyped_means_object: bool = False
     max_required_any_order: int = 8
     limits: SchemaLimits = field(default_factory=SchemaLimits)
+    lone_surrogates: bool = True
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -122,7 +127,8 @@ def _check(opts: SchemaOptions) -> SchemaOptions:
             hint = f" ({limit_hint(limits, limit)})" if past else ""
             raise SchemaError(f"option {name} must be an int in {lo}..{cap}{none}, not "
                               f"{v!r:.40}{hint}", limit=limit if past else None)
-    for name in ("closed_objects", "compact_constants", "strict", "untyped_means_object"):
+    for name in ("closed_objects", "compact_constants", "strict", "untyped_means_object",
+                 "lone_surrogates"):
         if not isinstance(getattr(opts, name), bool):
             raise SchemaError(f"option {name} must be a bool")
     return opts

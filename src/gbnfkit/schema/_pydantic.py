@@ -5,8 +5,10 @@ Python's ``datetime`` refuses year ``0000`` and the leap second ``60`` that the 
 ``date-time`` and ``time`` formats allow, and a ``pattern`` runs on Rust's ``regex``
 crate (or Python's ``re``, ``regex_engine="python-re"``), whose ``\\s`` is Unicode's
 White_Space, not ECMA-262's: it leaves out U+FEFF and takes U+0085 (``re`` also
-``\\x1c``-``\\x1f``), and whose ``\\d`` and ``\\w`` are Unicode's, not ASCII. The schema is
-narrowed in place so that the grammar accepts no text the model refuses.
+``\\x1c``-``\\x1f``), and whose ``\\d`` and ``\\w`` are Unicode's, not ASCII; and formats
+of Pydantic's own (``uuid4``, ``ipvanyaddress``) are assertions, not annotations; the
+lengths of ``bytes`` count UTF-8 bytes. The schema is narrowed in place so that the
+grammar accepts no text the model refuses.
 """
 
 from __future__ import annotations
@@ -34,6 +36,24 @@ _PYDANTIC_FORMATS = {
 }
 """What Pydantic (Python's date and time) refuses of a JSON Schema format: year 0000 and
 the leap second 60, both valid RFC 3339; a pattern beside the format keeps them out."""
+
+_HEX = "[0-9a-fA-F]"
+_PYDANTIC_OWN_FORMATS: dict[str, Any] = {
+    **{
+        f"uuid{v}": {"format": "uuid", "pattern": f"^{_HEX}{{8}}-{_HEX}{{4}}-{v}{_HEX}{{3}}-"
+                                                  f"[89abAB]{_HEX}{{3}}-{_HEX}{{12}}$"}
+        for v in range(1, 9)
+    },
+    "ipvanyaddress": {"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
+}
+"""Formats of Pydantic's own that it asserts (``UUID4``, ``IPvAnyAddress``), outside the
+spec, so that the converter would take them for annotations and accept any string: a
+``uuid`` of that version (RFC 4122 variant, as Pydantic checks it) and an IPv4 or IPv6
+address."""
+
+_ONE_BYTE_EACH = "^[\\x00-\\x7f]*$"
+"""Beside the lengths of a ``bytes`` field (``format: binary``), which Pydantic counts in
+UTF-8 bytes of the string and JSON Schema in characters: ASCII only, where both agree."""
 
 _RUST_SPACE: Ranges = normalize(
     [
@@ -87,10 +107,17 @@ def _as_pydantic_reads(schema: Any, space: Ranges) -> None:
         elif isinstance(node, dict):
             name = node.get("format")
             extra = _PYDANTIC_FORMATS.get(name) if isinstance(name, str) else None
+            own = _PYDANTIC_OWN_FORMATS.get(name) if isinstance(name, str) else None
             todo.extend(value for key, value in node.items() if key not in _NOT_SCHEMAS)
             all_of = node.get("allOf", [])
             if extra is not None and isinstance(all_of, list):  # else the converter says
                 node["allOf"] = [*all_of, {"pattern": extra}]
+            if own is not None and isinstance(all_of, list):
+                del node["format"]
+                node["allOf"] = [*all_of, own]
+            lengths = "minLength" in node or "maxLength" in node
+            if name == "binary" and lengths and isinstance(node.get("allOf", []), list):
+                node["allOf"] = [*node.get("allOf", []), {"pattern": _ONE_BYTE_EACH}]
             pattern = node.get("pattern")
             if isinstance(pattern, str) and "\\" in pattern and _parses(pattern):
                 node["pattern"] = pydantic_pattern(pattern, tables)

@@ -19,7 +19,7 @@ from gbnfkit.schema._regex_parse import (
     parse_regex,
 )
 
-__all__ = ["regex_to_gbnf", "regex_expr", "regex_gbnf", "RegexUnsupported"]
+__all__ = ["regex_to_gbnf", "regex_expr", "regex_gbnf", "regex_without_gbnf", "RegexUnsupported"]
 
 ClassEmitter = Callable[[tuple[tuple[int, int], ...]], str]
 
@@ -158,3 +158,43 @@ def regex_gbnf(pattern: str, search: bool, max_count: int | None) -> str:
         raise GrammarError("regex: the pattern nests too deeply", line=1, column=1,
                            source=pattern) from None
     return table.text()
+
+
+def regex_without_gbnf(pattern: str, forbidden: tuple[str, ...]) -> str:
+    """GBNF text (start rule ``root``) for the texts ``pattern`` matches as a whole in
+    which none of ``forbidden`` occurs: a value written raw before its delimiter (the
+    product of the two minimal automata, within the default ``SchemaLimits``). Errors
+    as :func:`regex_to_gbnf`; an automaton past its limit is a ``GrammarError`` too."""
+    from gbnfkit.schema._dfa import TooBig, dfa_of, emit_dfa, product
+    from gbnfkit.schema._limits import SchemaLimits
+
+    if not isinstance(pattern, str):
+        raise GrammarError("the pattern must be a str")
+    limits = SchemaLimits()
+    try:
+        branches = [Branch(b.node, True, True) for b in parse_regex(pattern, None)]
+        words = [Branch(b.node, False, False) for word in forbidden
+                 for b in parse_regex("".join(f"\\u{{{ord(c):x}}}" for c in word), None)]
+        both = product([dfa_of(branches, limits), dfa_of(words, limits)],
+                       _first_only, limits)
+        table = RuleTable()
+        table.fresh("root")
+        rule = emit_dfa(both, table, char_class, "raw")
+        table.define("root", rule if rule is not None else "[^\\x00-\\U0010FFFF]")
+    except RegexUnsupported as e:
+        raise GrammarError(
+            f"regex: {e.message}", line=1, column=e.position + 1, source=pattern
+        ) from None
+    except TooBig as e:
+        raise GrammarError(f"regex: the pattern without {', '.join(map(repr, forbidden))} "
+                           f"needs more automaton states than SchemaLimits.{e.limit}",
+                           line=1, column=1, source=pattern) from None
+    except RecursionError:
+        raise GrammarError("regex: the pattern nests too deeply", line=1, column=1,
+                           source=pattern) from None
+    return table.text()
+
+
+def _first_only(verdicts: tuple[bool, ...]) -> bool:
+    """Accepted by the first automaton and not the second."""
+    return verdicts[0] and not verdicts[1]

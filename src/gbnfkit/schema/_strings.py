@@ -7,7 +7,8 @@ form is accepted, so a class matches exactly the JSON spellings of its character
 A class that holds surrogate code points (any character, ``.``, a negated class) also
 accepts them as lone ``\\uD800``-``\\uDFFF`` escapes: JSON's grammar allows any four hex
 digits, and Python's ``json`` reads them into the string (never raw: UTF-8 cannot carry
-them).
+them); unless ``lone_surrogates`` is off (``SchemaOptions.lone_surrogates``, Pydantic's
+parser refuses them): then a surrogate is only ever the half of a pair.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ __all__ = ["JsonChars", "LLAMA_CHAR"]
 
 LLAMA_CHAR = '[^"\\\\\\x7F\\x00-\\x1F] | [\\\\] (["\\\\bfnrt] | "u" [0-9a-fA-F]{4})'
 _SHORT = {0x22: '"', 0x5C: "\\", 0x2F: "/", 8: "b", 12: "f", 10: "n", 13: "r", 9: "t"}
-_NOT_RAW = normalize([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F), (0xD800, 0xDFFF)])
+_SURROGATES = ((0xD800, 0xDFFF),)
+_NOT_RAW = normalize([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F), *_SURROGATES])
 
 
 def _intersect(a: Ranges, lo: int, hi: int) -> list[tuple[int, int]]:
@@ -96,9 +98,11 @@ def _static() -> _Static:
 class JsonChars:
     """Names GBNF rules for the JSON spellings of character classes."""
 
-    def __init__(self, table: RuleTable, *, llama: bool = False) -> None:
+    def __init__(self, table: RuleTable, *, llama: bool = False,
+                 lone_surrogates: bool = True) -> None:
         self.table = table
         self.llama = llama
+        self.lone_surrogates = lone_surrogates
         self._names: dict[Ranges, str] = {}
         # this run's \\u spellings of code point spans: the classes of one schema (the
         # complements in ``strings_not_in``) keep meeting the same spans
@@ -135,8 +139,13 @@ class JsonChars:
 
     def char(self) -> str:
         """The rule for any one JSON string character."""
-        if self.llama:
+        if self.llama and self.lone_surrogates:
             return self.table.add("char", LLAMA_CHAR)
+        if self.llama:  # llama.cpp's rule, its surrogate escapes in pairs only
+            hexes = alt([self._hex4(0, 0xD7FF), self._hex4(0xE000, 0xFFFF),
+                         seq(self._hex4(0xD800, 0xDBFF), '"\\\\u"', self._hex4(0xDC00, 0xDFFF))])
+            return self.table.add("char", '[^"\\\\\\x7F\\x00-\\x1F] | [\\\\] (["\\\\bfnrt] | '
+                                  f'"u" {paren(hexes)})')
         return self.of(ANY_CHAR)
 
     def of(self, ranges: Ranges) -> str:
@@ -148,7 +157,8 @@ class JsonChars:
         if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and 0x21 <= ranges[0][0] < 0x7F:
             ch = chr(ranges[0][0])
             hint = "char-" + (ch if ch.isalnum() else f"x{ranges[0][0]:02x}")
-        name = self.table.add(hint, self._body(ranges))
+        spelled = ranges if self.lone_surrogates else tuple(_minus(ranges, _SURROGATES))
+        name = self.table.add(hint, self._body(spelled))
         self._names[ranges] = name
         return name
 

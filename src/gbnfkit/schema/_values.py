@@ -93,6 +93,7 @@ def strings_not_in(conv: Converter, words: list[str]) -> str:
     known = conv.not_in_rules
     one, other_than, of = conv.chars.one, conv.chars.other_than, conv.chars.of
     add = conv.table.add
+    lone = conv.chars.lone_surrogates  # else a high surrogate is never a character alone
 
     def node(prefix: str, suffixes: frozenset[str]) -> str:
         found = known.get(suffixes)
@@ -112,7 +113,7 @@ def strings_not_in(conv: Converter, words: list[str]) -> str:
         # character)
         highs: dict[int, list[tuple[int, int]]] = {}
         for ch in children:
-            if ord(ch) > 0xFFFF and chr(_high(ord(ch))) not in below:
+            if ord(ch) > 0xFFFF and lone and chr(_high(ord(ch))) not in below:
                 low = 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)
                 highs.setdefault(_high(ord(ch)), []).append((low, low))
         options.append(seq(other_than("".join(sorted(children + [chr(h) for h in highs]))),
