@@ -665,7 +665,9 @@ class Converter:
         try:
             for kw, regex in patterns:
                 try:
-                    dfas.append(dfa_of(parse_regex(regex), self.opts.limits))
+                    dfas.append(dfa_of(parse_regex(regex), self.opts.limits,
+                                       "max_format_dfa_states" if kw == "format"
+                                       else "max_dfa_states"))
                 except RegexUnsupported as e:
                     self.unsupported(f"pattern {regex!r}: {e}", kw, ptr)
                     return self.string_rule()
