@@ -1,9 +1,16 @@
-"""Issue schema13: ``format: uri`` written exactly (RFC 3986 ``URI``)."""
+"""MaskBench refusals lifted in issue schema13: ``oneOf`` branches that the finer
+analysis of ``schema/_oneof.py`` proves disjoint or separates by member names, and
+``format: uri`` written exactly (RFC 3986 ``URI``).  Each grammar is judged both ways
+against ``jsonschema`` (Draft 2020-12, with its format checker) on a list of instances:
+every valid one accepted, every invalid one refused."""
 
 from __future__ import annotations
 
+import itertools
 import json
+from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +18,178 @@ from hypothesis import strategies as st
 from gbnfkit import Grammar, SchemaError, SchemaLimits, SchemaOptions
 from gbnfkit.schema._formats import FORMAT_PATTERNS
 from gbnfkit.schema._instance import pattern_search
+from gbnfkit.schema._oneof import hitting_sets
+
+
+def _uri_checker() -> jsonschema.FormatChecker:
+    """jsonschema's format checker, with ``uri`` read as the converter's pattern (this
+    environment has neither ``rfc3987`` nor ``rfc3986-validator``, without which
+    jsonschema does not check ``uri``; ``test_uri_cases`` pins the pattern itself)."""
+    checker = jsonschema.FormatChecker()
+    checker.checks("uri")(lambda v: not isinstance(v, str)
+                          or pattern_search(FORMAT_PATTERNS["uri"], v))
+    return checker
+
+
+def _both_ways(schema: dict[str, Any], instances: list[Any]) -> None:
+    """The grammar accepts exactly the instances ``jsonschema`` finds valid."""
+    g = Grammar.from_json_schema(schema, property_order="any")
+    validator = jsonschema.Draft202012Validator(schema, format_checker=_uri_checker())
+    verdicts = [validator.is_valid(v) for v in instances]
+    assert any(verdicts) and not all(verdicts)  # the list tells the two apart
+    for value, valid in zip(instances, verdicts, strict=True):
+        text = json.dumps(value, ensure_ascii=False)
+        assert g.match(text).accepted is valid, (text, valid)
+
+
+def _objects(names: list[str], values: list[Any], most: int = 2) -> list[Any]:
+    """Every object of at most ``most`` of the names, each with each value, and some
+    values that are no objects."""
+    out: list[Any] = [None, 1, "x", [], [1]]
+    for n in range(most + 1):
+        for keys in itertools.combinations(names, n):
+            for vals in itertools.product(values, repeat=n):
+                out.append(dict(zip(keys, vals, strict=True)))
+    return out
+
+
+# ---------------------------------------------------------------- oneOf
+
+def test_closed_objects_with_disjoint_names_overlap_only_in_the_empty_object() -> None:
+    # MaskBench Github_hard---o3446: a metric's value is a dataset or a template, two
+    # closed objects with no name in common; {} satisfies both, so it is no oneOf
+    # instance; the recursive template made the negation impossible to write
+    node = {"type": "object", "additionalProperties": False,
+            "properties": {"name": {"type": "string"},
+                           "nodes": {"type": "array", "items": {"$ref": "#/$defs/v"}}}}
+    schema = {"$defs": {"v": {"oneOf": [
+        {"type": ["string", "integer", "null"]},
+        {"type": "object", "additionalProperties": False,
+         "properties": {"rows": {"type": "integer"}, "cols": {"type": "string"}}},
+        node]}},
+        "$ref": "#/$defs/v"}
+    values = [1, "a", {"nodes": [1]}, {"nodes": [{}]}, {"nodes": [{"rows": 1}]}]
+    _both_ways(schema, _objects(["rows", "cols", "name", "nodes"], values))
+
+
+def test_a_discriminator_that_is_not_required() -> None:
+    # MaskBench Github_hard---o36016: closed field objects told apart by the enum of
+    # "type", which no branch requires: an object without it may satisfy several
+    common = {"label": {"type": "string"}, "help": {"type": "string"},
+              "size": {"$ref": "#/$defs/size"}}
+    schema = {"$defs": {"size": {"enum": ["s", "m"]},
+                        "tree": {"$ref": "#/$defs/field"},
+                        "field": {"oneOf": [
+                            {"type": "object", "required": ["label"], "additionalProperties": False,
+                             "properties": {"type": {"enum": ["text"]}, "hint": {"type": "string"},
+                                            **common}},
+                            {"type": "object", "required": ["label"], "additionalProperties": False,
+                             "properties": {"type": {"enum": ["number", "decimal"]},
+                                            "min": {"type": "number"}, **common}},
+                            {"type": "object", "required": ["label"], "additionalProperties": False,
+                             "properties": {"type": {"enum": ["group"]},
+                                            "fields": {"type": "array",
+                                                       "items": {"$ref": "#/$defs/tree"}},
+                                            **common}}]}},
+              "$ref": "#/$defs/field"}
+    values = ["text", "number", "group", "x", 1, "s", [], [{"label": "a"}],
+              [{"label": "a", "type": "text"}]]
+    _both_ways(schema, _objects(["type", "label", "hint", "min", "fields", "size"], values, 3))
+
+
+def test_untyped_single_member_branches() -> None:
+    # o36016's expressions: each branch allows one member and says no type, so a value
+    # that is no object (and {}) satisfies every branch: only {name: value} remains
+    schema = {"$defs": {"e": {"oneOf": [
+        {"properties": {"and": {"type": "array", "items": {"$ref": "#/$defs/e"}}},
+         "additionalProperties": False},
+        {"properties": {"not": {"$ref": "#/$defs/e"}}, "additionalProperties": False},
+        {"properties": {"value": {"type": "string"}}, "additionalProperties": False}]}},
+        "$ref": "#/$defs/e"}
+    values = [[], [{"value": "a"}], {"value": "a"}, "a", 1, {}, {"not": 1}]
+    _both_ways(schema, _objects(["and", "not", "value"], values))
+
+
+def test_names_required_by_every_branch_of_a_nested_oneof() -> None:
+    # MaskBench Github_medium---o65012: a branch requires value or range (a oneOf of
+    # required lists), which the closed branch beside it does not allow
+    ref = {"$ref": "#/$defs/f"}
+    schema = {"$defs": {"f": {"oneOf": [
+        {"type": "object", "additionalProperties": False,
+         "properties": {"field": {"type": "string"}, "value": {}, "range": {"type": "array"}},
+         "oneOf": [{"required": ["field", "value"]}, {"required": ["field", "range"]}]},
+        {"type": "object", "additionalProperties": False, "required": ["field"],
+         "properties": {"field": {"type": "string"}}},
+        {"type": "object", "additionalProperties": False,
+         "properties": {"must": {"type": "array", "items": ref},
+                        "should": {"type": "array", "items": ref}}}]}},
+        "$ref": "#/$defs/f"}
+    values = ["a", 1, [], [{"field": "a"}], [{}], [1]]
+    _both_ways(schema, _objects(["field", "value", "range", "must", "should"], values, 3))
+
+
+def test_branches_sharing_members_with_the_same_schemas() -> None:
+    # MaskBench Github_hard---o90420: closed module types with no required member and
+    # the same schemas for the members they share: one is the only one satisfied when
+    # it has a member that each other one lacks
+    config = {"type": "object", "additionalProperties": False,
+              "patternProperties": {"^[a-z]+$": {"type": "integer"}}}
+    shared = {"config": config, "tags": {"type": "array", "items": {"type": "string"}}}
+    schema = {"oneOf": [
+        {"type": "object", "additionalProperties": False,
+         "properties": {**shared, "triggers": {"type": "array"}, "output": {"type": "string"}}},
+        {"type": "object", "additionalProperties": False,
+         "properties": {**shared, "actions": {"type": "array"}, "input": {"type": "string"},
+                        "output": {"type": "string"}}},
+        {"type": "object", "additionalProperties": False,
+         "properties": {**shared, "conditions": {"type": "array"},
+                        "input": {"type": "string"}}}]}
+    values = [[], ["a"], {"a": 1}, {"A": 1}, "s"]
+    _both_ways(schema, _objects(["config", "tags", "triggers", "actions", "conditions",
+                                 "input", "output"], values, 3))
+
+
+def test_a_pattern_and_a_format_that_no_string_satisfies_together() -> None:
+    # MaskBench Github_easy---o90313: an absolute URI or a path starting "./"
+    schema = {"type": "object", "properties": {"url": {"oneOf": [
+        {"type": "string", "format": "uri"},
+        {"type": "string", "pattern": "^\\./.+$"}]}}}
+    strings = ["https://example.com/s.json", "./s.json", ".", "./", "invalid url", "a:b",
+               "s://[::1]", ".a:b"]
+    _both_ways(schema, [{"url": s} for s in strings] + [{"url": 1}])
+
+
+def test_listed_values_outside_the_other_branch() -> None:
+    schema = {"oneOf": [{"enum": ["ab", "cd"]},
+                        {"type": "string", "pattern": "^[a-z]$", "not": {"const": "q"}}]}
+    _both_ways(schema, ["ab", "cd", "a", "q", "abc", 1, ""])
+
+
+def test_an_overlap_beyond_the_finer_analysis_stays_refused() -> None:
+    # two open objects whose shared member has overlapping, different schemas, and a
+    # recursive reference that keeps the negation from being written
+    schema = {"$defs": {"t": {"oneOf": [
+        {"type": "object",
+         "properties": {"n": {"type": "integer", "minimum": 0},
+                        "kids": {"type": "array", "items": {"$ref": "#/$defs/t"}}}},
+        {"type": "object", "properties": {"n": {"type": "integer", "maximum": 5}}}]}},
+        "$ref": "#/$defs/t"}
+    with pytest.raises(SchemaError) as e:
+        Grammar.from_json_schema(schema)
+    assert e.value.keyword == "oneOf"
+
+
+def test_hitting_sets_are_minimal_and_consistent() -> None:
+    a, b, c = (True, "a"), (True, "b"), (True, "c")
+    not_a = (False, "a")
+    assert hitting_sets([{a, b}, {a, c}], 10) == [frozenset({a}), frozenset({b, c})]
+    assert hitting_sets([{a}, {not_a}], 10) == []  # no object has a and lacks it
+    assert hitting_sets([set()], 10) == []  # a branch within another: never alone
+    found = hitting_sets([{a, b}, {c, not_a}], 10)
+    assert found is not None and set(found) == {
+        frozenset({a, c}), frozenset({b, c}), frozenset({b, not_a})}
+    assert hitting_sets([{a, b}, {c, not_a}], 2) is None
+
 
 # ---------------------------------------------------------------- format: uri
 
