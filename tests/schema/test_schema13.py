@@ -149,6 +149,23 @@ def test_branches_sharing_members_with_the_same_schemas() -> None:
                                  "input", "output"], values, 3))
 
 
+def test_open_branches_told_apart_by_listed_values() -> None:
+    # the shape of MaskBench Github_medium---o35868 (tests/schema/test_limits.py's
+    # _addresses): open address objects with a country and states of their own, none
+    # required; an object with neither satisfies every branch.  Before, each branch was
+    # "this one and not the others" (refused past a lowered max_oneof_chars); now "this
+    # one, with its country or its state"
+    schema = {"type": "object", "properties": {"street": {"type": "string"}},
+              "oneOf": [{"properties": {"country": {"enum": [f"C{i}"]},
+                                        "state": {"enum": [f"S{i}", f"T{i}"]},
+                                        "zip": {"type": "string"}}} for i in range(3)]}
+    g = Grammar.from_json_schema(schema, options=SchemaOptions(
+        property_order="any", limits=SchemaLimits(max_oneof_chars=3000)))
+    assert g.match('{"country": "C1", "zip": "1"}').accepted
+    values = ["C0", "C1", "S0", "T2", "S9", "x", 1]
+    _both_ways(schema, _objects(["country", "state", "zip", "street", "other"], values))
+
+
 def test_a_pattern_and_a_format_that_no_string_satisfies_together() -> None:
     # MaskBench Github_easy---o90313: an absolute URI or a path starting "./"
     schema = {"type": "object", "properties": {"url": {"oneOf": [
