@@ -25,7 +25,14 @@ from gbnfkit.schema._limits import limit_hint
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._negate import FRACTION, NOT_PATTERNS, NOT_STRINGS, Unnegatable, negate
 from gbnfkit.schema._numbers import decimal_interval, int_range, repeat
-from gbnfkit.schema._oneof import exclusive_required_branches, pair_disjoint
+from gbnfkit.schema._oneof import (
+    exclusion,
+    exclusive_required_branches,
+    finer_disjoint,
+    hitting_sets,
+    literals_schema,
+    pair_disjoint,
+)
 from gbnfkit.schema._options import SchemaOptions, Whitespace
 from gbnfkit.schema._refs import Resolver
 from gbnfkit.schema._regex import regex_expr
@@ -465,6 +472,9 @@ class Converter:
                 negation = negate({"anyOf": others}, lambda r: self.resolve(r, ptr),
                                   self.opts.limits.max_negation_chars)
             except Unnegatable as e:
+                finer = self.finer_one_of(branches, with_rest, ptr)
+                if finer is not None:
+                    return finer
                 self.unsupported(f"oneOf branches may overlap and the overlap cannot be "
                                  f"excluded ({e}); they are enforced as anyOf (an instance "
                                  "matching several branches is accepted)", "oneOf", ptr,
@@ -473,10 +483,54 @@ class Converter:
             if negation is not False:
                 out.append({"allOf": [b, negation]} if negation is not True else b)
         if len(json.dumps(out)) > self.opts.limits.max_oneof_chars:
+            finer = self.finer_one_of(branches, with_rest, ptr)
+            if finer is not None:
+                return finer
             self.unsupported(f"oneOf with overlapping branches: excluding the overlaps needs "
                              f"more than {self.opts.limits.max_oneof_chars} characters of "
                              "schema", "oneOf", ptr, "max_oneof_chars")
             return branches
+        return out
+
+    def finer_one_of(self, branches: list[Any], with_rest: list[Any],
+                     ptr: str) -> list[Any] | None:
+        """The ``oneOf`` branches made disjoint by the finer analysis of ``_oneof``
+        (docs/schema.md, "oneOf"), or None when some overlap is beyond it.  Tried only
+        where the negation of the overlapping branches cannot be written, so the oneOfs
+        that negation settles keep their grammars.
+
+        A pair is disjoint by :func:`finer_disjoint`; otherwise branch i keeps the
+        objects that fail branch j, which :func:`exclusion` writes as names present or
+        absent; branch i is then "i and one of the minimal sets of such names that meets
+        every other branch's set" (:func:`hitting_sets`)."""
+        def flatten(s: Any) -> Any:
+            return self.merge([s], ptr)
+
+        def resolve(r: str) -> Any:
+            return self.resolve(r, ptr)
+
+        limits = self.opts.limits
+        out: list[Any] = []
+        for i, b in enumerate(branches):
+            clauses = []
+            for j in range(len(branches)):
+                if j == i or finer_disjoint(with_rest[i], with_rest[j], flatten, resolve,
+                                            limits):
+                    continue
+                clause = exclusion(with_rest[i], with_rest[j], flatten, resolve, limits)
+                if clause is None:
+                    return None
+                clauses.append(clause)
+            if not clauses:
+                out.append(b)
+                continue
+            sets = hitting_sets(clauses, limits.max_alternatives)
+            if sets is None:
+                return None
+            if sets:  # (none: every instance of branch i satisfies another branch)
+                out.append({"allOf": [b, {"anyOf": [literals_schema(h) for h in sets]}]})
+        if len(json.dumps(out)) > limits.max_oneof_chars:
+            return None
         return out
 
     def safe_merge(self, parts: list[Any], ptr: str) -> Any:
@@ -666,7 +720,9 @@ class Converter:
         try:
             for kw, regex in patterns:
                 try:
-                    dfas.append(dfa_of(parse_regex(regex), self.opts.limits))
+                    dfas.append(dfa_of(parse_regex(regex), self.opts.limits,
+                                       "max_format_dfa_states" if kw == "format"
+                                       else "max_dfa_states"))
                 except RegexUnsupported as e:
                     self.unsupported(f"pattern {regex!r}: {e}", kw, ptr)
                     return self.string_rule()

@@ -98,7 +98,7 @@ FORMAT_PATTERNS: dict[str, str] = {
     "ipv6": rf"^{_IPV6}$",
     "hostname": rf"^{_HOSTNAME}$",
     "email": rf"^{_ATOM}(?:\.{_ATOM})*@{_HOSTNAME}$",
-    "uri": r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s\"<>\\^`{|}]*$",
+    "uri": f"^(?:{_URI})$",
     "uri-reference": f"^(?:{_URI}|{_RELATIVE_REF})$",
     "iri": f"^(?:{_IRI})$",
     "duration": rf"^{_DURATION}$",
@@ -108,7 +108,6 @@ FORMAT_PATTERNS: dict[str, str] = {
 APPROXIMATE_FORMATS = {
     "email": "dot-atom local part and a hostname domain; quoted local parts and IP "
     "literals are refused",
-    "uri": "scheme ':' then characters allowed in URIs; the parts are not checked",
     "hostname": "labels of 1-63 characters; the 253-character total is not checked",
 }
 

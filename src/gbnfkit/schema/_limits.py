@@ -71,6 +71,10 @@ class SchemaLimits:
             (``minimum``, ``maximum``, their exclusive forms) or ``multipleOf`` written
             out in fixed point (``1e300`` has 301); the grammar compares digit by digit.
             Default 40; past it: the keyword refused.
+        max_format_dfa_states: deterministic automaton states of a ``format`` (one of
+            the converter's own patterns, such as RFC 3986's ``URI``: 844, ``ipv6``:
+            1,037) where it joins a product (beside a ``pattern``, length limits, in a
+            ``oneOf`` disjointness test). Default 2,000; past it: as ``max_dfa_states``.
     """
 
     max_grammar_chars: int = 2_000_000
@@ -89,6 +93,7 @@ class SchemaLimits:
     max_counted_characters: int = 1000
     max_tracked_required: int = 16
     max_number_digits: int = 40
+    max_format_dfa_states: int = 2000
 
     def __post_init__(self) -> None:
         for f in fields(self):
