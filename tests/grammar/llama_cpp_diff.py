@@ -219,12 +219,12 @@ def compare(oracle: LlamaCpp, text: str, inputs_seed: int = 0, port: bool = True
     outcome = oracle.run(text, inputs, alphabet)
     if outcome.status in ("crashed", "timeout"):
         # known llama.cpp failures: it loops on left recursion its check misses, and on
-        # {m,n} with m > n (gbnfkit refuses both); it aborts (GGML_ASSERT) when a grammar
-        # has no stack at all (root only recurses into itself)
+        # {m,n} with m > n, it crashes on a duplicate rule (gbnfkit refuses all three,
+        # or reports a reversed range or empty class first); it aborts (GGML_ASSERT)
+        # when a grammar has no stack at all (root only recurses into itself)
         if error is not None and (
             "before consuming any character" in error.message
-            or "minimum above its maximum" in error.message
-            or "is defined twice" in error.message
+            or divergent_refusal(text, error) is not None
         ):
             return found
         if grammar is not None and not grammar.start().allowed():
@@ -243,7 +243,10 @@ def compare(oracle: LlamaCpp, text: str, inputs_seed: int = 0, port: bool = True
             llama_misses = "before consuming any character (the items" in error.message
             if not (llama_misses or divergent_refusal(text, error)):
                 found.append(Finding("gbnfkit-refuses", text, {"gbnfkit": error.message}))
-        elif category(error) != llama_kind and not divergent_refusal(text, error):
+        elif category(error) != llama_kind and divergent_refusal(text, error) not in (
+            "duplicate rule",  # found while parsing, before llama.cpp's later checks
+            "min above max",
+        ):
             detail = {"gbnfkit": error.message, "llama": outcome.log}
             found.append(Finding("category", text, detail))
         return found
