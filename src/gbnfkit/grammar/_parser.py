@@ -11,9 +11,9 @@ does something surprising): a reversed range ``[z-a]``, ``{m,n}`` with ``m > n``
 empty class ``[]``/``[^]``, a rule defined twice; repetition bounds are exact, and a
 bound above ``Limits.max_repetition`` is refused.  A reversed range or an empty class is
 reported only once llama.cpp's own checks after its parse (undefined rules, the start
-rule, its left recursion) pass, so a grammar llama.cpp refuses is refused for its reason.  Besides llama.cpp's own left-recursion
-check, left recursion through empty-able items that llama.cpp misses is refused too
-(see :mod:`gbnfkit.grammar._checks`).
+rule, its left recursion) pass, so a grammar llama.cpp refuses is refused for its reason.
+Besides llama.cpp's own left-recursion check, left recursion through empty-able items
+that llama.cpp misses is refused too (see :mod:`gbnfkit.grammar._checks`).
 """
 
 from __future__ import annotations
