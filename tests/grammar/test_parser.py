@@ -303,6 +303,13 @@ def test_divergences_are_refused_by_every_parse_entry() -> None:
         peg.chars("[z-a]")
 
 
+@pytest.mark.parametrize("text", ['root ::= "a" x{0}', 'root ::= "a" | x{0,0}'])
+def test_undefined_rule_under_zero_repetitions_is_an_error(text: str) -> None:
+    """Divergence 8: llama.cpp drops the reference and builds these."""
+    err = error(text)
+    assert err.message.startswith("undefined rule 'x'") and err.rules == ("x",)
+
+
 def test_rule_defined_twice_names_both_lines() -> None:
     err = error('root ::= x\nx ::= "first"\nx ::= "second"')
     assert "lines 2 and 3" in err.message and err.rules == ("x",) and err.line == 3
