@@ -21,6 +21,10 @@ class LlamaError(Exception):
         self.kind = kind
 
 
+class LlamaCrashes(ValueError):
+    """llama.cpp builds this grammar's rules, then crashes: nothing to compare with."""
+
+
 def _word(c: str) -> bool:
     return ("a" <= c <= "z") or ("A" <= c <= "Z") or ("0" <= c <= "9") or c == "-"
 
@@ -227,9 +231,20 @@ class _Parser:
         i = self.space(0, True)
         while self.s[i] != "\0":
             i = self.rule(i)
-        for sid in self.symbol_ids.values():
-            if sid not in self.rules:
-                raise LlamaError("undefined_rule", "Undefined rule identifier")
+        # llama.cpp checks its vector of rules, as long as the highest rule id defined:
+        # a hole in it, or a reference to a symbol without a rule, is undefined; a symbol
+        # only the discarded first definition of a rule referred to may stay undefined
+        size = self.size()
+        for rule_id in range(size):
+            if rule_id not in self.rules:
+                raise LlamaError("undefined_rule", "Undefined rule")
+            for kind, value in self.rules[rule_id]:
+                if kind == REF and value not in self.rules:
+                    raise LlamaError("undefined_rule", "Undefined rule identifier")
+
+    def size(self) -> int:
+        """The length of llama.cpp's vector of rules."""
+        return max(self.rules, default=-1) + 1
 
 
 def _end_of_sequence(element: Element) -> bool:
@@ -285,7 +300,10 @@ def llama_verdict(text: str) -> str | None:
         return "empty_grammar"
     if "root" not in parser.symbol_ids:
         return "missing_root"
-    rules = [parser.rules[i] for i in range(len(parser.symbol_ids))]
+    if parser.symbol_ids["root"] not in parser.rules:
+        # only a discarded definition refers to root: llama.cpp reads past its rules
+        raise LlamaCrashes("llama.cpp reads past its rules on this grammar")
+    rules = [parser.rules[i] for i in range(parser.size())]
     n = len(rules)
     visited, in_progress, may_be_empty = [False] * n, [False] * n, [False] * n
     for index in range(n):
@@ -368,7 +386,7 @@ def llama_match(text: str, subject: str, bound: int = 2000) -> tuple[str, int | 
     live stacks."""
     parser = _Parser(text)
     parser.parse()
-    rules = [parser.rules[i] for i in range(len(parser.symbol_ids))]
+    rules = [parser.rules[i] for i in range(parser.size())]
     root = parser.symbol_ids["root"]
     stacks: list[Stack] = []
     j = 0

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gbnf_llama_reference import TooManyStacks, llama_match, llama_verdict
+from gbnf_llama_reference import LlamaCrashes, TooManyStacks, llama_match, llama_verdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fuzz import _TOKENS
@@ -45,13 +45,22 @@ def _grammars(draw: st.DrawFn) -> str:
 
 
 def _compare(text: str) -> None:
-    expected = llama_verdict(text)
+    try:
+        expected = llama_verdict(text)
+    except LlamaCrashes:
+        # only the discarded first definition of a rule refers to root: gbnfkit refuses
+        # the second definition
+        with pytest.raises(GrammarError, match="is defined twice"):
+            parse_gbnf(text)
+        return
     try:
         ir = parse_gbnf(text)
     except GrammarError as err:
         if expected is not None:
-            # a divergence is found while parsing, before llama.cpp's later checks
-            assert category(err) == expected or divergent_refusal(text, err), err.message
+            # a duplicate rule, or {m,n} with m > n, is found while parsing, before
+            # llama.cpp's later checks (the other divergences wait for them)
+            immediate = divergent_refusal(text, err) in ("duplicate rule", "min above max")
+            assert category(err) == expected or immediate, err.message
             return
         left_recursion_llama_misses = "before consuming any character (the items" in err.message
         assert left_recursion_llama_misses or divergent_refusal(text, err), err.message
@@ -101,6 +110,33 @@ def test_reference_port_reproduces_the_corpus(shared_file: Callable[[str], Path]
 )
 def test_group_subtleties(text: str) -> None:
     _compare(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        # the first definition of root is discarded, and with it the only reference to x
+        ('root ::= x\nroot ::= "a"', None),
+        # ... but x's symbol id stays, and is a hole in the rules before y's
+        ('root ::= x\nroot ::= "a"\ny ::= "b"', "undefined_rule"),
+        # the group's generated rule of the discarded definition stays
+        ('root ::= (x | "c")\nroot ::= "a"', "undefined_rule"),
+        ('root ::= "b" (root)\nroot ::= "a"', None),
+        ('root ::= x\nx ::= y\nx ::= "a"', None),
+        ('root ::= y x\nx ::= y\nx ::= "a"', "undefined_rule"),
+    ],
+)
+def test_port_checks_the_rules_llama_keeps(text: str, verdict: str | None) -> None:
+    """llama.cpp checks the references of the rules it keeps (as the real one does, in
+    ``test_llama_cpp_oracle.py``); gbnfkit refuses the duplicate definition."""
+    assert llama_verdict(text) == verdict
+    _compare(text)
+
+
+def test_port_knows_where_llama_crashes() -> None:
+    with pytest.raises(LlamaCrashes):
+        llama_verdict('x ::= root\nx ::= "a"')
+    _compare('x ::= root\nx ::= "a"')
 
 
 # -- matching: the engine against llama.cpp's stacks --------------------------------------

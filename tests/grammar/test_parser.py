@@ -267,6 +267,49 @@ def test_empty_class_is_an_error(text: str) -> None:
     assert "empty" in error(text).message
 
 
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        # llama.cpp's own error wins over the divergence, as llama.cpp reports it
+        ("root ::= [z-a] x", "undefined rule 'x'"),
+        ("root ::= [^] x", "undefined rule 'x'"),
+        ("Root ::= [z-a]", "no rule named 'root'"),
+        ("root ::= root [z-a]", "left recursion"),
+        ('root ::= [] root "a" | "b"', "left recursion"),  # [] is no element at all
+        ('root ::= x\nx ::= [] [^] x "y" | [z-a]', "left recursion"),
+        # a later syntax error: the divergence, a syntax error too, comes first
+        ('root ::= [z-a] "a', "reversed range z-a"),
+        ('root ::= [] "a" ::=', "empty character class"),
+        ("root ::= [z-a] [b-a]", "reversed range z-a"),
+        ("root ::= []*", "empty character class"),
+        ("root ::= [z-a] (((", "reversed range z-a"),
+    ],
+)
+def test_divergences_leave_llama_errors_first(text: str, start: str) -> None:
+    """A grammar llama.cpp refuses is refused in llama.cpp's category even when it
+    also holds one of gbnfkit's own errors (found with the real llama.cpp)."""
+    assert error(text).message.startswith(start)
+
+
+def test_divergences_are_refused_by_every_parse_entry() -> None:
+    from gbnfkit import peg
+    from gbnfkit.grammar._parser import parse_fragment, raw_rules
+
+    for text in ("[z-a]", "[]", "[^]", '"a" [z-a] "b"'):
+        assert parse_fragment(text) is None
+        with pytest.raises(GrammarError):
+            raw_rules(f"root ::= {text}")
+    with pytest.raises(peg.PegError):
+        peg.chars("[z-a]")
+
+
+@pytest.mark.parametrize("text", ['root ::= "a" x{0}', 'root ::= "a" | x{0,0}'])
+def test_undefined_rule_under_zero_repetitions_is_an_error(text: str) -> None:
+    """Divergence 8: llama.cpp drops the reference and builds these."""
+    err = error(text)
+    assert err.message.startswith("undefined rule 'x'") and err.rules == ("x",)
+
+
 def test_rule_defined_twice_names_both_lines() -> None:
     err = error('root ::= x\nx ::= "first"\nx ::= "second"')
     assert "lines 2 and 3" in err.message and err.rules == ("x",) and err.line == 3

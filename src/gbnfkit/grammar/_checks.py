@@ -33,6 +33,7 @@ from gbnfkit.grammar._llama_leftrec import llama_left_recursion
 
 __all__ = [
     "check_grammar",
+    "check_llama_errors",
     "check_parsed_grammar",
     "check_reference_complete_grammar",
     "left_recursion_error",
@@ -66,6 +67,17 @@ def check_parsed_grammar(ir: GrammarIR, source: str, raw: Mapping[str, Expr]) ->
     tree, on which llama.cpp's exact left-recursion check then runs (see
     :mod:`gbnfkit.grammar._llama_leftrec`)."""
     _check(ir, source, raw)
+
+
+def check_llama_errors(ir: GrammarIR, source: str, raw: Mapping[str, Expr]) -> None:
+    """Only the errors llama.cpp finds after its parse, in its order: a missing start
+    rule, then its left recursion (exact, on the parser's ``raw`` tree); for a grammar
+    with an error of gbnfkit's own, to raise llama.cpp's instead where it has one."""
+    if ir.root not in ir.rules:
+        raise _missing_root(ir, source)
+    cycle = llama_left_recursion(raw, exact=True)
+    if cycle is not None:
+        raise left_recursion_error(ir, source, cycle)
 
 
 def check_reference_complete_grammar(

@@ -9,9 +9,11 @@ only the escapes ``\\x.. \\u.... \\U........ \\t \\r \\n \\\\ \\" \\[ \\] \\-`` 
 Deliberate differences (each raises :class:`GrammarError` where llama.cpp silently
 does something surprising): a reversed range ``[z-a]``, ``{m,n}`` with ``m > n``, an
 empty class ``[]``/``[^]``, a rule defined twice; repetition bounds are exact, and a
-bound above ``Limits.max_repetition`` is refused.  Besides llama.cpp's own left-recursion
-check, left recursion through empty-able items that llama.cpp misses is refused too
-(see :mod:`gbnfkit.grammar._checks`).
+bound above ``Limits.max_repetition`` is refused.  A reversed range or an empty class is
+reported only once llama.cpp's own checks after its parse (undefined rules, the start
+rule, its left recursion) pass, so a grammar llama.cpp refuses is refused for its reason.
+Besides llama.cpp's own left-recursion check, left recursion through empty-able items
+that llama.cpp misses is refused too (see :mod:`gbnfkit.grammar._checks`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import re
 from gbnfkit._errors import GRAMMAR_LINE_BREAK, GrammarError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.grammar._checks import (
+    check_llama_errors,
     check_parsed_grammar,
     undefined_message,
 )
@@ -74,10 +77,15 @@ def parse_gbnf(text: str, root: str = "root", *, limits: Limits = DEFAULT_LIMITS
     if not isinstance(text, str):
         raise GrammarError(f"grammar text must be a str, not {type(text).__name__}")
     parser = _Parser(text, limits)
-    raw = parser.parse()
+    raw = parser.parse_deferring()
     ir = GrammarIR(parser.canonical, root, parser.positions)
     if raw:
         parser.check_references()
+    if parser.deferred is not None:
+        # llama.cpp's own errors after its parse come first, so a grammar llama.cpp
+        # refuses is refused for the same reason
+        check_llama_errors(ir, text, raw)
+        raise parser.deferred
     # last of them llama.cpp's own left-recursion check, on the tree that still has every
     # group
     check_parsed_grammar(ir, text, raw)
@@ -86,7 +94,11 @@ def parse_gbnf(text: str, root: str = "root", *, limits: Limits = DEFAULT_LIMITS
 
 def raw_rules(text: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Expr]:
     """The raw parse tree of each rule (groups kept as :class:`Alt`), unchecked."""
-    return _Parser(text, limits).parse()
+    parser = _Parser(text, limits)
+    rules = parser.parse_deferring()
+    if parser.deferred is not None:
+        raise parser.deferred
+    return rules
 
 
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]', re.S)
@@ -111,7 +123,9 @@ def parse_fragment(
         raw, canonical, end = parser.alternates(0, nested=False)
     except GrammarError:
         return None
-    if end != len(text) or ("#" in text and "#" in _QUOTED.sub("", text)):
+    if parser.deferred is not None or end != len(text):
+        return None
+    if "#" in text and "#" in _QUOTED.sub("", text):
         return None
     assert isinstance(raw, Alt)
     return canonical, len(raw.options) > 1, list(parser.first_ref)
@@ -139,6 +153,9 @@ class _Parser:
         self.deepest_group = 0
         self.repetitions = 0
         self.line_starts: list[int] | None = None
+        # the first of the errors that only gbnfkit makes (a reversed range, an empty
+        # class): raised once the text is parsed and llama.cpp's own checks pass
+        self.deferred: GrammarError | None = None
 
     # -- helpers ---------------------------------------------------------------
 
@@ -176,6 +193,16 @@ class _Parser:
         while i < self.n:
             i = self.rule(i)
         return self.rules
+
+    def parse_deferring(self) -> dict[str, Expr]:
+        """:meth:`parse`, where a syntax error after a deferred one raises the deferred
+        one (the first in the text); the caller raises a deferred error itself."""
+        try:
+            return self.parse()
+        except GrammarError:
+            if self.deferred is not None:
+                raise self.deferred from None
+            raise
 
     def rule(self, start: int) -> int:
         end = self.name_end(start)
@@ -320,7 +347,7 @@ class _Parser:
                 item, i = self.char_class(i)
                 items.append(item)
                 canonical.append(item)
-                has_last = True
+                has_last = not isinstance(item, Literal)  # [] is no element in llama.cpp
                 i = skip(s, i).end()  # type: ignore[union-attr]
             elif c == "(":
                 self.depth += 1
@@ -464,12 +491,13 @@ class _Parser:
                 hi, i = self.char(i + 1, start, "character class")
                 if hi < lo:
                     a, b = class_char(lo), class_char(hi)
-                    raise self.error(
+                    self.defer(
                         f"reversed range {a}-{b} in character class; did you mean {b}-{a}?",
                         char_start,
                     )
+                    continue  # it matches nothing, as in llama.cpp
             ranges.append((lo, hi))
-        if not ranges:
+        if i == start + 1 + negated:
             if negated:
                 message = "empty negated character class [^]; use . to match any character"
             else:
@@ -477,8 +505,14 @@ class _Parser:
                     'empty character class []; it would match nothing: use "" for the empty '
                     "string, or list the characters"
                 )
-            raise self.error(message, start)
+            self.defer(message, start)
+            return Literal(""), i + 1  # no element at all, as in llama.cpp
         return CharClass.of(ranges, negated), i + 1
+
+    def defer(self, message: str, i: int) -> None:
+        """Keep the first of gbnfkit's own syntax errors for later (see ``deferred``)."""
+        if self.deferred is None:
+            self.deferred = self.error(message, i)
 
     def char(self, i: int, opener: int, what: str) -> tuple[int, int]:
         """One (possibly escaped) character at ``i``: (code point, next index)."""
