@@ -63,3 +63,20 @@ def test_positions_of_chosen_tails_runs_and_gaps() -> None:
         chosen = sorted(rng.sample(range(6), rng.randint(0, 6)))
         expected = [p for i in chosen for p in range(100 + starts[i], 100 + starts[i + 1])]
         assert tails.positions_of(chosen) == expected
+
+
+@pytest.mark.parametrize("max_contexts", [1, 4096])
+def test_states_below_wide_contexts_kept_and_bounded(max_contexts: int) -> None:
+    """The states of the frames below wide contexts, kept per grammar between masks
+    (``_state_below``), are each the closure of their frames, at most ``max_contexts``
+    of them; masks equal the reference's whether they are kept or cleared each time."""
+    grammar = Grammar.builtin("c")
+    vocabulary = synthetic_vocabulary('abcd:{}[]", 0123;=()', seed=11)
+    tuning = Tuning(wide=0, many_first_bytes=0)
+    compiled = gbnfkit.CompiledGrammar(
+        grammar, vocabulary, tuning=tuning, max_contexts=max_contexts
+    )
+    _walk_compiled(compiled, grammar, random.Random(4), steps=30)
+    assert 0 < len(compiled._belows) <= max_contexts
+    for frames, state in compiled._belows.items():
+        assert state == compiled.automaton.state_of([frames])

@@ -235,6 +235,8 @@ class CompiledGrammar:
         self._union_failed: set[Stack] = set()
         # (id of a wide split's tails, state below) -> (those tails, tokens accepted)
         self._tail_checks: OrderedDict[tuple[int, ByteState], tuple[Tails, _Found]] = OrderedDict()
+        # the frames below a wide context (a stack without its top frames) -> their state
+        self._belows: dict[Stack, ByteState] = {}
         # per rule: the bytes that can come first once it returns (see _follow_of);
         # where each rule starts (see _rule_at), each rule's calls (made lazily)
         self._follows: dict[int, int] = {}
@@ -1289,6 +1291,21 @@ class CompiledGrammar:
             self._check_nodes(automaton.intern(frozenset(joined)), entry.uncertain, acc_lo, acc_hi)
         return rest
 
+    def _state_below(self, frames: Stack) -> ByteState:
+        """The state of the frames below a wide context (``ByteAutomaton.state_of``
+        of them, a closure made again at each call), kept: two thirds of c's calls are
+        for frames met at an earlier mask (the groups of one state, and the next
+        tokens' states, share them)."""
+        with self._lock:
+            state = self._belows.get(frames)
+        if state is None:
+            state = self._automaton.state_of([frames])
+            with self._lock:
+                if len(self._belows) >= self._max_contexts:
+                    self._belows.clear()
+                self._belows[frames] = state
+        return state
+
     def _tails_accepted(self, tails: Tails, below: ByteState) -> _Found:
         """The tokens with a tail that ``below`` (the state of the frames below a wide
         context) accepts: sparse words (the indices of their non-zero words, distinct,
@@ -1362,7 +1379,7 @@ class CompiledGrammar:
                 entry.add_to(words, few)
             if entry.tails is not None:
                 # the frames below the context's: one state, shared by every tail
-                below = automaton.state_of([group[0][: -entry.depth]])
+                below = self._state_below(group[0][: -entry.depth])
                 found = self._tails_accepted(entry.tails, below)
                 if isinstance(found, tuple):
                     word_index, word_bits = found

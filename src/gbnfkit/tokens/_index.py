@@ -34,7 +34,8 @@ Positions = npt.NDArray[np.int64]
 def _packed(bits: npt.NDArray[np.bool_]) -> Words:
     """One flag per token id (a multiple of 32 of them) as packed words: bit ``i % 32``
     of word ``i // 32``."""
-    packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
+    # (no copy where `<u4` is the native uint32: the packed bytes are a new array)
+    packed: Words = np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32, copy=False)
     return packed
 
 
@@ -302,7 +303,7 @@ class VocabularyIndex:
         if flags is None or np.count_nonzero(flags) * 2 <= self.n_sorted:
             return self.pack_ids(self.trie.sorted_ids[split.accepted])
         bits = self._is_text.copy()
-        bits[self.trie.sorted_ids[np.flatnonzero(~flags)]] = False
+        bits[self.trie.sorted_ids[(~flags).nonzero()[0]]] = False
         return _packed(bits)
 
     def narrow_context(
@@ -381,7 +382,7 @@ class VocabularyIndex:
         first = np.empty(len(index), dtype=np.bool_)
         first[:1] = True
         np.not_equal(index[1:], index[:-1], out=first[1:])
-        heads = np.flatnonzero(first)
+        heads = first.nonzero()[0]
         # (a mask's final OR of a few hundred tokens: 18 -> 14 us, Qwen, pure)
         bits = np.left_shift(np.uint32(1), (found & 31).astype(np.uint32))
         packed = np.bitwise_or.reduceat(bits, heads)
@@ -445,7 +446,7 @@ class _Context:
         depth: int = 0,
         follow: int = -1,
     ) -> _Context:
-        nonzero = np.flatnonzero(words)
+        nonzero = words.nonzero()[0]
         if len(nonzero) * 8 > len(words):
             words.flags.writeable = False
             return _Context(
