@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gbnfkit import Grammar, SchemaError, SchemaLimits, SchemaOptions
+from gbnfkit.schema import json_schema_to_gbnf
 from gbnfkit.schema._formats import FORMAT_PATTERNS
 from gbnfkit.schema._instance import pattern_search
 from gbnfkit.schema._oneof import hitting_sets
@@ -265,3 +266,22 @@ def _uri_grammar() -> Grammar:
     if not _URI_GRAMMAR:
         _URI_GRAMMAR.append(Grammar.from_json_schema({"type": "string", "format": "uri"}))
     return _URI_GRAMMAR[0]
+
+
+def test_a_format_pattern_is_parsed_once_per_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    # uri's pattern takes ~20 ms to parse; MaskBench documents have up to 24 uri fields
+    from gbnfkit.schema import _convert, _instance
+
+    calls: list[str] = []
+
+    def counted(pattern: str, max_count: int | None = None) -> list[Any]:
+        calls.append(pattern)
+        return parse(pattern, max_count)
+
+    parse = _convert.parse_regex
+    monkeypatch.setattr(_convert, "parse_regex", counted)
+    monkeypatch.setattr(_instance, "parse_regex", counted)
+    fields = {f"u{i}": {"type": "string", "format": "uri"} for i in range(8)}
+    schema = {"type": "object", "properties": fields, "required": sorted(fields)}
+    json_schema_to_gbnf(schema)
+    assert calls == [FORMAT_PATTERNS["uri"]]

@@ -107,6 +107,9 @@ class Converter:
         self.memo: dict[str, str | None] = {}
         # the DFA rule of each ambiguous pattern with its length bounds ("": not ambiguous)
         self.pattern_rules: dict[tuple[str, int, int | None], str] = {}
+        # each format's pattern, parsed once per document (uri's takes ~20 ms to parse,
+        # and a document may have dozens of uri fields)
+        self.format_branches: dict[str, list[Branch]] = {}
         # the canonical text of the document's own dicts, which the conversion never
         # changes, by id: a subschema reached again (a $ref used in many places) is not
         # serialized again (the dicts the conversion builds are, every time)
@@ -643,6 +646,8 @@ class Converter:
                 elif fmt in SPEC_FORMATS:
                     self.unsupported(f"format {fmt!r} is not supported", "format", ptr)
         for kw, pattern in [*patterns, *(("not", p) for p in schema.get(NOT_PATTERNS, []))]:
+            if kw == "format":
+                continue  # gbnfkit's own pattern (tests/schema/test_pattern_dfa.py reads each)
             if not isinstance(pattern, str):
                 raise SchemaError("pattern must be a string", keyword=kw, pointer=ptr)
             try:
@@ -674,7 +679,12 @@ class Converter:
             return seq('"\\""', repeat(self.chars.char(), lo, hi), '"\\""')
         kw, regex = pattern
         try:
-            branches = parse_regex(regex)
+            if kw == "format":
+                if regex not in self.format_branches:
+                    self.format_branches[regex] = parse_regex(regex)
+                branches = list(self.format_branches[regex])
+            else:
+                branches = parse_regex(regex)
         except RegexUnsupported as e:
             self.unsupported(f"pattern {regex!r}: {e}", kw, ptr)
             return self.string_rule()
