@@ -285,3 +285,23 @@ def test_a_format_pattern_is_parsed_once_per_document(monkeypatch: pytest.Monkey
     schema = {"type": "object", "properties": fields, "required": sorted(fields)}
     json_schema_to_gbnf(schema)
     assert calls == [FORMAT_PATTERNS["uri"]]
+
+
+def test_a_format_pattern_beside_other_limits_is_parsed_once_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a format with a pattern beside it goes through the product of automata
+    from gbnfkit.schema import _convert
+
+    calls: list[str] = []
+
+    def counted(pattern: str, max_count: int | None = None) -> list[Any]:
+        calls.append(pattern)
+        return parse(pattern, max_count)
+
+    parse = _convert.parse_regex
+    monkeypatch.setattr(_convert, "parse_regex", counted)
+    field = {"type": "string", "format": "date", "pattern": "^2"}
+    fields = {f"d{i}": field for i in range(4)}
+    json_schema_to_gbnf({"type": "object", "properties": fields, "required": sorted(fields)})
+    assert calls.count(FORMAT_PATTERNS["date"]) == 1

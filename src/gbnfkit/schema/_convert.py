@@ -669,6 +669,15 @@ class Converter:
                 return simple
         return self.string_automaton(patterns, not_patterns, not_strings, lo, hi, ptr)
 
+    def parsed(self, kw: str, regex: str) -> list[Branch]:
+        """``parse_regex(regex)``; a format's own pattern (``kw`` ``"format"``) is parsed
+        once per document."""
+        if kw != "format":
+            return parse_regex(regex)
+        if regex not in self.format_branches:
+            self.format_branches[regex] = parse_regex(regex)
+        return list(self.format_branches[regex])
+
     def simple_string(self, pattern: tuple[str, str] | None, lo: int, hi: int | None,
                       ptr: str) -> str | None | bool:
         """One pattern, its length carried by one repetition (or no pattern); False: the
@@ -679,12 +688,7 @@ class Converter:
             return seq('"\\""', repeat(self.chars.char(), lo, hi), '"\\""')
         kw, regex = pattern
         try:
-            if kw == "format":
-                if regex not in self.format_branches:
-                    self.format_branches[regex] = parse_regex(regex)
-                branches = list(self.format_branches[regex])
-            else:
-                branches = parse_regex(regex)
+            branches = self.parsed(kw, regex)
         except RegexUnsupported as e:
             self.unsupported(f"pattern {regex!r}: {e}", kw, ptr)
             return self.string_rule()
@@ -730,7 +734,7 @@ class Converter:
         try:
             for kw, regex in patterns:
                 try:
-                    dfas.append(dfa_of(parse_regex(regex), self.opts.limits,
+                    dfas.append(dfa_of(self.parsed(kw, regex), self.opts.limits,
                                        "max_format_dfa_states" if kw == "format"
                                        else "max_dfa_states"))
                 except RegexUnsupported as e:
