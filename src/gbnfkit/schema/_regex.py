@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from gbnfkit._errors import GrammarError
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
@@ -143,13 +144,21 @@ def regex_gbnf(pattern: str, search: bool, max_count: int | None) -> str:
     ``max_count``, which the GBNF parser would refuse at its place in the GBNF text."""
     if not isinstance(pattern, str):
         raise GrammarError("the pattern must be a str")
-    try:
+    with _grammar_errors(pattern):
         branches = parse_regex(pattern, max_count)
         if not search:
             branches = [Branch(b.node, True, True) for b in branches]
         table = RuleTable()
         table.fresh("root")
         table.define("root", regex_expr(branches, lambda r: char_class(r), literal_chars=True))
+    return table.text()
+
+
+@contextmanager
+def _grammar_errors(pattern: str) -> Iterator[None]:
+    """Turn what reading ``pattern`` raises into a :class:`GrammarError` at its place."""
+    try:
+        yield
     except RegexUnsupported as e:
         raise GrammarError(
             f"regex: {e.message}", line=1, column=e.position + 1, source=pattern
@@ -157,7 +166,6 @@ def regex_gbnf(pattern: str, search: bool, max_count: int | None) -> str:
     except RecursionError:
         raise GrammarError("regex: the pattern nests too deeply", line=1, column=1,
                            source=pattern) from None
-    return table.text()
 
 
 def regex_without_gbnf(pattern: str, forbidden: tuple[str, ...]) -> str:
@@ -171,27 +179,22 @@ def regex_without_gbnf(pattern: str, forbidden: tuple[str, ...]) -> str:
     if not isinstance(pattern, str):
         raise GrammarError("the pattern must be a str")
     limits = SchemaLimits()
-    try:
-        branches = [Branch(b.node, True, True) for b in parse_regex(pattern, None)]
-        words = [Branch(b.node, False, False) for word in forbidden
-                 for b in parse_regex("".join(f"\\u{{{ord(c):x}}}" for c in word), None)]
-        both = product([dfa_of(branches, limits), dfa_of(words, limits)],
-                       _first_only, limits)
+    with _grammar_errors(pattern):
+        try:
+            branches = [Branch(b.node, True, True) for b in parse_regex(pattern, None)]
+            words = [Branch(b.node, False, False) for word in forbidden
+                     for b in parse_regex("".join(f"\\u{{{ord(c):x}}}" for c in word), None)]
+            both = product([dfa_of(branches, limits), dfa_of(words, limits)],
+                           _first_only, limits)
+        except TooBig as e:
+            raise GrammarError(f"regex: the pattern without "
+                               f"{', '.join(map(repr, forbidden))} needs more automaton "
+                               f"states than SchemaLimits.{e.limit}",
+                               line=1, column=1, source=pattern) from None
         table = RuleTable()
         table.fresh("root")
         rule = emit_dfa(both, table, char_class, "raw")
         table.define("root", rule if rule is not None else "[^\\x00-\\U0010FFFF]")
-    except RegexUnsupported as e:
-        raise GrammarError(
-            f"regex: {e.message}", line=1, column=e.position + 1, source=pattern
-        ) from None
-    except TooBig as e:
-        raise GrammarError(f"regex: the pattern without {', '.join(map(repr, forbidden))} "
-                           f"needs more automaton states than SchemaLimits.{e.limit}",
-                           line=1, column=1, source=pattern) from None
-    except RecursionError:
-        raise GrammarError("regex: the pattern nests too deeply", line=1, column=1,
-                           source=pattern) from None
     return table.text()
 
 
