@@ -268,40 +268,35 @@ def _uri_grammar() -> Grammar:
     return _URI_GRAMMAR[0]
 
 
-def test_a_format_pattern_is_parsed_once_per_document(monkeypatch: pytest.MonkeyPatch) -> None:
-    # uri's pattern takes ~20 ms to parse; MaskBench documents have up to 24 uri fields
+@pytest.fixture
+def parse_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The patterns the converter parses (``parse_regex``'s calls), in order."""
     from gbnfkit.schema import _convert, _instance
 
     calls: list[str] = []
+    parse = _convert.parse_regex
 
     def counted(pattern: str, max_count: int | None = None) -> list[Any]:
         calls.append(pattern)
         return parse(pattern, max_count)
 
-    parse = _convert.parse_regex
     monkeypatch.setattr(_convert, "parse_regex", counted)
     monkeypatch.setattr(_instance, "parse_regex", counted)
+    return calls
+
+
+def test_a_format_pattern_is_parsed_once_per_document(parse_calls: list[str]) -> None:
+    # uri's pattern takes ~20 ms to parse; MaskBench documents have up to 24 uri fields
     fields = {f"u{i}": {"type": "string", "format": "uri"} for i in range(8)}
-    schema = {"type": "object", "properties": fields, "required": sorted(fields)}
-    json_schema_to_gbnf(schema)
-    assert calls == [FORMAT_PATTERNS["uri"]]
+    json_schema_to_gbnf({"type": "object", "properties": fields, "required": sorted(fields)})
+    assert parse_calls == [FORMAT_PATTERNS["uri"]]
 
 
 def test_a_format_pattern_beside_other_limits_is_parsed_once_too(
-    monkeypatch: pytest.MonkeyPatch,
+    parse_calls: list[str],
 ) -> None:
     # a format with a pattern beside it goes through the product of automata
-    from gbnfkit.schema import _convert
-
-    calls: list[str] = []
-
-    def counted(pattern: str, max_count: int | None = None) -> list[Any]:
-        calls.append(pattern)
-        return parse(pattern, max_count)
-
-    parse = _convert.parse_regex
-    monkeypatch.setattr(_convert, "parse_regex", counted)
     field = {"type": "string", "format": "date", "pattern": "^2"}
     fields = {f"d{i}": field for i in range(4)}
     json_schema_to_gbnf({"type": "object", "properties": fields, "required": sorted(fields)})
-    assert calls.count(FORMAT_PATTERNS["date"]) == 1
+    assert parse_calls.count(FORMAT_PATTERNS["date"]) == 1
