@@ -165,11 +165,13 @@ def test_open_only_with_more_characters_left_than_the_longest_token() -> None:
                 assert not opens_on(automaton, state, piece.dfa, limit, compiled._same_form)
 
 
-@pytest.mark.parametrize("count_chain", [0, 3 * LONGEST])
+@pytest.mark.parametrize("count_chain", [0, LONGEST - 4, 3 * LONGEST])
 def test_counted_sliced_walks_equal_stepping_each_token(count_chain: int) -> None:
     """With ``count_chain`` 0 the open states serve (nothing is counted); with the
-    chains followed up to ``3 * LONGEST`` states every count of these grammars is
-    counted instead (``test_few_left``...)."""
+    chains followed up to ``3 * LONGEST`` states (taken as ``LONGEST + 3``: with more
+    left a state is open) every count of these grammars near its end is counted
+    instead, and a longer chain proves its head open; with ``LONGEST - 4`` chains are
+    counted but none is taken as open (a token may start more characters)."""
     vocabulary = _vocabulary()
     tuning = Tuning(count_chain=count_chain)
     sliced = merged = counted = held = 0
@@ -257,3 +259,78 @@ def test_counted_left_follows_the_chain_to_its_end() -> None:
         assert state is not None
         got = counted_left(compiled.automaton, state, piece.dfa, 64, LONGEST, {})
         assert got[0] < 0 or got == (LONGEST + 1, ()), gbnf
+
+
+def _chain_covers(compiled: gbnfkit.CompiledGrammar, reach: int, opens: bool) -> Covers:
+    (piece,) = compiled.index.slices
+    return Covers(
+        compiled.automaton,
+        piece.dfa,
+        {},
+        Tuning().slice_pairs,
+        RLock(),
+        {},
+        compiled._same_form,
+        {},
+        Tuning().open_chain,
+        {},
+        reach,
+        {},
+        opens,
+    )
+
+
+def test_a_chain_longer_than_any_token_opens_its_head() -> None:
+    """Down a row of fixed copies (``x{30,200}``: a ``minLength`` of 30) the states
+    with 10 to ``LONGEST + 3`` copies left are open neither by their forms (the row's
+    end is in reach) nor down a chain of ``open_chain`` (8) states to an open one; but
+    each heads a chain of more states than any token has characters, each state
+    leading to the next by every character, so every inside token is accepted
+    (``Covers.chained``).  Every token under a covered byte is stepped; a chain is
+    followed once (later counts read its links); without ``chain_opens`` such states
+    are not covered."""
+    vocabulary = _vocabulary()
+    least = 30
+    grammar = Grammar.from_gbnf(f'root ::= "\\"" {BODY}{{{least},200}} "\\""')
+    compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
+    automaton = compiled.automaton
+    (piece,) = compiled.index.slices
+    trie = compiled.index.trie
+    reach = LONGEST + 3
+    covers = _chain_covers(compiled, reach, True)
+    proved = 0
+    for gone, state in enumerate(_states(compiled, b'"', ("ab中é😀" * 20)[:60])):
+        wanted = piece.dfa.first & automaton.allowed_bits(state)
+        covered = covers(state)
+        assert covered == wanted, gone
+        for pos, data in enumerate(trie.sorted_bytes):
+            if (covered >> data[0]) & 1 and piece.inside[pos]:
+                assert automaton.feed(state, data) is not None, (gone, data)
+        if 10 <= least - gone <= LONGEST + 3:
+            proved += 1
+            assert not _chain_covers(compiled, reach, False)(state), gone
+    assert proved == LONGEST - 6
+    links = covers.links
+    assert links is not None
+    # each state down the row explored once: about one per character, not per count
+    assert len(links) < 60 + 2 * reach, len(links)
+
+
+@pytest.mark.parametrize("tuning", [Tuning(), Tuning(count_chain=LONGEST - 4)])
+def test_long_counts_in_blocks_match_the_reference(tuning: Tuning) -> None:
+    """The converter's block form of a ``maxLength`` above 10,000 with a ``minLength``
+    of 30 (``char{30} (char{1000}{0,31} char{0,999} | char{1000}{32} char{0,r})``):
+    masks compared with the reference along the row of the minimum and across the
+    first block's edge (1,030 characters in), where each count of the block's row and
+    of ``char{0,999}`` is a context counted down to its end."""
+    vocabulary = _vocabulary()
+    schema = {
+        "type": "object",
+        "properties": {"c": {"type": "string", "minLength": 30, "maxLength": 32767}},
+    }
+    grammar = Grammar.from_json_schema(schema)
+    compiled = gbnfkit.CompiledGrammar(grammar, vocabulary, tuning=tuning)
+    text = ("ab中é😀#x yz~é中" * 90)[:1040]
+    _follow(compiled, grammar, vocabulary, f'{{"c": "{text}"}}')
+    counted = sum(k > 0 for kept in compiled._counts.values() for k, _ in kept.values())
+    assert counted > LONGEST, "the block's edge was not counted"

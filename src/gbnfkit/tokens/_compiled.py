@@ -216,6 +216,7 @@ class CompiledGrammar:
         self._opens: dict[int, dict[ByteState, bool]] = {}
         self._merged: dict[int, dict[ByteState, ByteState]] = {}  # see Covers
         self._counts: dict[int, dict[ByteState, Counted]] = {}  # see Covers
+        self._links: dict[int, dict[ByteState, ByteState | None]] = {}  # see Covers
         self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
         # whether stacks cover the first slice's class (_keywalk.py: keys as one lexeme)
         self._keys = Universal(program, SLICE_CLASSES[0], tuning.key_positions, max_contexts)
@@ -874,13 +875,17 @@ class CompiledGrammar:
         trie = self._index.trie
         tuning = self._tuning
         limit = tuning.max_tail_tokens
+        # a counted repetition is followed to its end with at most the longest token's
+        # length + 3 characters left (with more, its forms repeat: it is open)
+        reach = min(tuning.count_chain, trie.max_depth + 3)
         for i, piece in enumerate(self._index.slices):
             with self._lock:
                 loops = self._loops.setdefault(i, {})
                 opens = self._opens.setdefault(i, {})
                 merged = self._merged.setdefault(i, {})
                 counts = self._counts.setdefault(i, {})
-                for kept in (loops, opens, merged, counts):
+                links = self._links.setdefault(i, {})
+                for kept in (loops, opens, merged, counts, links):
                     if len(kept) > self._max_contexts:
                         kept.clear()
             covers = Covers(
@@ -894,7 +899,9 @@ class CompiledGrammar:
                 merged,
                 tuning.open_chain,
                 counts,
-                tuning.count_chain,
+                reach,
+                links,
+                reach >= trie.max_depth,  # a chain that long is open (Covers.chained)
             )
             # a state covering the class accepts every inside token (_keywalk.py); a counted
             # repetition with few characters left: by counting them (sliced_walk), not forms

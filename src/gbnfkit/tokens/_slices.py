@@ -378,6 +378,7 @@ def counted_left(
     limit: int,
     reach: int,
     counts: dict[ByteState, Counted],
+    links: dict[ByteState, ByteState | None] | None = None,
 ) -> Counted:
     """How many characters of the class ``state`` has left, as a counted repetition
     with few left (``x{0,k}``; ``docs/masks.md``, "Slices", "Counted repetitions: few
@@ -390,7 +391,9 @@ def counted_left(
     offsets where its ``(c+1)``-th character starts as its handover offsets.  A chain
     followed for more than ``reach`` states (the most characters a token starts)
     gives ``(reach + 1, ())``: every inside token is accepted.  ``(-1, ())`` when
-    there is no such chain.  Results are kept in ``counts``."""
+    there is no such chain.  Results are kept in ``counts``, and each state's
+    :func:`_single_next` in ``links`` when given (a chain longer than ``reach`` is
+    followed again from a later count: each state of it is explored once)."""
     got = counts.get(state)
     if got is not None:
         return got
@@ -411,7 +414,12 @@ def counted_left(
             got = counts[state] = (reach + 1, ())
             return got
         chain.append(here)
-        after = _single_next(automaton, here, dfa, limit)
+        if links is None:
+            after = _single_next(automaton, here, dfa, limit)
+        elif here in links:
+            after = links[here]
+        else:
+            after = links[here] = _single_next(automaton, here, dfa, limit)
         if after is None:
             tail = (-1, ())
             break
@@ -450,6 +458,7 @@ def covered_bytes(
     merged: dict[ByteState, ByteState] | None = None,
     deeper: Callable[[ByteState], bool] | None = None,
     wanted: int = -1,
+    chained: Callable[[ByteState, bool], bool] | None = None,
 ) -> int:
     """The first bytes ``b`` under which every token inside the class of ``dfa`` is
     accepted from ``root``, among ``wanted`` (the others are not looked at: a first
@@ -463,7 +472,10 @@ def covered_bytes(
     character from the state after ``b`` is accepted and ends there too.  Every inside
     token under a covered byte is then a path through states that are all alive.  The
     states found the same as another are noted in ``merged``, and ``deeper`` lets
-    characters lead to another open state (see :func:`opens_on`).
+    characters lead to another open state (see :func:`opens_on`).  Given ``chained``
+    (``Covers.chained``), ``S*`` is also open when it heads a chain of states longer
+    than any token has characters (asked first with ``True``: along a chain already
+    followed only, then, if no form shows it open, followed).
     """
     if not wanted & dfa.first:
         return 0
@@ -476,7 +488,9 @@ def covered_bytes(
     if not looping and same is not None and opens is not None:
         looping = opens.get(best)
         if looping is None:
-            looping = opens[best] = opens_on(automaton, best, dfa, limit, same, merged, deeper)
+            looping = opens[best] = _opens(
+                automaton, best, dfa, limit, same, merged, deeper, chained
+            )
     if not looping:
         return 0
     classes = automaton.classes(root)
@@ -507,6 +521,25 @@ def covered_bytes(
     return covered
 
 
+def _opens(
+    automaton: ByteAutomaton,
+    state: ByteState,
+    dfa: Utf8Dfa,
+    limit: int,
+    same: Same,
+    merged: dict[ByteState, ByteState] | None,
+    deeper: Callable[[ByteState], bool] | None,
+    chained: Callable[[ByteState, bool], bool] | None,
+) -> bool:
+    """:func:`opens_on`, or (given ``chained``) the head of a long chain: first along
+    a chain already followed (a few lookups), then by forms, then by following it."""
+    if chained is not None and chained(state, True):
+        return True
+    if opens_on(automaton, state, dfa, limit, same, merged, deeper):
+        return True
+    return chained is not None and chained(state, False)
+
+
 class Covers:
     """:func:`covered_bytes` of the states one wide split meets, each computed once
     (whether a state loops is kept in ``loops``, shared between splits, and given
@@ -527,6 +560,8 @@ class Covers:
         chain: int = 0,
         counts: dict[ByteState, Counted] | None = None,
         reach: int = 0,
+        links: dict[ByteState, ByteState | None] | None = None,
+        chain_opens: bool = False,
     ) -> None:
         self.automaton = automaton
         self.dfa = dfa
@@ -539,6 +574,10 @@ class Covers:
         self.chain = chain  # how far down a chain of states open_at looks
         self.counts = counts  # per state, :func:`counted_left` (given: counted strings)
         self.reach = reach  # the longest chain of a counted repetition followed
+        self.links = links  # per state, :func:`_single_next` (the chains followed)
+        # whether a chain longer than ``reach`` proves its head open (``reach`` at least
+        # the most characters a token starts: ``chained``)
+        self.chain_opens = chain_opens and links is not None
         self.found: dict[ByteState, int] = {}
         self.stepped = 0  # first bytes a sliced walk walked node by node (read by tests)
 
@@ -571,6 +610,7 @@ class Covers:
                 self.merged,
                 self._deeper(self.chain),
                 wanted,
+                self.chained if self.chain_opens else None,
             )
 
     def count_at(self, state: ByteState) -> Counted:
@@ -580,8 +620,24 @@ class Covers:
             return (-1, ())
         with self.lock:
             return counted_left(
-                self.automaton, state, self.dfa, self.limit, self.reach, self.counts
+                self.automaton, state, self.dfa, self.limit, self.reach, self.counts, self.links
             )
+
+    def chained(self, state: ByteState, known: bool) -> bool:
+        """Whether ``state`` heads a chain of more than ``reach`` states, each leading
+        to the next by every character of the class (:func:`counted_left` gives
+        ``reach + 1``): with ``reach`` at least the most characters a token starts,
+        every inside token is a path down the chain, all alive, so it is accepted (an
+        open state found without forms: the fixed copies of ``x{m,n}`` before its
+        optional ones, a count's block row before the next block).  ``known``: only
+        when ``state``'s own step down the chain is known already (``links``), so a
+        later count of a chain followed costs lookups, not forms."""
+        if not self.chain_opens:
+            return False
+        assert self.links is not None
+        if known and state not in self.links:
+            return False
+        return self.count_at(state)[0] > self.reach
 
     def few_left(self, state: ByteState) -> bool:
         """Whether ``state`` is a counted repetition with at most ``reach`` (given to
@@ -603,6 +659,8 @@ class Covers:
             with self.lock:
                 for _ in range(reach + 1):
                     assert here is not None
+                    if here in self.counts:
+                        break  # down a chain already followed: counted_left reads it
                     allowed = automaton.allowed_bits(here) & first
                     if not allowed:
                         break  # S_0
@@ -647,9 +705,11 @@ class Covers:
         got = opens.get(state)
         if got is None:
             deeper = self._deeper(self.chain if chain < 0 else chain)
+            chained = self.chained if self.chain_opens else None
             with self.lock:
-                got = opens[state] = opens_on(
-                    self.automaton, state, self.dfa, self.limit, self.same, self.merged, deeper
+                got = opens[state] = _opens(
+                    self.automaton, state, self.dfa, self.limit, self.same, self.merged, deeper,
+                    chained,
                 )
         return got
 

@@ -89,11 +89,14 @@ class Tuning:
             node by node in one Python loop (``TokenTrie.thin_tail``; ``docs/masks.md``,
             "Computing a split"): a numpy call costs what tens of nodes do there.
         count_chain: a wide split of a state that is a counted repetition of a slice's
-            class with at most this many characters left (``x{0,k}``, ``k`` below the
-            longest token's length) decides the inside tokens by how many characters
-            they start, after following the chain of its ``k`` states; longer chains
-            are walked as before (following one costs about a trie level's stepping
-            per state; ``docs/masks.md``, "Slices", few characters left).
+            class with at most this many characters left (``x{0,k}``), and at most the
+            longest token's length + 3 (with more left its forms repeat: it is open),
+            decides the inside tokens by how many characters they start, after
+            following the chain of its ``k`` states, each explored once per grammar
+            (about a trie level's stepping per state; later counts read it).  When it
+            is at least the longest token's length, a chain longer than that proves
+            its head open without forms (``docs/masks.md``, "Slices", few characters
+            left; 0: never followed).
         early_walk, early_wide: a narrow walk first measures its pace after
             ``early_walk`` nodes, and stops for a wide split at once if at that pace
             it would visit more than ``early_wide`` nodes (far more than ``wide``:
@@ -159,7 +162,7 @@ class Tuning:
     follow_calls: int = 256
     open_chain: int = 8
     thin_levels: int = 64
-    count_chain: int = 48
+    count_chain: int = 256
     early_walk: int = 400
     early_wide: int = 32_000
     shallow_at_once: int = 1_024
