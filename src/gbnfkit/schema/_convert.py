@@ -397,7 +397,7 @@ class Converter:
                 return None
             if ok:
                 kept.append(v)
-        return alt(render_value(self, v) for v in kept) if kept else ""
+        return alt(render_value(self, v, ptr=ptr) for v in kept) if kept else ""
 
     def dependencies(self, schema: dict[str, Any], ptr: str) -> dict[str, Any]:
         """``dependentRequired``/``dependentSchemas`` (and draft-7 ``dependencies``) as
@@ -579,7 +579,7 @@ class Converter:
                 kept.append(v)
         if not kept:
             return None
-        return alt(render_value(self, v) for v in kept)
+        return alt(render_value(self, v, ptr=ptr) for v in kept)
 
     # ---------------------------------------------------------------- types
     def types_of(self, schema: dict[str, Any], ptr: str) -> list[str]:

@@ -1,0 +1,67 @@
+"""Bugs found by the differential of MaskBench dev's schemas against ``jsonschema``
+(/work/repro/sound14/diff.py: documents walked from each grammar must be valid, mutations
+of valid documents that stay valid must be accepted), each pinned on a small schema."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+
+import pytest
+
+from gbnfkit import Grammar, SchemaOptions
+from gbnfkit.schema import SchemaWarning
+
+# ---------------------------------------------------------------- constant objects
+
+_VALUE = {"a": 1, "b": {"x": [1, {"q": 2, "r": "é"}], "y": None}, "c": "boom"}
+
+
+def _reordered(value: object, order: tuple[str, ...] | None = None) -> object:
+    """``value`` with every object's keys reversed (the top one's in ``order``)."""
+    if isinstance(value, dict):
+        keys = order if order is not None else tuple(reversed(list(value)))
+        return {k: _reordered(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [_reordered(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("schema", [{"const": _VALUE}, {"enum": [0, _VALUE]},
+                                    {"allOf": [{"enum": [_VALUE]}, {"not": {"required": ["v"]}}]}])
+@pytest.mark.parametrize("compact", [False, True])
+def test_a_constant_object_is_accepted_in_any_key_order(schema: object, compact: bool) -> None:
+    # MaskBench Synthesized---draft2019_09_valid_additionalProperties_id2_subschema1_not_2:
+    # {"enum": [{"bar": 2, "foo": 1, "quux": "boom"}]} refused {"quux": "boom", "bar": 2,
+    # "foo": 1}, which jsonschema finds valid (objects are unordered), with
+    # property_order=any: a constant object was written in its given order only
+    g = Grammar.from_json_schema(schema, property_order="any", compact_constants=compact)
+    for order in itertools.permutations(_VALUE):
+        text = json.dumps(_reordered(_VALUE, order), separators=(",", ":"))
+        assert g.match(text).accepted, text
+    assert g.match('{ "c" : "boom", "a" : 1.0, "b" : {"y": null, "x": [1, {"r": "\\u00e9", '
+                   '"q": 2}]}}').accepted is not compact
+    for wrong in ['{"a":1,"c":"boom"}', '{"a":1,"a":1,"c":"boom"}',
+                  '{"c":"boom","a":1,"b":{"x":[1,{"q":2,"r":"é"}],"y":null},"a":1}',
+                  '{"c":"boom","a":1,"b":{"x":[{"q":2,"r":"é"},1],"y":null}}']:
+        assert not g.match(wrong).accepted, wrong
+
+
+def test_in_schema_order_a_constant_object_keeps_its_written_order() -> None:
+    g = Grammar.from_json_schema({"const": {"a": 1, "b": 2}})
+    assert g.match('{"a": 1, "b": 2}').accepted
+    assert not g.match('{"b": 2, "a": 1}').accepted
+
+
+def test_a_constant_object_past_the_tracked_count_keeps_its_order_with_a_warning() -> None:
+    value = {f"k{i}": i for i in range(4)}
+    options = SchemaOptions(property_order="any", max_required_any_order=3)  # type: ignore[arg-type]
+    with pytest.warns(SchemaWarning, match=r"constant object of 4 members .* \[const\] at /"):
+        g = Grammar.from_json_schema({"const": value}, options=options)
+    assert g.match(json.dumps(value)).accepted
+    assert not g.match(json.dumps(dict(reversed(value.items())))).accepted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        g = Grammar.from_json_schema({"const": value}, property_order="any")
+    assert g.match(json.dumps(dict(reversed(value.items())))).accepted
