@@ -65,3 +65,22 @@ def test_a_constant_object_past_the_tracked_count_keeps_its_order_with_a_warning
         warnings.simplefilter("error", SchemaWarning)
         g = Grammar.from_json_schema({"const": value}, property_order="any")
     assert g.match(json.dumps(dict(reversed(value.items())))).accepted
+
+
+# ---------------------------------------------------------------- leap seconds
+
+@pytest.mark.parametrize("fmt", ["time", "date-time"])
+def test_a_leap_second_is_accepted_only_at_23_59_utc(fmt: str) -> None:
+    # MaskBench Github_medium---o33925: a walk of the grammar wrote "6602-04-06T10:31:60Z"
+    # for a date-time; RFC 3339 5.7 (and the JSON Schema test suite) allow second 60 only
+    # where the UTC time is 23:59 ("22:59:60Z", "23:59:60+01:00" are invalid)
+    g = Grammar.from_json_schema({"type": "string", "format": fmt})
+    day = "1998-12-31T" if fmt == "date-time" else ""
+    for ok in ["23:59:60Z", "23:59:60z", "23:59:60.5+00:00", "23:59:60-00:00", "10:31:59Z",
+               "23:59:59+01:00", "00:00:00.25-05:30"]:
+        assert g.match(json.dumps(day + ok)).accepted, ok
+    for bad in ["10:31:60Z", "22:59:60Z", "23:58:60Z", "23:59:60+01:00", "12:27:60+09:56",
+                "23:59:61Z", "24:00:00Z",
+                # valid, but refused (docs/schema.md: a leap second only written in UTC)
+                "15:59:60.123-08:00", "01:29:60+01:30"]:
+        assert not g.match(json.dumps(day + bad)).accepted, bad
