@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from gbnfkit import Grammar, SchemaOptions
+from gbnfkit import Grammar, SchemaError, SchemaOptions
 from gbnfkit.schema import SchemaWarning
 
 # ---------------------------------------------------------------- constant objects
@@ -84,3 +84,51 @@ def test_a_leap_second_is_accepted_only_at_23_59_utc(fmt: str) -> None:
                 # valid, but refused (docs/schema.md: a leap second only written in UTC)
                 "15:59:60.123-08:00", "01:29:60+01:30"]:
         assert not g.match(json.dumps(day + bad)).accepted, bad
+
+
+# ---------------------------------------------------------------- $ref to an empty schema
+
+_DISALLOWED = {"not": {"type": ["array", "boolean", "integer", "number", "null", "object",
+                                "string"]}}
+
+
+def _live(grammar: Grammar, prefix: str) -> bool:
+    """Whether ``prefix`` is read and leaves something to read or an end."""
+    state = grammar.start()
+    for c in prefix:
+        if not state.allows(c):
+            return False
+        state = state.feed(c)
+    return bool(state.allowed())
+
+
+@pytest.mark.parametrize("order", ["any", "schema"])
+def test_a_property_whose_ref_accepts_nothing_is_left_out(order: str) -> None:
+    # MaskBench Github_medium---o4179 (EDDN journal): "Latitude": {"$ref":
+    # "#/definitions/disallowed"}, a schema no value satisfies; a walk of the grammar
+    # read '{"Latitude":' and then found no character allowed: the key was kept and its
+    # value was an empty rule, so a model writing the key was left with an empty mask
+    schema = {"definitions": {"disallowed": _DISALLOWED},
+              "type": "object", "properties": {"Latitude": {"$ref": "#/definitions/disallowed"},
+                                                "b": {"type": "string"}}}
+    g = Grammar.from_json_schema(schema, property_order=order)
+    assert not _live(g, '{"Latitude"')
+    assert not _live(g, '{"b": "", "Latitude"')
+    assert g.match('{"b": "x", "Latitudes": 1}').accepted
+    # the same schema written in place, for comparison
+    inline = {"type": "object", "properties": {"Latitude": _DISALLOWED, "b": {"type": "string"}}}
+    assert not _live(Grammar.from_json_schema(inline, property_order=order), '{"Latitude"')
+
+
+def test_a_ref_that_accepts_nothing_drops_its_branch_or_empties_its_container() -> None:
+    defs = {"$defs": {"no": {"not": {}}}}
+    g = Grammar.from_json_schema({**defs, "type": "array", "items": {"$ref": "#/$defs/no"}})
+    assert g.match("[]").accepted
+    assert not _live(g, "[1") and not _live(g, '["') and not _live(g, "[{")
+    g = Grammar.from_json_schema({**defs, "anyOf": [{"$ref": "#/$defs/no"}, {"type": "null"}]})
+    assert g.match("null").accepted and not _live(g, "1")
+    with pytest.raises(SchemaError, match="accepts no instance"):
+        Grammar.from_json_schema({**defs, "$ref": "#/$defs/no"})
+    with pytest.raises(SchemaError, match="accepts no instance"):
+        Grammar.from_json_schema({**defs, "type": "object", "required": ["a"],
+                                  "properties": {"a": {"$ref": "#/$defs/no"}}})
