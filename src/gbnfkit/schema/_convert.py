@@ -115,7 +115,8 @@ class Converter:
         # serialized again (the dicts the conversion builds are, every time)
         self.document_dicts = _dict_ids(root)
         self.canon_texts: dict[int, str] = {}
-        self.ref_rules: dict[str, str] = {}
+        # a $ref target's rule, or None once the target is known to accept nothing
+        self.ref_rules: dict[str, str | None] = {}
         self.active: set[str] = set()
         self.pending: dict[str, str] = {}
         self.notes: list[str] = []
@@ -275,7 +276,8 @@ class Converter:
         if key in self.pending:
             name = self.pending.pop(key)
             self.table.define(name, result if result is not None else "[^\\x00-\\U0010FFFF]")
-            result = name
+            if result is not None:  # else None for the caller, as in ref (below)
+                result = name
         elif result is not None and hint != "root":
             result = self.named(hint, result)
         self.memo[key] = result
@@ -297,6 +299,13 @@ class Converter:
         self.ref_rules[tptr] = name
         expr = self.visit(target, tptr, name + "-body")
         self.table.define(name, expr if expr is not None else "[^\\x00-\\U0010FFFF]")
+        if expr is None:
+            # a target that accepts nothing is None for every reference to it (a property
+            # whose schema is a $ref to "not {}" is left out, as with the schema written
+            # in place), so that no prefix such as '{"a":' leads into an empty rule; the
+            # rule stays for references from inside the target
+            self.ref_rules[tptr] = None
+            return None
         return name
 
     def resolve(self, ref: Any, ptr: str) -> Any:
@@ -397,7 +406,7 @@ class Converter:
                 return None
             if ok:
                 kept.append(v)
-        return alt(render_value(self, v) for v in kept) if kept else ""
+        return alt(render_value(self, v, ptr=ptr) for v in kept) if kept else ""
 
     def dependencies(self, schema: dict[str, Any], ptr: str) -> dict[str, Any]:
         """``dependentRequired``/``dependentSchemas`` (and draft-7 ``dependencies``) as
@@ -579,7 +588,7 @@ class Converter:
                 kept.append(v)
         if not kept:
             return None
-        return alt(render_value(self, v) for v in kept)
+        return alt(render_value(self, v, ptr=ptr) for v in kept)
 
     # ---------------------------------------------------------------- types
     def types_of(self, schema: dict[str, Any], ptr: str) -> list[str]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._gbnf import alt, group, literal, name_part, seq
+from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex_parse import complement
 
 if TYPE_CHECKING:
@@ -16,11 +17,13 @@ if TYPE_CHECKING:
 __all__ = ["render_value", "string_spellings", "strings_not_in"]
 
 
-def render_value(conv: Converter, value: Any, compact: bool | None = None) -> str:
-    """Exactly the JSON texts equal to ``value``, keys in the given order: a string (or a
-    key) in any JSON spelling of its characters (``"caf\\u00e9"`` for ``"café"``, ``\\/``),
-    integral numbers with or without a ``.0...`` fraction.  With ``compact_constants``
-    (and llama.cpp's flavour, which spells strings canonically) no whitespace."""
+def render_value(conv: Converter, value: Any, compact: bool | None = None,
+                 ptr: str = "") -> str:
+    """Exactly the JSON texts equal to ``value``: a string (or a key) in any JSON spelling
+    of its characters (``"caf\\u00e9"`` for ``"café"``, ``\\/``), integral numbers with or
+    without a ``.0...`` fraction, an object's members in the given order, or in any order
+    with ``property_order=ANY`` (``_members``).  With ``compact_constants`` (and
+    llama.cpp's flavour, which spells strings canonically) no whitespace."""
     if compact is None:
         compact = conv.opts.compact_constants
     if value is None:
@@ -43,7 +46,7 @@ def render_value(conv: Converter, value: Any, compact: bool | None = None) -> st
     if conv.llama and compact:
         return literal(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
     if isinstance(value, list):
-        items = [render_value(conv, v, compact) for v in value]
+        items = [render_value(conv, v, compact, ptr) for v in value]
         if compact:
             return seq('"["', ' "," '.join(f"({i})" for i in items), '"]"')
         body = f" {conv.comma()} ".join(f"({i})" for i in items)
@@ -51,15 +54,39 @@ def render_value(conv: Converter, value: Any, compact: bool | None = None) -> st
                    conv.ws("close"), '"]"')
     if isinstance(value, dict):
         if compact:
-            members = [seq(string_spellings(conv, k), '":"', f"({render_value(conv, v, True)})")
-                       for k, v in value.items()]
-            return seq('"{"', ' "," '.join(members), '"}"')
-        members = [seq(string_spellings(conv, k), conv.colon(), f"({render_value(conv, v)})")
-                   for k, v in value.items()]
-        body = f" {conv.comma()} ".join(members)
+            members = [seq(string_spellings(conv, k), '":"',
+                           f"({render_value(conv, v, True, ptr)})") for k, v in value.items()]
+            return seq('"{"', _members(conv, members, '","', ptr), '"}"')
+        members = [seq(string_spellings(conv, k), conv.colon(),
+                       f"({render_value(conv, v, None, ptr)})") for k, v in value.items()]
+        body = _members(conv, members, conv.comma(), ptr)
         return seq('"{"', conv.ws("open"), seq(conv.ws("first"), body) if members else "",
                    conv.ws("close"), '"}"')
     raise SchemaError(f"{type(value).__name__} {value!r:.40} is not a JSON value")
+
+
+def _members(conv: Converter, members: list[str], comma: str, ptr: str) -> str:
+    """The members of a constant object, separated by ``comma``: in the given order, or
+    with ``property_order=ANY`` in any order (JSON objects are unordered, so a constant
+    equals its members in every order), one rule per set of members still to come (2**n
+    - 1 rules, so at most ``max_required_any_order`` members; past that the given order,
+    with a warning, as for required properties)."""
+    if conv.opts.property_order is not PropertyOrder.ANY or len(members) < 2:
+        return f" {comma} ".join(members)
+    if len(members) > conv.opts.max_required_any_order:
+        conv.restricted(f"a constant object of {len(members)} members (more than "
+                        f"max_required_any_order={conv.opts.max_required_any_order}) must "
+                        f"come in its written order", "const", ptr)
+        return f" {comma} ".join(members)
+    names = [conv.table.add("const-member", m) for m in members]
+    rules: dict[int, str] = {1 << i: name for i, name in enumerate(names)}
+    for subset in range(1, 1 << len(names)):  # smaller sets (lower numbers) first
+        if subset in rules:
+            continue
+        options = [seq(name, comma, rules[subset & ~(1 << i)])
+                   for i, name in enumerate(names) if subset >> i & 1]
+        rules[subset] = conv.table.add("const-members", alt(options))
+    return rules[(1 << len(names)) - 1]
 
 
 def string_spellings(conv: Converter, value: str) -> str:
