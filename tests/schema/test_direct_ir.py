@@ -89,6 +89,30 @@ def test_the_text_is_not_parsed_for_a_usual_schema(monkeypatch: pytest.MonkeyPat
     assert grammar.match('{"n": 2, "name": "ab"}').status.value == "reject"
 
 
+def test_classes_sharing_their_escapes_are_built_from_notes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The "other key" classes of one schema share the class of short escapes and the
+    surrogate pairs (composed once per conversion, then reused as text): each use is
+    built from its note, never parsed, and the IR is the parsed text's."""
+    fragments: list[str] = []
+
+    def counted(text: str, limits: Any) -> Any:
+        fragments.append(text)
+        return parse_fragment(text, limits)
+
+    monkeypatch.setattr(direct, "parse_fragment", counted)
+    names = ["alpha", "beta", "gamma", "delta", "ab/c", 'q"t', "\U0001F600x"]
+    schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names},
+              "additionalProperties": {"type": "boolean"}}
+    converted = convert_schema(schema, property_order="any")
+    assert converted.text.count('"u" [dD] [89abAB]') >= 8  # the pairs, in each class
+    assert converted.ir() == parse_gbnf(converted.text)
+    assert not [f for f in fragments if "btnfr" in f or '"\\\\u" [dD]' in f]
+    grammar = Grammar.from_json_schema(schema, property_order="any")
+    assert grammar.match('{"alpha": 1, "alphb": true}').status.value == "accept"
+    assert grammar.match('{"\\u0061lpha": true}').status.value == "reject"
+
+
 def _error(call: Any) -> GrammarError:
     with pytest.raises(GrammarError) as info:
         call()

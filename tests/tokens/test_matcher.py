@@ -301,6 +301,20 @@ def test_compiler_cache_is_bounded_lru() -> None:
     assert gbnfkit.compile(grammars[0], VOCAB) is not gbnfkit.compile(grammars[0], VOCAB)
 
 
+def test_compiler_without_a_cache_compiles_every_time_and_shares_its_index() -> None:
+    """``cache_size=0`` keeps no compiled grammar (none is looked up either) and still
+    compiles through the compiler's one vocabulary index, with the same masks."""
+    compiler = gbnfkit.GrammarCompiler(VOCAB, cache_size=0)
+    grammar = Grammar.from_gbnf('root ::= "a" [bc]*')
+    first, second = compiler.compile(grammar), compiler.compile(grammar)
+    assert first is not second and first.grammar is grammar
+    assert first._index is second._index is compiler._index
+    alone = gbnfkit.compile(grammar, VOCAB)
+    expected = alone.matcher().allowed_token_ids()
+    for compiled in (first, second):
+        assert np.array_equal(compiled.matcher().allowed_token_ids(), expected)
+
+
 def test_compiler_cache_hits_equal_grammars_only() -> None:
     """The cache is looked up by program; a hit needs equal fingerprints too."""
     compiler = gbnfkit.GrammarCompiler(VOCAB)

@@ -34,12 +34,21 @@ __all__ = ["JsonChars", "LLAMA_CHAR"]
 
 LLAMA_CHAR = '[^"\\\\\\x7F\\x00-\\x1F] | [\\\\] (["\\\\bfnrt] | "u" [0-9a-fA-F]{4})'
 _SHORT = {0x22: '"', 0x5C: "\\", 0x2F: "/", 8: "b", 12: "f", 10: "n", 13: "r", 9: "t"}
+_SHORT_ORDER = tuple(sorted(_SHORT))  # the code points with a short escape, in order
 _SURROGATES = ((0xD800, 0xDFFF),)
 _NOT_RAW = normalize([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F), *_SURROGATES])
 
 
 def _intersect(a: Ranges, lo: int, hi: int) -> list[tuple[int, int]]:
     return [(max(x, lo), min(y, hi)) for x, y in a if max(x, lo) <= min(y, hi)]
+
+
+def _holds(ranges: Ranges, cp: int) -> bool:
+    """Whether the sorted, disjoint ``ranges`` hold the code point ``cp``."""
+    for lo, hi in ranges:
+        if cp <= hi:
+            return lo <= cp
+    return False
 
 
 def _minus(a: Ranges, b: Ranges) -> list[tuple[int, int]]:
@@ -109,6 +118,10 @@ class JsonChars:
         self._hex: dict[tuple[int, int], str] = {}
         self._ones: dict[str, str] = {}
         self._others: dict[str, str] = {}
+        # this run's classes of short escapes (by their letters) and surrogate pairs (by
+        # span): the same few for every class of the schema, each recorded once
+        self._shorts: dict[str, str] = {}
+        self._pair_texts: dict[tuple[int, int], list[str]] = {}
         self._static = _static()
         self._static_hex = self._static.spans
         recorder = current_recorder()
@@ -167,12 +180,13 @@ class JsonChars:
         raw = _minus(ranges, _NOT_RAW)
         if raw:
             options.append(char_class(raw))
-        shorts = "".join(
-            _SHORT[cp] for cp in sorted(_SHORT) if any(lo <= cp <= hi for lo, hi in ranges)
-        )
+        shorts = "".join([_SHORT[cp] for cp in _SHORT_ORDER if _holds(ranges, cp)])
         escapes = []
         if shorts:
-            escapes.append(char_class([(ord(c), ord(c)) for c in shorts]))
+            found = self._shorts.get(shorts)
+            if found is None:
+                found = self._shorts[shorts] = char_class([(ord(c), ord(c)) for c in shorts])
+            escapes.append(found)
         # every BMP code point as \\uXXXX, lone surrogates included (JSON's grammar allows
         # them and Python's json reads them); pairs of surrogates below
         bmp = _intersect(ranges, 0, 0xFFFF)
@@ -182,7 +196,10 @@ class JsonChars:
             escapes.append(joined('"u"', paren(alt(hexes))) if len(hexes) > 1
                            else seq('"u"', hexes[0]))
         for lo, hi in _intersect(ranges, 0x10000, 0x10FFFF):
-            escapes.extend(self._pairs(lo, hi))
+            pairs = self._pair_texts.get((lo, hi))
+            if pairs is None:
+                pairs = self._pair_texts[lo, hi] = self._pairs(lo, hi)
+            escapes.extend(pairs)
         if escapes:
             options.append(joined('"\\\\"', paren(alt(escapes))) if len(escapes) > 1
                            else seq('"\\\\"', escapes[0]))

@@ -99,6 +99,9 @@ class GrammarCompiler:
     def compile(self, grammar: Grammar) -> CompiledGrammar:
         """The compiled ``grammar`` (from the cache when compiled recently)."""
         expect(grammar, Grammar, "grammar")
+        if not self._cache_size:  # nothing is ever kept: no key to make (its hash is
+            # the program's every tuple, ~0.1 ms for a typical schema's grammar)
+            return CompiledGrammar(grammar, self._vocabulary, index=self._index)
         key = _program_key(grammar)
         with self._lock:
             hit = self._cache.get(key)
@@ -108,11 +111,10 @@ class GrammarCompiler:
                     self._cache.move_to_end(key)
             return hit
         compiled = CompiledGrammar(grammar, self._vocabulary, index=self._index)
-        if self._cache_size:
-            with self._lock:
-                self._cache[key] = compiled
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[key] = compiled
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
         return compiled
 
     def clear_cache(self) -> None:
