@@ -49,6 +49,21 @@ _V4_INTERFACE = {"pattern": f"^{FORMAT_PATTERNS['ipv4'][1:-1]}(?:/(?:3[0-2]|[12]
 _V6_INTERFACE = {
     "pattern": f"^(?:{FORMAT_PATTERNS['ipv6'][1:-1]})(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?$"
 }
+_ATEXT = "[-A-Za-z0-9!#$%&'*+/=?^_`{|}~]"
+_EMAIL = (
+    f"^{_ATEXT}{{1,20}}(?:\\.{_ATEXT}{{1,20}}){{0,2}}"
+    "@(?:[A-Za-z0-9](?:-?[A-Za-z0-9]){0,19}\\.){1,3}[A-Za-z]{2,20}$"
+)
+_SPECIAL_USE_DOMAIN = "\\.(?:{})$".format("|".join(
+    "".join(f"[{c}{c.upper()}]" for c in name)
+    for name in ("arpa", "invalid", "local", "localhost", "onion", "test")))
+"""``EmailStr`` as ``email-validator`` (which Pydantic calls) takes it: an ASCII dot-atom
+before the ``@``, a domain of DNS labels (no ``--``, so no ``xn--`` label that must be
+valid punycode) under a top-level domain of letters that is not a special-use name; no
+quoted local part or address literal, which it refuses. Each part is bounded (local
+part at most 62 characters, at most 3 labels of at most 39, TLD at most 20) so that the
+address stays within its 254 without a count over the whole text, which the converter
+would need thousands of automaton states for."""
 _PADDED_BASE64 = (
     "^(?:[A-Za-f][A-HQ-Xg-nw-z0-3][ABEFIJMNQRUVYZcdghklopstwx014589][A-Za-z0-9{0}])*"
     "(?:[A-Za-f][A-Za-z0-9{0}]==|[A-Za-f][A-HQ-Xg-nw-z0-3][A-Za-z0-9{0}]=)?$"
@@ -71,13 +86,16 @@ _PYDANTIC_OWN_FORMATS: dict[str, Any] = {
                         "prefix length, which the grammar does not check"}
         for name in ("ipv4network", "ipv6network", "ipvanynetwork")
     },
+    **{name: {"pattern": _EMAIL, "not": {"pattern": _SPECIAL_USE_DOMAIN}}
+       for name in ("email", "name-email")},
     "base64": {"pattern": _PADDED_BASE64.format("+/")},
     "base64url": {"pattern": _PADDED_BASE64.format("_-")},
 }
 """Formats of Pydantic's own that it asserts (``UUID4``, ``IPvAnyAddress``), outside the
 spec, so that the converter would take them for annotations and accept any string: a
 ``uuid`` of that version (RFC 4122 variant, as Pydantic checks it), an IPv4 or IPv6
-address, an interface (an address, with a prefix length or not), padded base64 of ASCII
+address, an interface (an address, with a prefix length or not), an ``EmailStr`` or
+``NameEmail`` (:data:`_EMAIL`, the address alone), padded base64 of ASCII
 (``Base64Bytes``, ``Base64Str``; ``base64url`` the URL-safe alphabet); a network is
 refused."""
 
