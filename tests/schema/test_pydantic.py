@@ -6,6 +6,7 @@ import datetime
 import decimal
 import enum
 import json
+import uuid
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -356,6 +357,11 @@ _NARROWED: dict[str, tuple[Any, dict[str, Any], list[str], list[str]]] = {
     "dict[int]": (dict[int, str], {}, ['{"a": "x"}', '{"1.5": "x"}'],
                   ['{"1": "x", "-20": "y"}', "{}"]),
     "dict[bool]": (dict[bool, int], {}, ['{"maybe": 1}'], ['{"true": 1, "false": 0}']),
+    "dict[UUID]": (dict[uuid.UUID, int], {}, ['{"x": 1}'],
+                   ['{"12345678-1234-1234-1234-123456789abc": 1}']),
+    "dict[date]": (dict[datetime.date, int], {},
+                   ['{"2023-02-29": 1}', '{"0000-01-01": 1}', '{"0000-02-29": 1}', '{"x": 1}'],
+                   ['{"2024-02-29": 1, "2000-02-29": 2, "0004-02-29": 3}']),
     "dict[pattern]": (dict[Annotated[str, pydantic.StringConstraints(pattern="^a")], int], {},
                       ['{"b": 1}'], ['{"ab": 1}']),
     "set": (set[int], {}, ['[1, "a"]'], ["[1, 1]", "[]", "[3, 2, 1]"]),

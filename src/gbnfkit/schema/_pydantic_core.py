@@ -41,9 +41,6 @@ one), or a dotted IPv4 address; a port of at most 4 digits (at most 65535), but 
 and fragment of characters no parser rewrites. Narrower than Pydantic (no user, IPv6 host,
 or scheme without ``//``), which accepts all of these."""
 
-YEAR_1_ON = "(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
-"""The years Python's ``datetime`` takes (RFC 3339 also has 0000)."""
-
 _NAIVE_DATETIME = (
     f"^{FORMAT_PATTERNS['date'][1:-1]}[tT](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
     "(?:\\.[0-9]{1,6})?$"
@@ -67,11 +64,25 @@ _BASE64_JSON_BYTES = "^(?:{}|{})$".format(*(
 (tried in turn, so not both in one text), padding optional, the bits past the last byte
 zero."""
 
+YEAR_1_ON = "(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+"""The years Python's ``datetime`` takes (RFC 3339 also has 0000)."""
+
 _INT_KEY = "^-?(?:0|[1-9][0-9]*)$"
 _FLOAT_KEY = "^-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$"
-_KEY_PATTERNS = {"int": _INT_KEY, "float": _FLOAT_KEY, "bool": "^(?:true|false)$"}
-"""The keys of a ``dict`` with int, float or bool keys, as Pydantic parses them from a
-string (narrower: it also takes ``+1``, `` 1``, ``1_0``, ``yes``)."""
+_LEAP_YEAR_1_ON = (
+    "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+)
+_DATE_KEY = (
+    f"^(?:{YEAR_1_ON}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+    "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))"
+    f"|{_LEAP_YEAR_1_ON}-02-29)$"
+)
+_KEY_PATTERNS = {"int": _INT_KEY, "float": _FLOAT_KEY, "bool": "^(?:true|false)$",
+                 "uuid": FORMAT_PATTERNS["uuid"], "date": _DATE_KEY}
+"""The keys of a ``dict`` with int, float, bool, UUID or date keys, as Pydantic parses
+them from a string (narrower: it also takes ``+1``, `` 1``, ``1_0``, ``yes``, a UUID
+without hyphens); a date as the ``date`` format, from year 1 (one pattern, where a
+value has the format and a pattern beside it)."""
 
 _COMPLEX = (
     "^[-+]?(?:[0-9]+(?:\\.[0-9]+)?(?:[-+][0-9]+(?:\\.[0-9]+)?j)?|[0-9]+(?:\\.[0-9]+)?j)$"
@@ -129,6 +140,7 @@ def generator() -> type[Any]:
             if keys.get("type") in _KEY_PATTERNS and isinstance(out, dict):
                 if set(keys) - {"type", "strict", "metadata"}:
                     return _refused(f"a dict whose {keys['type']} keys have constraints")
+                out.pop("propertyNames", None)  # a format, which keys do not take here
                 values = out.pop("additionalProperties", True)
                 out["patternProperties"] = {_KEY_PATTERNS[keys["type"]]: values}
             if isinstance(out, dict) and "patternProperties" in out:
