@@ -41,6 +41,19 @@ one), or a dotted IPv4 address; a port of at most 4 digits (at most 65535), but 
 and fragment of characters no parser rewrites. Narrower than Pydantic (no user, IPv6 host,
 or scheme without ``//``), which accepts all of these."""
 
+_URL_RUN = "[-A-Za-z0-9._~!$&'()*+,;=:@%/?#]"
+"""The characters of a path, query and fragment as one run: Pydantic reads any order of
+them (a ``?`` or ``#`` in a fragment, a ``#`` in a query starting the fragment)."""
+
+_BOUNDED_LABEL = "[A-Za-z0-9]{1,20}(?:-[A-Za-z0-9]{1,20}){0,2}"
+_BOUNDED_HOST = (
+    f"(?:{_BOUNDED_LABEL}\\.){{0,4}}[A-Za-z][A-Za-z0-9]{{0,19}}(?:-[A-Za-z0-9]{{1,20}}){{0,2}}"
+    f"|{FORMAT_PATTERNS['ipv4'][1:-1]}"
+)
+_BOUNDED_HOST_LENGTH = 4 * 63 + 62
+"""A host as :data:`_HOST` takes it, each part bounded: at most 5 labels of at most 62
+characters (3 runs of 20 joined by hyphens), so at most 314 characters."""
+
 _NAIVE_DATETIME = (
     f"^{FORMAT_PATTERNS['date'][1:-1]}[tT](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
     "(?:\\.[0-9]{1,6})?$"
@@ -206,21 +219,29 @@ def _clock(schema: Any, kind: str) -> dict[str, Any]:
 
 def _url(schema: Any, out: Any) -> Any:
     """A URL of the allowed schemes (any scheme when none is given), as :data:`_URL_TAIL`
-    says; the length limit Pydantic checks on the text as given."""
+    says; the length limit Pydantic checks on the text as given, for listed schemes by
+    bounding each part (:data:`_BOUNDED_HOST`, the rest one run) so that the whole stays
+    within it, else as ``maxLength`` (a count over the pattern's automaton, which the
+    converter's limits allow up to ~150 characters)."""
     schemes = schema.get("allowed_schemes")
+    limit = out.get("maxLength") if isinstance(out, dict) else None
     if schemes:
         ported = "|".join(_caseless(s) for s in schemes if s.lower() != "file")
         unported = "file" if any(s.lower() == "file" for s in schemes) else ""
+        room = None if limit is None else limit - max(map(len, schemes)) - len("://:0000/") \
+            - _BOUNDED_HOST_LENGTH
     else:
-        ported, unported = _ANY_SCHEME_BUT_FILE, "file"
+        ported, unported, room = _ANY_SCHEME_BUT_FILE, "file", None
+    host, tail = (_HOST, _URL_TAIL) if room is None or room < 0 else (
+        _BOUNDED_HOST, f"(?:[/?#]{_URL_RUN}{{0,{room}}})?$")
     options = []
     if ported:
-        options.append(f"(?:{ported})://(?:{_HOST}){_PORT}")
+        options.append(f"(?:{ported})://(?:{host}){_PORT}")
     if unported:
-        options.append(f"{_caseless(unported)}://(?:{_HOST})")
-    narrowed = {"type": "string", "pattern": f"^(?:{'|'.join(options)}){_URL_TAIL}"}
-    if isinstance(out, dict) and "maxLength" in out:
-        narrowed["maxLength"] = out["maxLength"]
+        options.append(f"{_caseless(unported)}://(?:{host})")
+    narrowed = {"type": "string", "pattern": f"^(?:{'|'.join(options)}){tail}"}
+    if limit is not None and (room is None or room < 0):
+        narrowed["maxLength"] = limit
     return narrowed
 
 
