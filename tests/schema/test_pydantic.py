@@ -521,3 +521,27 @@ def test_email_addresses_as_email_validator_takes_them(tp: str) -> None:
         text = walk(grammar, rng, max_length=300)
         if text is not None:
             assert _valid(model, text), text
+
+
+_BOUND_KEYS = ["gt", "ge", "lt", "le"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(key=st.sampled_from(_BOUND_KEYS),
+       bound=st.floats(-1e6, 1e6, allow_nan=False) | st.sampled_from([0.0, 0.1, 1e-30, -1e-300]),
+       kind=st.sampled_from([float, decimal.Decimal]),
+       nudges=st.lists(st.integers(-3, 3), min_size=1, max_size=4))
+def test_float_bounds_hold_after_rounding(key: str, bound: float, kind: Any,
+                                          nudges: list[int]) -> None:
+    """Numbers around a bound, each a few units of its 17th to 40th digit off: whatever
+    the grammar accepts, Pydantic accepts once the number is read as a float."""
+    model = _model(Annotated[kind, Field(**{key: bound})], {})
+    grammar = Grammar.from_pydantic(model)
+    base = decimal.Decimal(repr(bound))
+    for places, nudge in zip((17, 20, 25, 40), nudges, strict=False):
+        value = base + nudge * decimal.Decimal(1).scaleb(base.adjusted() - places)
+        text = f'{{"x": {value:f}}}'
+        if grammar.match(text).accepted:
+            assert _valid(model, text), text
+    text = f'{{"x": {base + (1 if key in ("gt", "ge") else -1)}}}'
+    assert grammar.match(text).accepted, text

@@ -298,10 +298,13 @@ def _finite(bound: Any) -> bool:
 
 def _float_edge(bound: Any, strict: bool, direction: int, text: bool) -> Decimal:
     """The decimal ``c`` such that every number past ``c`` (towards ``direction``: 1
-    above, -1 below) reads as a float past ``bound`` (strictly if ``strict``), the float
-    compared exactly or, ``text``, as its shortest text. ``c`` has at most 15 significant
-    digits (a float's shortest text is then ``c`` itself) and 25 places."""
-    exact = Decimal(bound)
+    above, -1 below) reads as a float past ``bound`` (strictly if ``strict``; the bound
+    read either way), the float compared exactly or, ``text``, as its shortest text.
+    ``c`` has at most 15 significant digits (a float's shortest text is then ``c``
+    itself) and 25 places."""
+    # the bound as Pydantic may read it: exactly, or (a float for a Decimal) as its text
+    readings = (Decimal(bound), Decimal(repr(bound)) if isinstance(bound, float) else bound)
+    exact = max(readings) if direction > 0 else min(readings)
 
     def past(f: float) -> bool:
         d = Decimal(repr(f)) if text else Decimal(f)
