@@ -348,6 +348,8 @@ _NARROWED: dict[str, tuple[Any, dict[str, Any], list[str], list[str]]] = {
     "NaiveDatetime": (pydantic.NaiveDatetime, {}, ['"2020-01-01T00:00:00Z"',
                       '"0000-01-01T00:00:00"', '"2020-01-01T00:00:60"'],
                       ['"2020-01-01T00:00:00"', '"2024-02-29T23:59:59.123456"']),
+    "timedelta": (datetime.timedelta, {}, ['"PT9999999H"', '"P1000000000D"'],
+                  ['"P999999Y999999M999999DT999999H999999M999999S"', '"P3W"', '"PT1H"']),
     "FiniteFloat": (pydantic.FiniteFloat, {}, ["1e999", "-1E400", "1" + "0" * 400],
                     ["1.5", "-2", "0.001", "1" + "0" * 37]),
     "allow_inf_nan": (Annotated[float, Field(le=3)], {"allow_inf_nan": False}, ["-1e999"],

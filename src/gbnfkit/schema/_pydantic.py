@@ -40,9 +40,12 @@ _PYDANTIC_FORMATS = {
     "date": f"^{_YEAR_1_ON}-",
     "date-time": f"^{_YEAR_1_ON}-[0-9]{{2}}-[0-9]{{2}}[tT]{_SECONDS_TO_59}",
     "time": f"^{_SECONDS_TO_59}",
+    "duration": "^P(?:[0-9]{1,6}[YMWD])*(?:T(?:[0-9]{1,6}[HMS])*)?$",
 }
 """What Pydantic (Python's date and time) refuses of a JSON Schema format: year 0000 and
-the leap second 60, both valid RFC 3339; a pattern beside the format keeps them out."""
+the leap second 60, both valid RFC 3339, and durations past its range (``PT9999999H``;
+each number at most 6 digits keeps the sum within 999,999,999 days); a pattern beside
+the format keeps them out."""
 
 _HEX = "[0-9a-fA-F]"
 _V4_INTERFACE = {"pattern": f"^{FORMAT_PATTERNS['ipv4'][1:-1]}(?:/(?:3[0-2]|[12]?[0-9]))?$"}
