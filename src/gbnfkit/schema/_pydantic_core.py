@@ -219,10 +219,10 @@ def _clock(schema: Any, kind: str) -> dict[str, Any]:
 
 def _url(schema: Any, out: Any) -> Any:
     """A URL of the allowed schemes (any scheme when none is given), as :data:`_URL_TAIL`
-    says; the length limit Pydantic checks on the text as given, for listed schemes by
-    bounding each part (:data:`_BOUNDED_HOST`, the rest one run) so that the whole stays
-    within it, else as ``maxLength`` (a count over the pattern's automaton, which the
-    converter's limits allow up to ~150 characters)."""
+    says; the length limit Pydantic checks on the text as given, by bounding each part
+    (the scheme, :data:`_BOUNDED_HOST`, the rest one run) so that the whole stays within
+    it, or, for a limit too small for that, as ``maxLength`` (a count over the pattern's
+    automaton, which the converter's limits allow up to ~150 characters)."""
     schemes = schema.get("allowed_schemes")
     limit = out.get("maxLength") if isinstance(out, dict) else None
     if schemes:
@@ -230,8 +230,11 @@ def _url(schema: Any, out: Any) -> Any:
         unported = "file" if any(s.lower() == "file" for s in schemes) else ""
         room = None if limit is None else limit - max(map(len, schemes)) - len("://:0000/") \
             - _BOUNDED_HOST_LENGTH
-    else:
+    elif limit is None:
         ported, unported, room = _ANY_SCHEME_BUT_FILE, "file", None
+    else:
+        ported, unported = _not_file(_SCHEME_LENGTH), "file"
+        room = limit - _SCHEME_LENGTH - len("://:0000/") - _BOUNDED_HOST_LENGTH
     host, tail = (_HOST, _URL_TAIL) if room is None or room < 0 else (
         _BOUNDED_HOST, f"(?:[/?#]{_URL_RUN}{{0,{room}}})?$")
     options = []
@@ -251,20 +254,27 @@ def _caseless(word: str) -> str:
                    for c in word)
 
 
-def _not_file() -> str:
-    """Every scheme but ``file`` (in any case)."""
-    rest = "[A-Za-z0-9+.-]*"
-    options = ["[A-EG-Za-eg-z]" + rest]
+def _not_file(longest: int | None = None) -> str:
+    """Every scheme but ``file`` (in any case), of at most ``longest`` characters."""
+
+    def rest(written: int, least: int = 0) -> str:
+        cls = "[A-Za-z0-9+.-]"
+        return f"{cls}{{{least},}}" if longest is None else f"{cls}{{{least},{longest - written}}}"
+
+    options = ["[A-EG-Za-eg-z]" + rest(1)]
     for i in range(4):
         nxt = "file"[i + 1] if i + 1 < 4 else None
         head = _caseless("file"[: i + 1])
         if nxt is None:
-            options.append(f"{head}[A-Za-z0-9+.-]+")
+            options.append(f"{head}{rest(4, 1)}")
         else:
             others = "".join(ch for ch in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if ch != nxt.upper())
-            options.append(f"{head}(?:[{others}{others.lower()}0-9+.-]{rest})?")
+            options.append(f"{head}(?:[{others}{others.lower()}0-9+.-]{rest(i + 2)})?")
     return "|".join(options)
 
+
+_SCHEME_LENGTH = 20
+"""The longest scheme of a URL with a length limit and no listed scheme."""
 
 _ANY_SCHEME_BUT_FILE = _not_file()
 
