@@ -127,11 +127,15 @@ class Grammar:
     ) -> Grammar:
         """The JSON that the Pydantic v2 ``model`` validates, via its JSON schema;
         ``limits`` and ``options`` as in :meth:`from_json_schema`, with
-        ``lone_surrogates=False`` unless given (Pydantic refuses lone surrogate escapes)."""
-        from gbnfkit.schema._pydantic import pydantic_schema
+        ``lone_surrogates=False`` (Pydantic refuses lone surrogate escapes) and
+        ``max_integer_digits`` at most 4,300 (the most its parser reads; 1,000 with the
+        default limits) unless given. A field no grammar can hold to what Pydantic checks
+        (a ``PastDate``, ``Json``...) raises a SchemaError naming it (see docs/schema.md)."""
+        from gbnfkit.schema._pydantic import pydantic_options, pydantic_schema
 
-        options.setdefault("lone_surrogates", False)
-        return cls.from_json_schema(pydantic_schema(model), limits=limits, **options)
+        schema_limits = limits if isinstance(limits, SchemaLimits) else None
+        return cls.from_json_schema(pydantic_schema(model), limits=limits,
+                                    **pydantic_options(options, limits=schema_limits))
 
     @classmethod
     def builtin(cls, name: str, *, limits: Limits | None = None) -> Grammar:

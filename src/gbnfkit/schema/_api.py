@@ -117,8 +117,9 @@ def convert_schema(schema: Any, *, options: SchemaOptions | None = None,
 def pydantic_to_gbnf(model: Any, *, options: SchemaOptions | None = None,
                      **changes: Any) -> str:
     """GBNF for the JSON that ``model.model_validate_json`` accepts (Pydantic v2 model);
-    ``lone_surrogates=False`` unless given (Pydantic refuses lone surrogate escapes)."""
-    from gbnfkit.schema._pydantic import pydantic_schema
+    ``lone_surrogates=False`` and ``max_integer_digits`` as
+    :meth:`gbnfkit.Grammar.from_pydantic` sets them, unless given."""
+    from gbnfkit.schema._pydantic import pydantic_options, pydantic_schema
 
-    changes.setdefault("lone_surrogates", False)
-    return json_schema_to_gbnf(pydantic_schema(model), options=options, **changes)
+    return json_schema_to_gbnf(pydantic_schema(model), options=options,
+                               **pydantic_options(changes, options))

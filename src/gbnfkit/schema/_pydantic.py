@@ -17,6 +17,9 @@ import unicodedata
 from typing import Any
 
 from gbnfkit._errors import SchemaError
+from gbnfkit.schema._formats import FORMAT_PATTERNS
+from gbnfkit.schema._limits import SchemaLimits
+from gbnfkit.schema._pydantic_core import REFUSED, YEAR_1_ON, generator
 from gbnfkit.schema._regex_parse import (
     Ranges,
     RegexUnsupported,
@@ -25,19 +28,52 @@ from gbnfkit.schema._regex_parse import (
     parse_regex,
 )
 
-__all__ = ["pydantic_schema"]
+__all__ = ["pydantic_options", "pydantic_schema"]
 
-_YEAR_1_ON = "(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+_INTEGER_DIGITS = 4300
+"""The most digits Pydantic's JSON parser reads in a number's integral part (Python's
+``int`` conversion limit): a longer one is "out of range"."""
+
+_YEAR_1_ON = YEAR_1_ON
 _SECONDS_TO_59 = "[0-9]{2}:[0-9]{2}:[0-5]"
 _PYDANTIC_FORMATS = {
     "date": f"^{_YEAR_1_ON}-",
     "date-time": f"^{_YEAR_1_ON}-[0-9]{{2}}-[0-9]{{2}}[tT]{_SECONDS_TO_59}",
     "time": f"^{_SECONDS_TO_59}",
+    "duration": "^P(?:[0-9]{1,6}[YMWD])*(?:T(?:[0-9]{1,6}[HMS])*)?$",
 }
 """What Pydantic (Python's date and time) refuses of a JSON Schema format: year 0000 and
-the leap second 60, both valid RFC 3339; a pattern beside the format keeps them out."""
+the leap second 60, both valid RFC 3339, and durations past its range (``PT9999999H``;
+each number at most 6 digits keeps the sum within 999,999,999 days); a pattern beside
+the format keeps them out."""
 
 _HEX = "[0-9a-fA-F]"
+_V4_INTERFACE = {"pattern": f"^{FORMAT_PATTERNS['ipv4'][1:-1]}(?:/(?:3[0-2]|[12]?[0-9]))?$"}
+_V6_INTERFACE = {
+    "pattern": f"^(?:{FORMAT_PATTERNS['ipv6'][1:-1]})(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?$"
+}
+_ATEXT = "[-A-Za-z0-9!#$%&'*+/=?^_`{|}~]"
+_EMAIL = (
+    f"^{_ATEXT}{{1,20}}(?:\\.{_ATEXT}{{1,20}}){{0,2}}"
+    "@(?:[A-Za-z0-9](?:-?[A-Za-z0-9]){0,19}\\.){1,3}[A-Za-z]{2,20}$"
+)
+_SPECIAL_USE_DOMAIN = "\\.(?:{})$".format("|".join(
+    "".join(f"[{c}{c.upper()}]" for c in name)
+    for name in ("arpa", "invalid", "local", "localhost", "onion", "test")))
+"""``EmailStr`` as ``email-validator`` (which Pydantic calls) takes it: an ASCII dot-atom
+before the ``@``, a domain of DNS labels (no ``--``, so no ``xn--`` label that must be
+valid punycode) under a top-level domain of letters that is not a special-use name; no
+quoted local part or address literal, which it refuses. Each part is bounded (local
+part at most 62 characters, at most 3 labels of at most 39, TLD at most 20) so that the
+address stays within its 254 without a count over the whole text, which the converter
+would need thousands of automaton states for."""
+_PADDED_BASE64 = (
+    "^(?:[A-Za-f][A-HQ-Xg-nw-z0-3][ABEFIJMNQRUVYZcdghklopstwx014589][A-Za-z0-9{0}])*"
+    "(?:[A-Za-f][A-Za-z0-9{0}]==|[A-Za-f][A-HQ-Xg-nw-z0-3][A-Za-z0-9{0}]=)?$"
+)
+"""Base64 with padding of ASCII bytes (each byte's top bit zero), which ``Base64Str``
+decodes as UTF-8 too (its format, ``base64``, is ``Base64Bytes``'s); ``{0}`` the two
+characters past ``9`` of the alphabet."""
 _PYDANTIC_OWN_FORMATS: dict[str, Any] = {
     **{
         f"uuid{v}": {"format": "uuid", "pattern": f"^{_HEX}{{8}}-{_HEX}{{4}}-{v}{_HEX}{{3}}-"
@@ -45,11 +81,26 @@ _PYDANTIC_OWN_FORMATS: dict[str, Any] = {
         for v in range(1, 9)
     },
     "ipvanyaddress": {"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
+    "ipv4interface": _V4_INTERFACE,
+    "ipv6interface": _V6_INTERFACE,
+    "ipvanyinterface": {"anyOf": [_V4_INTERFACE, _V6_INTERFACE]},
+    **{
+        name: {REFUSED: "an IP network's address must have its host bits zero for its "
+                        "prefix length, which the grammar does not check"}
+        for name in ("ipv4network", "ipv6network", "ipvanynetwork")
+    },
+    **{name: {"pattern": _EMAIL, "not": {"pattern": _SPECIAL_USE_DOMAIN}}
+       for name in ("email", "name-email")},
+    "base64": {"pattern": _PADDED_BASE64.format("+/")},
+    "base64url": {"pattern": _PADDED_BASE64.format("_-")},
 }
 """Formats of Pydantic's own that it asserts (``UUID4``, ``IPvAnyAddress``), outside the
 spec, so that the converter would take them for annotations and accept any string: a
-``uuid`` of that version (RFC 4122 variant, as Pydantic checks it) and an IPv4 or IPv6
-address."""
+``uuid`` of that version (RFC 4122 variant, as Pydantic checks it), an IPv4 or IPv6
+address, an interface (an address, with a prefix length or not), an ``EmailStr`` or
+``NameEmail`` (:data:`_EMAIL`, the address alone), padded base64 of ASCII
+(``Base64Bytes``, ``Base64Str``; ``base64url`` the URL-safe alphabet); a network is
+refused."""
 
 _ONE_BYTE_EACH = "^[\\x00-\\x7f]*$"
 """Beside the lengths of a ``bytes`` field (``format: binary``), which Pydantic counts in
@@ -84,13 +135,49 @@ def pydantic_schema(model: Any) -> Any:
     if schema_fn is None:
         raise SchemaError(f"{model!r} is not a Pydantic v2 model (no model_json_schema)")
     try:
-        schema = schema_fn()
+        schema = schema_fn(schema_generator=generator())
     except Exception as e:  # pydantic raises its own errors for unsupported fields
         raise SchemaError(f"Pydantic could not produce a JSON schema: {e}") from None
     config = getattr(model, "model_config", None)
     engine = config.get("regex_engine") if isinstance(config, dict) else None
     _as_pydantic_reads(schema, _PYTHON_SPACE if engine == "python-re" else _RUST_SPACE)
+    _check_refusals(schema)
     return schema
+
+
+def pydantic_options(changes: dict[str, Any], base: Any = None,
+                     limits: Any = None) -> dict[str, Any]:
+    """The option ``changes`` (of :func:`gbnfkit.schema.json_schema_to_gbnf`, over the
+    SchemaOptions ``base``; ``limits``: the SchemaLimits given beside them) with the
+    defaults a Pydantic model needs where none sets them: no lone surrogate escape
+    (Pydantic's JSON parser refuses them), and integral parts of at most
+    :data:`_INTEGER_DIGITS` digits (it refuses a number of more, as out of range), or the
+    ``max_counted_characters`` of the limits in force if fewer."""
+    changes.setdefault("lone_surrogates", False)
+    if "max_integer_digits" not in changes and getattr(base, "max_integer_digits", None) is None:
+        limits = limits or changes.get("limits", getattr(base, "limits", None))
+        cap = getattr(limits, "max_counted_characters", SchemaLimits().max_counted_characters)
+        if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1:
+            changes["max_integer_digits"] = min(_INTEGER_DIGITS, cap)
+    return changes
+
+
+def _check_refusals(schema: Any) -> None:
+    """Raise a SchemaError naming the first field whose type the generator refused
+    (:data:`REFUSED`), with its reason."""
+    todo: list[tuple[Any, str]] = [(schema, "")]
+    while todo:
+        node, ptr = todo.pop()
+        if isinstance(node, list):
+            todo.extend((v, f"{ptr}/{i}") for i, v in enumerate(node))
+        elif isinstance(node, dict):
+            if REFUSED in node:
+                parts = ptr.split("/")
+                names = [parts[i + 1] for i in range(len(parts) - 1) if parts[i] == "properties"]
+                field = f"field {'.'.join(names)!r}" if names else "the model"
+                raise SchemaError(f"{field}: {node[REFUSED]}", pointer=ptr)
+            todo.extend((v, f"{ptr}/{k.replace('~', '~0').replace('/', '~1')}")
+                        for k, v in node.items() if k not in _NOT_SCHEMAS)
 
 
 def _as_pydantic_reads(schema: Any, space: Ranges) -> None:
