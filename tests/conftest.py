@@ -28,6 +28,16 @@ settings.register_profile("repeatable", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject's addopts): a worker per core this process may run on (a
+    cpuset or ``taskset`` counts, the machine's core count does not); on one core the
+    tests run in this process, with no worker."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return cores if cores and cores > 1 else 0
+
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 _DECLARED = re.compile(r"^# shared data: (.+)$", re.MULTILINE)
 
