@@ -110,9 +110,11 @@ whitespace at either end), so that lengths and patterns apply to the text as wri
 def generator() -> type[Any]:
     """The ``GenerateJsonSchema`` subclass (imported here: Pydantic is an optional
     dependency)."""
-    from pydantic.json_schema import GenerateJsonSchema
+    from pydantic.json_schema import (  # type: ignore[import-not-found,unused-ignore]
+        GenerateJsonSchema,
+    )
 
-    class ValidatedJsonSchema(GenerateJsonSchema):
+    class ValidatedJsonSchema(GenerateJsonSchema):  # type: ignore[misc,unused-ignore]
         """Pydantic's generator, each method narrowed as the module's doc says."""
 
         def url_schema(self, schema: Any) -> Any:
