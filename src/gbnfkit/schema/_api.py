@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._convert import Converter
 from gbnfkit.schema._options import SchemaOptions, make_options
+from gbnfkit.schema._refs import pointer_token
 
 if TYPE_CHECKING:
     from gbnfkit.schema._direct import RecordedConversion
@@ -81,7 +82,7 @@ def _pointer(path: Any) -> str:
     keys: list[str] = []
     while path is not None:
         path, key = path
-        keys.append(key.replace("~", "~0").replace("/", "~1"))
+        keys.append(pointer_token(key))
     return "/" + "/".join(reversed(keys)) if keys else "/"
 
 

@@ -34,7 +34,7 @@ from gbnfkit.schema._oneof import (
     pair_disjoint,
 )
 from gbnfkit.schema._options import SchemaOptions, Whitespace
-from gbnfkit.schema._refs import Resolver
+from gbnfkit.schema._refs import Resolver, pointer_token
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_length import limit_length
 from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
@@ -86,10 +86,6 @@ def _dict_ids(document: Any) -> set[int]:
         elif isinstance(value, list):
             todo.extend(value)
     return out
-
-
-def _esc(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 class Converter:
@@ -914,4 +910,4 @@ class Converter:
         return f"{'' if hint == 'root' else hint + '-'}{token}"
 
     def child_ptr(self, ptr: str, *tokens: str) -> str:
-        return ptr + "".join("/" + _esc(t) for t in tokens)
+        return ptr + "".join("/" + pointer_token(t) for t in tokens)

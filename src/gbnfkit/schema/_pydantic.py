@@ -20,6 +20,7 @@ from gbnfkit._errors import SchemaError
 from gbnfkit.schema._formats import FORMAT_PATTERNS
 from gbnfkit.schema._limits import SchemaLimits
 from gbnfkit.schema._pydantic_core import REFUSED, YEAR_1_ON, generator
+from gbnfkit.schema._refs import pointer_token
 from gbnfkit.schema._regex_parse import (
     Ranges,
     RegexUnsupported,
@@ -176,7 +177,7 @@ def _check_refusals(schema: Any) -> None:
                 names = [parts[i + 1] for i in range(len(parts) - 1) if parts[i] == "properties"]
                 field = f"field {'.'.join(names)!r}" if names else "the model"
                 raise SchemaError(f"{field}: {node[REFUSED]}", pointer=ptr)
-            todo.extend((v, f"{ptr}/{k.replace('~', '~0').replace('/', '~1')}")
+            todo.extend((v, f"{ptr}/{pointer_token(k)}")
                         for k, v in node.items() if k not in _NOT_SCHEMAS)
 
 

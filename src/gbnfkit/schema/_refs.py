@@ -7,10 +7,12 @@ from urllib.parse import unquote, urldefrag, urljoin
 
 from gbnfkit._errors import SchemaError
 
-__all__ = ["Resolver"]
+__all__ = ["Resolver", "pointer_token"]
 
 
-def _escape(token: str) -> str:
+def pointer_token(token: str) -> str:
+    """``token`` (a key or index) as one reference token of a JSON pointer (RFC 6901:
+    ``~`` as ``~0``, ``/`` as ``~1``)."""
     return token.replace("~", "~0").replace("/", "~1")
 
 
@@ -46,7 +48,7 @@ class Resolver:
             for k, v in node.items():
                 if k in ("enum", "const", "examples", "default"):
                     continue
-                self._index(v, f"{ptr}/{_escape(k)}", base)
+                self._index(v, f"{ptr}/{pointer_token(k)}", base)
         elif isinstance(node, list):
             for i, v in enumerate(node):
                 self._index(v, f"{ptr}/{i}", base)
