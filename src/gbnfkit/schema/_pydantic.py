@@ -35,11 +35,10 @@ _INTEGER_DIGITS = 4300
 """The most digits Pydantic's JSON parser reads in a number's integral part (Python's
 ``int`` conversion limit): a longer one is "out of range"."""
 
-_YEAR_1_ON = YEAR_1_ON
 _SECONDS_TO_59 = "[0-9]{2}:[0-9]{2}:[0-5]"
 _PYDANTIC_FORMATS = {
-    "date": f"^{_YEAR_1_ON}-",
-    "date-time": f"^{_YEAR_1_ON}-[0-9]{{2}}-[0-9]{{2}}[tT]{_SECONDS_TO_59}",
+    "date": f"^{YEAR_1_ON}-",
+    "date-time": f"^{YEAR_1_ON}-[0-9]{{2}}-[0-9]{{2}}[tT]{_SECONDS_TO_59}",
     "time": f"^{_SECONDS_TO_59}",
     "duration": "^P(?:[0-9]{1,6}[YMWD])*(?:T(?:[0-9]{1,6}[HMS])*)?$",
 }
