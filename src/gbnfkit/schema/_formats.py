@@ -8,14 +8,22 @@ written in UTC: ``23:59:60Z``, ``23:59:60-00:00``).
 
 from __future__ import annotations
 
-__all__ = ["FORMAT_PATTERNS", "SPEC_FORMATS", "APPROXIMATE_FORMATS"]
+__all__ = ["FORMAT_PATTERNS", "SPEC_FORMATS", "APPROXIMATE_FORMATS", "date_pattern"]
 
 _Y = r"\d{4}"
 _LEAP_YEAR = r"(?:\d\d(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)"
-_DATE = (
-    rf"(?:{_Y}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)"
-    rf"|02-(?:0[1-9]|1\d|2[0-8]))|{_LEAP_YEAR}-02-29)"
-)
+
+
+def date_pattern(year: str, leap_year: str) -> str:
+    """The dates ``YYYY-MM-DD`` of the years ``year`` (a regex), days per month, February
+    29th in the years ``leap_year`` only."""
+    return (
+        rf"(?:{year}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)"
+        rf"|02-(?:0[1-9]|1\d|2[0-8]))|{leap_year}-02-29)"
+    )
+
+
+_DATE = date_pattern(_Y, _LEAP_YEAR)
 # a leap second (:60) only where the UTC time is 23:59 (RFC 3339 5.7; the JSON Schema test
 # suite), and only written so (23:59:60 with Z or +-00:00): a local time with its offset
 # (15:59:60-08:00) would need each of the 1,440 local times paired with its offset, whose

@@ -17,7 +17,7 @@ import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import Any
 
-from gbnfkit.schema._formats import FORMAT_PATTERNS
+from gbnfkit.schema._formats import FORMAT_PATTERNS, date_pattern
 
 __all__ = ["REFUSED", "generator"]
 
@@ -85,11 +85,7 @@ _FLOAT_KEY = "^-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$"
 _LEAP_YEAR_1_ON = (
     "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
 )
-_DATE_KEY = (
-    f"^(?:{YEAR_1_ON}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
-    "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))"
-    f"|{_LEAP_YEAR_1_ON}-02-29)$"
-)
+_DATE_KEY = f"^{date_pattern(YEAR_1_ON, _LEAP_YEAR_1_ON)}$"
 _KEY_PATTERNS = {"int": _INT_KEY, "float": _FLOAT_KEY, "bool": "^(?:true|false)$",
                  "uuid": FORMAT_PATTERNS["uuid"], "date": _DATE_KEY}
 """The keys of a ``dict`` with int, float, bool, UUID or date keys, as Pydantic parses
