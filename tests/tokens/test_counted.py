@@ -19,7 +19,16 @@ from test_slices import EXTRA, _follow, _roots, _sliced_walks_equal_stepping
 import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteState
-from gbnfkit.tokens._slices import Covers, counted_left, covered_bytes, opens_on
+from gbnfkit.tokens._slices import (
+    Covers,
+    Items,
+    _single_next,
+    counted_left,
+    covered_bytes,
+    item_suffixes,
+    opens_on,
+    proven_next,
+)
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vecwalk import vector_walk
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -261,7 +270,9 @@ def test_counted_left_follows_the_chain_to_its_end() -> None:
         assert got[0] < 0 or got == (LONGEST + 1, ()), gbnf
 
 
-def _chain_covers(compiled: gbnfkit.CompiledGrammar, reach: int, opens: bool) -> Covers:
+def _chain_covers(
+    compiled: gbnfkit.CompiledGrammar, reach: int, opens: bool, items: Items | None = None
+) -> Covers:
     (piece,) = compiled.index.slices
     return Covers(
         compiled.automaton,
@@ -277,6 +288,7 @@ def _chain_covers(compiled: gbnfkit.CompiledGrammar, reach: int, opens: bool) ->
         reach,
         {},
         opens,
+        items,
     )
 
 
@@ -334,3 +346,118 @@ def test_long_counts_in_blocks_match_the_reference(tuning: Tuning) -> None:
     _follow(compiled, grammar, vocabulary, f'{{"c": "{text}"}}')
     counted = sum(k > 0 for kept in compiled._counts.values() for k, _ in kept.values())
     assert counted > LONGEST, "the block's edge was not counted"
+
+
+def _proven_cases() -> list[tuple[str, str, bool]]:
+    """Grammars with a long counted string (rows of fixed copies, chains of links, both,
+    the converter's ``minLength``/``maxLength`` and block forms), each with a document
+    and whether :func:`proven_next` must read some state's next one; and grammars
+    where no state's next one may be read from its stacks: an item of one or two
+    characters, of a character and an optional letter, a repetition after the count
+    that goes on with the class, a row of characters of two bytes."""
+    text = (TEXT * 200)[:60]
+    bounded = {"type": "string", "minLength": 20, "maxLength": 70}
+    block = {"type": "string", "minLength": 30, "maxLength": 32767}
+    one = 'root ::= "\\"" one{40,90} "\\""\none ::= '
+    return [
+        (f'root ::= "\\"" {BODY}{{40,90}} "\\""', f'"{text}"', True),
+        (f'root ::= "\\"" char{{40,90}} "\\""\n{CHAR}', f'"{text}"', True),
+        (f'root ::= "\\"" char{{0,90}} "\\""\n{CHAR}', f'"{text}"', True),
+        (f"root ::= {BODY}{{0,90}}", text, True),
+        (_schema({"type": "object", "properties": {"s": bounded}}), f'{{"s": "{text}"}}', True),
+        # (the first block's edge: the states there, below)
+        (_schema({"type": "object", "properties": {"c": block}}), f'{{"c": "{text}"}}', True),
+        (f"{one}{BODY} | {BODY} {BODY}", f'"{text}"', False),
+        (f"{one}{BODY} [a-z]?", f'"{text}"', False),
+        (f'root ::= "\\"" {BODY}{{0,60}} [a-z]* "\\""', f'"{text[:50]}"', False),
+        ('root ::= "\\"" [é-é]{40,90} "\\""', '"' + "é" * 60 + '"', False),
+    ]
+
+
+def _schema(schema: dict[str, object]) -> str:
+    """A schema's grammar as GBNF text (the cases above are GBNF)."""
+    return str(Grammar.from_json_schema(schema).to_gbnf())
+
+
+@pytest.mark.parametrize("case", range(len(_proven_cases())))
+def test_proven_next_is_the_explored_next(case: int) -> None:
+    """Wherever :func:`proven_next` reads the state every character leads to from a
+    state's stacks, it is the one exploring each character finds (:func:`_single_next`),
+    at every position of the documents (rows, links, block edges, the marker after the
+    count); it reads some along each long counted string, and none where the item
+    is not exactly one character or the class goes on after the count."""
+    gbnf, document, expected = _proven_cases()[case]
+    grammar = Grammar.from_gbnf(gbnf)
+    compiled = gbnfkit.CompiledGrammar(grammar, _vocabulary())
+    automaton = compiled.automaton
+    (piece,) = compiled.index.slices
+    limit = Tuning().slice_pairs
+    items: Items = {}
+    # the parser's states between two characters, and the contexts' (which may be
+    # inside an item: a class rule called by it can be read where the item cannot)
+    states = _states(compiled, b"", document)
+    if '"c"' in document:
+        # across the first block's edge, 1,030 characters in (two parses from there on)
+        text = (TEXT * 200)[:1040]
+        states += _states(compiled, f'{{"c": "{text[:1020]}'.encode(), text[1020:])
+    read = []
+    for root in states + _roots(compiled, document):
+        got = proven_next(automaton, root, piece.dfa, limit, items)
+        if got is not None:
+            read.append(root)
+            assert got == _single_next(automaton, root, piece.dfa, limit), root
+    between = sum(state in read for state in states)
+    assert (between > 20) == expected, between
+    proven = [rule for rule, suffixes in items.items() if suffixes is not None]
+    for rule in proven:
+        assert item_suffixes(automaton, rule, piece.dfa, limit, {}) == items[rule]
+
+
+def test_a_long_row_is_read_without_exploring() -> None:
+    """Down a row of fixed copies of the converter's character (``char{40,300}``: a
+    ``minLength`` of 40), the state with ``LONGEST + 3`` copies left is open neither by
+    its forms (the row's end is in reach) nor down ``open_chain`` states, but heads a
+    chain longer than any token (``Covers.chained``).  With the item known to take
+    exactly one character, the chain is read from the stacks (one closure per count,
+    no state within a character made) before any form is compared; it covers the same
+    bytes as the chain explored character by character."""
+    vocabulary = _vocabulary()
+    least = 40
+    grammar = Grammar.from_gbnf(f'root ::= "\\"" char{{{least},300}} "\\""\n{CHAR}')
+    reach = LONGEST + 3
+    tuning = Tuning()
+    made = []
+    for items in ({}, None):
+        compiled = gbnfkit.CompiledGrammar(grammar, vocabulary)
+        automaton = compiled.automaton
+        (piece,) = compiled.index.slices
+        state = automaton.feed(automaton.initial, b'"' + b"a" * (least - reach))
+        assert state is not None
+        before = len(automaton._intern) + len(automaton._clashes)
+        forms: list[ByteState] = []
+
+        def same(
+            a: ByteState,
+            b: ByteState,
+            compiled: gbnfkit.CompiledGrammar = compiled,
+            forms: list[ByteState] = forms,
+        ) -> bool:
+            forms.append(a)
+            return compiled._same_form(a, b)
+
+        covers = Covers(
+            automaton, piece.dfa, {}, tuning.slice_pairs, RLock(), {}, same, {},
+            tuning.open_chain, {}, reach, {}, True, items,
+        )
+        assert covers(state) == piece.dfa.first & automaton.allowed_bits(state)
+        made.append(len(automaton._intern) + len(automaton._clashes) - before)
+        if items is not None:
+            assert not forms, "forms were compared before the chain"
+            assert any(v is not None for v in items.values())
+        else:
+            assert forms
+    # a closure per count down the chain, the item's states within a character once and
+    # the root's (covered_bytes steps its first characters): 59; against the states
+    # within each character of every count, and the forms' (551)
+    assert made[0] <= 4 * reach, made
+    assert made[1] >= 8 * reach, made

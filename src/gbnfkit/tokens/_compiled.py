@@ -40,7 +40,7 @@ from gbnfkit.tokens._savefile import (
     scalar_int,
     write_npz,
 )
-from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Slice, sliced_walk
+from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Items, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
@@ -217,6 +217,7 @@ class CompiledGrammar:
         self._merged: dict[int, dict[ByteState, ByteState]] = {}  # see Covers
         self._counts: dict[int, dict[ByteState, Counted]] = {}  # see Covers
         self._links: dict[int, dict[ByteState, ByteState | None]] = {}  # see Covers
+        self._items: dict[int, Items] = {}  # see Covers (a few entries per rule at most)
         self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
         # whether stacks cover the first slice's class (_keywalk.py: keys as one lexeme)
         self._keys = Universal(program, SLICE_CLASSES[0], tuning.key_positions, max_contexts)
@@ -885,6 +886,7 @@ class CompiledGrammar:
                 merged = self._merged.setdefault(i, {})
                 counts = self._counts.setdefault(i, {})
                 links = self._links.setdefault(i, {})
+                items = self._items.setdefault(i, {})
                 for kept in (loops, opens, merged, counts, links):
                     if len(kept) > self._max_contexts:
                         kept.clear()
@@ -902,6 +904,7 @@ class CompiledGrammar:
                 reach,
                 links,
                 reach >= trie.max_depth,  # a chain that long is open (Covers.chained)
+                items,
             )
             # a state covering the class accepts every inside token (_keywalk.py); a counted
             # repetition with few characters left: by counting them (sliced_walk), not forms

@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._byteprogram import CALL, TEST
+from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._tails import SuffixRanks
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._utf8 import utf8_sequences
@@ -48,12 +49,14 @@ __all__ = [
     "SLICE_CLASSES",
     "Counted",
     "Covers",
+    "Items",
     "Slice",
     "Utf8Dfa",
     "counted_left",
     "covered_bytes",
     "loops_on",
     "opens_on",
+    "proven_next",
     "sliced_walk",
 ]
 
@@ -366,6 +369,97 @@ def _single_next(
     return ends.other
 
 
+# per rule: the stacks a call of it leaves above the caller's frame when every character
+# of a slice's class is exactly one whole string of the rule (:func:`item_suffixes`),
+# else ``None`` (one entry per rule the chains met: bounded by the program)
+Items = dict[int, frozenset[Stack] | None]
+
+
+def item_suffixes(
+    automaton: ByteAutomaton, rule: int, dfa: Utf8Dfa, limit: int, items: Items
+) -> frozenset[Stack] | None:
+    """The stacks ``U`` that a call of ``rule`` leaves above the caller's frame (the
+    closure of its alternatives), when from them the UTF-8 bytes of every character of
+    the class are accepted one by one, the rule is not finished within a character and
+    is finished, with nothing else left, after it: the state ``T`` of the stacks
+    ``(BOTTOM,) + u`` goes by every character to the state of ``(BOTTOM,)`` alone
+    (:func:`_single_next`).  ``None`` otherwise (kept in ``items``: decided once per
+    rule).  Stepping is done stack by stack and a stack's frames below its top are
+    only read when it returns to them, so for any frames ``F`` (whose top is the
+    position after a call of ``rule``) the stacks ``F + u`` step as ``T``'s, with
+    ``F`` in place of the marker: every character leads them to the closure of ``F``
+    (:func:`proven_next`)."""
+    if rule in items:
+        return items[rule]
+    got: frozenset[Stack] | None = None
+    first = 0
+    finishes = False
+    for start in automaton.program.rules[rule]:
+        bits, pops = automaton.first_of(start)
+        first |= bits
+        finishes = finishes or pops
+    # most rules met are no such item: told from their first bytes, no state made
+    if not finishes and not dfa.first & ~first:
+        start_state = automaton.state_of([(BOTTOM, rule)], call=True)
+        end = _single_next(automaton, start_state, dfa, limit)
+        if end is not None and end.stacks == ((BOTTOM,),):
+            got = frozenset(s[1:] for s in start_state.stacks)
+    items[rule] = got
+    return got
+
+
+def proven_next(
+    automaton: ByteAutomaton, state: ByteState, dfa: Utf8Dfa, limit: int, items: Items
+) -> ByteState | None:
+    """:func:`_single_next` of ``state`` read from its stacks, without stepping: when
+    they are groups ``F + u`` (``u`` every stack of ``item_suffixes(I)``, ``F``'s top
+    the position after a call of ``I``: a count's frame in a row of calls of ``I`` or
+    a chain of links) and others whose top accepts no byte that starts a character
+    (a closing quote, the marker: dead after a character's first byte), every
+    character leads ``state`` to the closure of the groups' ``F`` alone, through
+    states within a character that are the groups' (``T``'s with ``F`` for the marker:
+    none holds it, every byte the class allows is accepted).  ``None`` when the
+    stacks are not of that form (then :func:`_single_next` explores)."""
+    program = automaton.program
+    kind = program.kind
+    arg = program.arg
+    first = dfa.first
+    stacks = state.stacks
+    whole = frozenset(stacks)
+    left = set(whole)  # the stacks in no group found yet
+    frames: list[Stack] = []
+    for s in stacks:
+        if s not in left or not s:
+            continue  # in a group found, or the complete parse
+        top = s[-1]
+        if top < 0:
+            continue  # the marker
+        if kind[top] != TEST:
+            return None  # (a closed state's tops are tests)
+        if not arg[top] & first:
+            continue  # dead at a character's first byte
+        found = False
+        for j in range(len(s) - 2, -1, -1):
+            f = s[j]
+            if f < 1 or kind[f - 1] != CALL:
+                continue
+            suffixes = item_suffixes(automaton, arg[f - 1], dfa, limit, items)
+            if suffixes is None or s[j + 1 :] not in suffixes:
+                continue
+            frame = s[: j + 1]
+            group = [frame + u for u in suffixes]
+            if all(g in whole for g in group):
+                left.difference_update(group)
+                frames.append(frame)
+                found = True
+                break
+        if not found:
+            return None
+    if not frames:
+        return None
+    return automaton.state_of(frames)
+
+
 # per state: what :func:`counted_left` found (characters left, and whether the state
 # after each number of characters holds the bottom marker)
 Counted = tuple[int, tuple[bool, ...]]
@@ -379,6 +473,7 @@ def counted_left(
     reach: int,
     counts: dict[ByteState, Counted],
     links: dict[ByteState, ByteState | None] | None = None,
+    items: Items | None = None,
 ) -> Counted:
     """How many characters of the class ``state`` has left, as a counted repetition
     with few left (``x{0,k}``; ``docs/masks.md``, "Slices", "Counted repetitions: few
@@ -393,7 +488,9 @@ def counted_left(
     gives ``(reach + 1, ())``: every inside token is accepted.  ``(-1, ())`` when
     there is no such chain.  Results are kept in ``counts``, and each state's
     :func:`_single_next` in ``links`` when given (a chain longer than ``reach`` is
-    followed again from a later count: each state of it is explored once)."""
+    followed again from a later count: each state of it is explored once); given
+    ``items``, a state whose next one :func:`proven_next` reads from its stacks is not
+    explored."""
     got = counts.get(state)
     if got is not None:
         return got
@@ -419,7 +516,10 @@ def counted_left(
         elif here in links:
             after = links[here]
         else:
-            after = links[here] = _single_next(automaton, here, dfa, limit)
+            after = proven_next(automaton, here, dfa, limit, items) if items is not None else None
+            if after is None:
+                after = _single_next(automaton, here, dfa, limit)
+            links[here] = after
         if after is None:
             tail = (-1, ())
             break
@@ -562,6 +662,7 @@ class Covers:
         reach: int = 0,
         links: dict[ByteState, ByteState | None] | None = None,
         chain_opens: bool = False,
+        items: Items | None = None,
     ) -> None:
         self.automaton = automaton
         self.dfa = dfa
@@ -578,6 +679,9 @@ class Covers:
         # whether a chain longer than ``reach`` proves its head open (``reach`` at least
         # the most characters a token starts: ``chained``)
         self.chain_opens = chain_opens and links is not None
+        # per rule: whether every character is one whole string of it (item_suffixes;
+        # given: the links of a chain are read from its states' stacks where they can be)
+        self.items = items
         self.found: dict[ByteState, int] = {}
         self.stepped = 0  # first bytes a sliced walk walked node by node (read by tests)
 
@@ -620,7 +724,14 @@ class Covers:
             return (-1, ())
         with self.lock:
             return counted_left(
-                self.automaton, state, self.dfa, self.limit, self.reach, self.counts, self.links
+                self.automaton,
+                state,
+                self.dfa,
+                self.limit,
+                self.reach,
+                self.counts,
+                self.links,
+                self.items,
             )
 
     def chained(self, state: ByteState, known: bool) -> bool:
@@ -631,13 +742,45 @@ class Covers:
         open state found without forms: the fixed copies of ``x{m,n}`` before its
         optional ones, a count's block row before the next block).  ``known``: only
         when ``state``'s own step down the chain is known already (``links``), so a
-        later count of a chain followed costs lookups, not forms."""
+        later count of a chain followed costs lookups, not forms, and a chain whose
+        links :func:`proven_next` reads from the stacks (``items`` given) costs a
+        closure per state, not an exploration: both are asked before the forms."""
         if not self.chain_opens:
             return False
         assert self.links is not None
-        if known and state not in self.links:
+        if known and state not in self.links and not self._proven_chain(state):
             return False
         return self.count_at(state)[0] > self.reach
+
+    def _proven_chain(self, state: ByteState) -> bool:
+        """Whether the chain down from ``state`` is known (``links``, ``counts``) or
+        read from its stacks (:func:`proven_next`, noted in ``links``) for more than
+        ``reach`` states, or to its end: then :func:`counted_left` of ``state``
+        explores no state."""
+        items = self.items
+        links = self.links
+        counts = self.counts
+        if items is None or links is None or counts is None:
+            return False
+        automaton = self.automaton
+        dfa = self.dfa
+        first = dfa.first
+        here: ByteState | None = state
+        with self.lock:
+            for _ in range(self.reach + 1):
+                if here is None or here in counts:
+                    return True
+                if not automaton.allowed_bits(here) & first:
+                    return True  # S_0
+                if here in links:
+                    here = links[here]
+                    continue
+                after = proven_next(automaton, here, dfa, self.limit, items)
+                if after is None:
+                    return False
+                links[here] = after
+                here = after
+        return True
 
     def few_left(self, state: ByteState) -> bool:
         """Whether ``state`` is a counted repetition with at most ``reach`` (given to
