@@ -70,29 +70,6 @@ def test_dropped_caches_keep_shared_steps_exact() -> None:
             assert got.complete == expected.complete
 
 
-def test_a_state_made_before_a_cleared_cache_steps_exactly() -> None:
-    """Transition caches hold state numbers, renumbered from 0 each time the full intern
-    table is cleared: a state made before a clear (as a matcher holds one) is numbered
-    again when next stepped, so its cache is emptied at the next clear and never names
-    a state of another generation."""
-    tiny = _automaton(Limits(max_cached_states=2))
-    roomy = _automaton()
-    kept = tiny.initial
-    for _ in range(4):
-        for first in b"abcde":
-            got = tiny.step(kept, first)
-            expected = roomy.step(roomy.initial, first)
-            assert got is not None and expected is not None
-            assert set(got.stacks) == set(expected.stacks)
-            assert tiny.states[kept.num] is kept
-            # other steps from other states clear the table again (and again)
-            after = tiny.feed(got, b"x5y")
-            assert (after is None) == (roomy.feed(expected, b"x5y") is None)
-    for state in tiny.states:
-        assert tiny.states[state.num] is state
-        assert all(n < len(tiny.states) for n in state.trans.values())
-
-
 def test_first_bits_are_those_of_the_closed_state() -> None:
     """``first_bits`` of every stack met (and of its parts, over the bottom marker or
     not) equals the allowed bytes and bottom marker of the state built from it."""

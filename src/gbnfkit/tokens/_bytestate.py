@@ -23,13 +23,9 @@ from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.tokens._byteprogram import END, TEST, ByteProgram
 
-__all__ = ["BOTTOM", "DEAD", "UNKNOWN", "ByteAutomaton", "ByteState", "Stack"]
+__all__ = ["BOTTOM", "ByteAutomaton", "ByteState", "Stack"]
 
 BOTTOM = -1
-# values of a state's transition cache besides state numbers: no state (the byte is
-# rejected), and (as the default of a lookup) not cached
-DEAD = -1
-UNKNOWN = -2
 BYTE_STACKS_PER_STACK = 16
 # nested calls a local closure is composed through before it is explored stack by stack
 # (a bound on the recursion of ByteAutomaton._composed, not a tuning knob)
@@ -47,14 +43,9 @@ class ByteState:
             the state lives). Two states are equal iff their stacks are the same set.
         complete: a parse of the start rule is complete here.
         bottom: a context state reached the bottom marker.
-        num: the state's number in its automaton's :attr:`ByteAutomaton.states`.
-        trans: ``byte -> number of the next state`` or :data:`DEAD` (no state),
-            filled lazily (a cache); negative keys ``-k`` hold the state after the
-            bytes whose accepting top tests are the set ``k`` of ``tops`` (see
-            :meth:`ByteAutomaton.step`).  Numbers, not states: a dict of ints is not
-            tracked by Python's garbage collector, and states never refer to each
-            other, so no reference cycle holds them (``docs/masks.md``, "Where the
-            time goes").
+        trans: ``byte -> ByteState | None``, filled lazily (a cache); negative keys
+            ``-k`` hold the state after the bytes whose accepting top tests are the set
+            ``k`` of ``tops`` (see :meth:`ByteAutomaton.step`).
         bits: the 256-bit set of bytes some stack accepts next (``-1`` until computed,
             see :meth:`ByteAutomaton.allowed_bits`).
         live: the bytes of ``bits`` whose step is known to lead to a state (``-1``
@@ -67,7 +58,6 @@ class ByteState:
 
     __slots__ = (
         "stacks",
-        "num",
         "complete",
         "bottom",
         "trans",
@@ -80,21 +70,16 @@ class ByteState:
     )
 
     def __init__(
-        self,
-        stacks: tuple[Stack, ...],
-        h: int | None = None,
-        ends: Collection[Stack] = (),
-        num: int = -1,
+        self, stacks: tuple[Stack, ...], h: int | None = None, ends: Collection[Stack] = ()
     ) -> None:
         if not ends:
             ends = stacks
         # `ends`: the stacks as a set, where the complete parse and the bottom marker
         # are found without a scan (``ByteAutomaton.intern`` passes the one it hashed)
         self.stacks = stacks
-        self.num = num
         self.complete = () in ends
         self.bottom = _BOTTOM_STACK in ends
-        self.trans: dict[int, int] = {}
+        self.trans: dict[int, ByteState | None] = {}
         self.bits = -1
         self.live = -1
         self.classes: tuple[int, ...] | None = None
@@ -119,12 +104,9 @@ class ByteState:
 class ByteAutomaton:
     """Closure, stepping and interning of :class:`ByteState` for one program.
 
-    Every state it made is numbered in :attr:`states` (its ``num``); transition caches
-    hold those numbers.  The intern table is bounded by ``limits.max_cached_states``;
-    when full it is cleared together with :attr:`states` and every numbered state's
-    transition cache (states stay valid and equal by their stacks; only cached work is
-    lost), so memory stays bounded; a state made before (a matcher may hold one) is
-    numbered again when it is next stepped (:meth:`adopt`).  It is keyed by
+    The intern table is bounded by ``limits.max_cached_states``; when full it is
+    cleared together with every state's transition cache (states stay valid and equal
+    by their stacks; only cached work is lost), so memory stays bounded. It is keyed by
     the hash of the stacks' set, checked against the state found (a state whose hash
     another holds goes to a second table keyed by the set): a frozenset of the stacks
     is made for each lookup (cheap from the set a step builds, whose element hashes it
@@ -138,14 +120,21 @@ class ByteAutomaton:
         self._arg = program.arg
         self._rules = program.rules
         self._max_stacks = BYTE_STACKS_PER_STACK * limits.max_stacks
-        # every state numbered since the last clear, by its number (the intern table's
-        # states, and older ones stepped since: see adopt); one list, never rebound
-        self.states: list[ByteState] = []
         self._intern: dict[int, ByteState] = {}  # hash of the stacks' set -> state
         self._clashes: dict[frozenset[Stack], ByteState] = {}  # the hash held by another
         self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
         self._firsts: dict[int, tuple[int, bool]] = {}  # position -> its closure's bytes, pops
         self.initial = self.state_of([(program.root,)], call=True)
+
+    def __del__(self) -> None:
+        # A state's transitions lead back to it wherever the grammar loops, so the
+        # states form reference cycles, which would outlive the automaton (and stay
+        # in every full collection's traversal) until the garbage collector finds
+        # them; emptying the caches lets reference counting free them at once.
+        for state in self._intern.values():
+            state.trans.clear()
+        for state in self._clashes.values():
+            state.trans.clear()
 
     # -- building states ----------------------------------------------------
     def state_of(self, stacks: list[Stack], *, call: bool = False) -> ByteState:
@@ -172,18 +161,18 @@ class ByteAutomaton:
             state = self._clashes.get(key)
             if state is not None:
                 return state
-        states = self.states
         if len(table) + len(self._clashes) >= self.limits.max_cached_states:
-            # forget every transition too (numbers of states no longer kept)
-            for old in states:
+            # forget every transition too, so dropped states can be freed
+            for old in table.values():
                 old.trans.clear()
                 old.classes = None
-            states.clear()
+            for old in self._clashes.values():
+                old.trans.clear()
+                old.classes = None
             table.clear()
             self._clashes.clear()
             clash = False
-        state = ByteState(tuple(key), h, key, len(states))
-        states.append(state)
+        state = ByteState(tuple(key), h, key)
         if clash:
             self._clashes[key] = state
         else:
@@ -380,14 +369,9 @@ class ByteAutomaton:
         bit ``i`` set when the byte set ``state.tops[i]`` accepts the byte.
         """
         trans = state.trans
-        got = trans.get(byte, UNKNOWN)
-        if got != UNKNOWN:
-            return self.states[got] if got >= 0 else None
-        states = self.states
-        n = state.num
-        if n >= len(states) or states[n] is not state:
-            self.adopt(state)
-        result = DEAD
+        if byte in trans:
+            return trans[byte]
+        result: ByteState | None = None
         tops = state.tops
         if tops is None:
             tops = self._tops(state)
@@ -399,9 +383,8 @@ class ByteAutomaton:
                 key |= bit
             bit <<= 1
         if key:
-            result = trans.get(-key, UNKNOWN)
-            if result == UNKNOWN:
-                result = DEAD
+            result = trans.get(-key)
+            if result is None:
                 kind = self._kind
                 arg = self._arg
                 local = self._local
@@ -430,35 +413,9 @@ class ByteAutomaton:
                         value=self.limits.max_stacks,
                     )
                 if out:
-                    target = self.intern(out)
-                    # (a full intern table was cleared just now: number `state` again)
-                    self.adopt(state)
-                    result = trans[-key] = target.num
+                    result = trans[-key] = self.intern(out)
         trans[byte] = result
-        return states[result] if result >= 0 else None
-
-    def adopt(self, state: ByteState) -> None:
-        """Number ``state`` again if it was made before the intern table was last
-        cleared (its transition cache was emptied then), so that its cache can hold
-        numbers again and the next clear empties it too."""
-        states = self.states
-        n = state.num
-        if n < len(states) and states[n] is state:
-            return
-        state.trans.clear()
-        state.num = len(states)
-        states.append(state)
-
-    def loop(self, state: ByteState, bits: int) -> None:
-        """Cache that each byte of ``bits`` leads from ``state`` back to itself (the
-        caller knows it)."""
-        self.adopt(state)
-        trans = state.trans
-        n = state.num
-        while bits:
-            low = bits & -bits
-            bits ^= low
-            trans[low.bit_length() - 1] = n
+        return result
 
     def _tops(self, state: ByteState) -> tuple[int, ...]:
         """The distinct byte sets of the top tests of ``state`` (also sets ``state.bits``,
@@ -498,17 +455,15 @@ class ByteAutomaton:
     def feed(self, state: ByteState, data: bytes) -> ByteState | None:
         """The state after all of ``data``, or ``None`` as soon as a byte is rejected."""
         step = self.step
-        states = self.states
-        s = state
+        s: ByteState | None = state
         for byte in data:
-            got = s.trans.get(byte, UNKNOWN)
-            if got >= 0:
-                s = states[got]
-                continue
-            nxt = step(s, byte) if got == UNKNOWN else None
+            nxt = s.trans.get(byte, _MISSING) if s is not None else None
+            if nxt is _MISSING:
+                assert s is not None
+                nxt = step(s, byte)
             if nxt is None:
                 return None
-            s = nxt
+            s = nxt  # type: ignore[assignment]
         return s
 
     def allowed_bits(self, state: ByteState) -> int:
@@ -571,6 +526,7 @@ class ByteAutomaton:
         return [b for b in range(256) if (bits >> b) & 1]
 
 
+_MISSING: object = object()
 _BOTTOM_STACK: Stack = (BOTTOM,)
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
-from gbnfkit.tokens._bytestate import DEAD, UNKNOWN, ByteAutomaton, ByteState
+from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._slices import Slice, loops_on
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 
 __all__ = ["WalkResult", "walk", "walk_all", "walk_runs", "walk_sorted"]
 
+_MISSING: ByteState | None = ByteState(())  # a sentinel no cache holds
 _BIT: tuple[int, ...] = tuple(1 << b for b in range(256))  # a byte's bit in a 256-bit set
 
 # (accepted sorted-position ranges as parallel lo/hi lists, uncertain subtree node indices)
@@ -90,7 +91,7 @@ def walk_runs(
     step = automaton.step
     allowed_bits = automaton.allowed_bits
     live_bits = automaton.live_bits
-    numbered = automaton.states
+    missing = _MISSING
     bit_of = _BIT
     jump_bytes = tuning.jump_bytes
     jump_subtree = tuning.jump_subtree
@@ -129,13 +130,8 @@ def walk_runs(
                 d = depth[i]
                 parent = states[d - 1]
                 b = byte[i]
-                got = parent.trans.get(b, UNKNOWN)
-                s: ByteState | None
-                if got >= 0:
-                    s = numbered[got]
-                elif got == DEAD:
-                    s = None
-                else:
+                s = parent.trans.get(b, missing)
+                if s is missing:
                     bits = parent.bits
                     if bits < 0:
                         bits = allowed_bits(parent)
@@ -213,11 +209,16 @@ def walk_runs(
                                 automaton, s, piece.dfa, tuning.slice_pairs
                             )
                         if looping:
-                            if last_single not in s.trans:
+                            trans = s.trans
+                            if last_single not in trans:
                                 # each one-byte character leads back to `s`: cache those
                                 # steps, which the skipped nodes would have made (a
                                 # matcher's next steps through the text use them)
-                                automaton.loop(s, single)
+                                rest_bits = single
+                                while rest_bits:
+                                    low = rest_bits & -rest_bits
+                                    rest_bits ^= low
+                                    trans[low.bit_length() - 1] = s
                             left -= _slice_subtree(
                                 trie, piece, automaton, s, i, acc_lo, acc_hi, uncertain, tuning
                             )
@@ -350,7 +351,6 @@ def walk_sorted(automaton: ByteAutomaton, root: ByteState, strings: Sequence[byt
     a rejected prefix are skipped with one binary search.
     """
     step = automaton.step
-    numbered = automaton.states
     path: list[ByteState] = [root]
     prev = b""
     out: list[int] = []
@@ -366,8 +366,8 @@ def walk_sorted(automaton: ByteAutomaton, root: ByteState, strings: Sequence[byt
         state = path[common]
         ok = True
         for k in range(common, len(data)):
-            got = state.trans.get(data[k], UNKNOWN)
-            after = step(state, data[k]) if got == UNKNOWN else numbered[got] if got >= 0 else None
+            got = state.trans.get(data[k], _MISSING)
+            after = step(state, data[k]) if got is _MISSING else got
             if after is None:
                 ok = False
                 upper = _after_prefix(data[: k + 1])
