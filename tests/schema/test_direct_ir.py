@@ -19,6 +19,8 @@ from gbnfkit.grammar import parse_gbnf
 from gbnfkit.grammar._parser import parse_fragment
 from gbnfkit.schema import SchemaWarning, json_schema_to_gbnf
 from gbnfkit.schema._api import convert_schema
+from gbnfkit.schema._direct import RecordedConversion
+from gbnfkit.schema._gbnf import Recorder, joined, recording
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "maskbench" / "dev.jsonl"
 
@@ -73,44 +75,75 @@ def test_the_text_is_the_one_json_schema_to_gbnf_writes() -> None:
             assert convert_schema(record["schema"], property_order="any").text == text
 
 
-def test_the_text_is_not_parsed_for_a_usual_schema(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the whole text was parsed")
+def _built_from_notes(converted: RecordedConversion) -> direct._Builder:
+    """The builder after it built ``converted``'s IR on its own (no ``_Fallback`` to
+    parsing the whole text, which is all ``ir()`` would do then)."""
+    builder = direct._Builder(converted._recorder, Limits())
+    builder.grammar(converted._rules, converted.text)
+    return builder
 
-    monkeypatch.setattr(direct, "parse_gbnf", refuse)
+
+def test_the_text_is_not_parsed_for_a_usual_schema() -> None:
     schema = {"type": "object", "properties": {
         "name": {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "maxLength": 20},
         "n": {"type": "integer", "minimum": 3, "maximum": 1234},
         "tags": {"type": "array", "items": {"enum": ["a", "b", 1.5]}, "maxItems": 3},
     }, "required": ["name"], "additionalProperties": {"type": "number"}}
+    converted = convert_schema(schema, property_order="any")
+    _built_from_notes(converted)
     grammar = Grammar.from_json_schema(schema, property_order="any")
     assert grammar.ir == parse_gbnf(json_schema_to_gbnf(schema, property_order="any"))
     assert grammar.match('{"n": 17, "name": "ab-c", "x": 1e3}').status.value == "accept"
     assert grammar.match('{"n": 2, "name": "ab"}').status.value == "reject"
 
 
-def test_classes_sharing_their_escapes_are_built_from_notes(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_classes_sharing_their_escapes_are_built_from_notes() -> None:
     """The "other key" classes of one schema share the class of short escapes and the
     surrogate pairs (composed once per conversion, then reused as text): each use is
     built from its note, never parsed, and the IR is the parsed text's."""
-    fragments: list[str] = []
-
-    def counted(text: str, limits: Any) -> Any:
-        fragments.append(text)
-        return parse_fragment(text, limits)
-
-    monkeypatch.setattr(direct, "parse_fragment", counted)
     names = ["alpha", "beta", "gamma", "delta", "ab/c", 'q"t', "\U0001F600x"]
     schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names},
               "additionalProperties": {"type": "boolean"}}
     converted = convert_schema(schema, property_order="any")
     assert converted.text.count('"u" [dD] [89abAB]') >= 8  # the pairs, in each class
     assert converted.ir() == parse_gbnf(converted.text)
+    fragments = _built_from_notes(converted).parsed_texts
+    assert fragments  # (the converter's f-strings, such as a repeated "char")
     assert not [f for f in fragments if "btnfr" in f or '"\\\\u" [dD]' in f]
     grammar = Grammar.from_json_schema(schema, property_order="any")
     assert grammar.match('{"alpha": 1, "alphb": true}').status.value == "accept"
     assert grammar.match('{"\\u0061lpha": true}').status.value == "reject"
+
+
+def _nested(depth: int) -> tuple[Recorder, str]:
+    """A sequence noted as ``depth`` sequences within each other: ``"a" ("a" (...))``
+    written without its groups, as ``joined`` composes it."""
+    recorder = Recorder()
+    with recording(recorder):
+        text = '"a"'
+        for _ in range(depth):
+            text = joined('"a"', text)
+    return recorder, text
+
+
+def test_notes_nested_past_the_bound_parse_the_text() -> None:
+    """The builder is compiled: its recursion over notes within notes is bounded by
+    ``MAX_NOTE_DEPTH``, past which the whole text is parsed (the same IR)."""
+    for depth in (direct.MAX_NOTE_DEPTH, direct.MAX_NOTE_DEPTH + 1, 5 * direct.MAX_NOTE_DEPTH):
+        recorder, text = _nested(depth)
+        builder = direct._Builder(recorder, Limits())
+        if depth <= direct.MAX_NOTE_DEPTH:
+            built = builder.grammar({"root": text}, f"root ::= {text}\n")
+            assert built == parse_gbnf(f"root ::= {text}\n")
+            assert builder.depth == 0
+        else:
+            with pytest.raises(direct._Fallback):
+                builder.grammar({"root": text}, f"root ::= {text}\n")
+    recorder, text = _nested(5 * direct.MAX_NOTE_DEPTH)
+    converted = convert_schema({"type": "integer"})
+    converted._recorder, converted._rules = recorder, {"root": text}
+    converted.text = f"root ::= {text}\n"
+    assert converted.ir() == parse_gbnf(converted.text)  # what ir() makes of the fallback
 
 
 def _error(call: Any) -> GrammarError:

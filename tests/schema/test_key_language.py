@@ -18,7 +18,7 @@ first member (``, "``) as well as first (``{"``).
 
 A listed name outside the BMP written with a surrogate pair escape
 (``"\\ud83d\\ude00"`` for ``"😀"``) was accepted as an extra property before
-``strings_not_in`` told a lone high surrogate from the start of a pair; strings outside
+``JsonChars.not_in`` told a lone high surrogate from the start of a pair; strings outside
 an ``enum`` (``not``) share that rule."""
 
 from __future__ import annotations

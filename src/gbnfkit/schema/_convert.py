@@ -41,7 +41,7 @@ from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, pa
 from gbnfkit.schema._shapes import check_shapes, count_keyword
 from gbnfkit.schema._strings import JsonChars
 from gbnfkit.schema._unevaluated import UNEVALUATED, lower_unevaluated
-from gbnfkit.schema._values import render_value, strings_not_in
+from gbnfkit.schema._values import render_value
 from gbnfkit.schema._width import alternatives, listed
 
 __all__ = ["Converter", "SchemaWarning"]
@@ -98,8 +98,6 @@ class Converter:
         self.llama = options.whitespace is Whitespace.LLAMA
         self.chars = JsonChars(self.table, llama=self.llama,
                                lone_surrogates=options.lone_surrogates)
-        # the "other key" rule of each set of forbidden suffixes (``strings_not_in``)
-        self.not_in_rules: dict[frozenset[str], str] = {}
         self.memo: dict[str, str | None] = {}
         # the DFA rule of each ambiguous pattern with its length bounds ("": not ambiguous)
         self.pattern_rules: dict[tuple[str, int, int | None], str] = {}
@@ -667,7 +665,7 @@ class Converter:
         not_patterns = list(schema.get(NOT_PATTERNS, []))
         not_strings = list(schema.get(NOT_STRINGS, []))
         if not_strings and not patterns and not not_patterns and lo == 0 and hi is None:
-            return seq('"\\""', strings_not_in(self, not_strings), '"\\""')
+            return seq('"\\""', self.chars.not_in(not_strings), '"\\""')
         if len(patterns) <= 1 and not not_patterns and not not_strings:
             simple = self.simple_string(patterns[0] if patterns else None, lo, hi, ptr)
             if simple is None or isinstance(simple, str):

@@ -15,7 +15,9 @@ their bounds.
 Whenever the pieces might not mean on their own what they mean in the text (a sequence
 holding an alternation that ``seq`` did not group, a piece the fragment parser refuses),
 or the text might be refused by the parser (a rule nested too deeply, a repetition bound
-above ``Limits.max_repetition``, an undefined rule, a body over several lines), the
+above ``Limits.max_repetition``, an undefined rule, a body over several lines), or the
+notes nest deeper than :data:`MAX_NOTE_DEPTH` (this module is compiled: its recursion
+runs on the C stack, so it is bounded here rather than by ``RecursionError``), the
 whole text is parsed instead: the result, and every error message, are then those of
 :func:`gbnfkit.grammar.parse_gbnf` (the checks that follow are the ones it runs, on the
 same IR).  ``bench/schema_compile.py --check`` compares the two on every MaskBench dev
@@ -36,7 +38,7 @@ from gbnfkit.schema._convert import Converter
 from gbnfkit.schema._gbnf import ClassNote, Recorder, recording
 from gbnfkit.schema._options import SchemaOptions
 
-__all__ = ["STATIC_MAX_BOUND", "RecordedConversion"]
+__all__ = ["MAX_NOTE_DEPTH", "STATIC_MAX_BOUND", "RecordedConversion"]
 
 _NAME = re.compile(r"[a-zA-Z0-9-]+")
 # a literal of printable ASCII whose only escapes are \\ and \"
@@ -45,6 +47,10 @@ _QUOTE_ESCAPE = re.compile(r'\\([\\"])')
 STATIC_MAX_BOUND = 4
 """The largest repetition bound in the static spellings of ``_strings`` (``{4}`` hex
 digits; ``tests/schema/test_direct_ir.py`` checks it)."""
+MAX_NOTE_DEPTH = _MAX_DEPTH
+"""How deep :class:`_Builder` follows notes within notes (the deepest of the MaskBench dev
+schemas: 54) before it parses the whole text instead; the parser bounds its own
+nesting."""
 
 
 class _Fallback(Exception):
@@ -89,6 +95,8 @@ class _Builder:
         self.done: dict[str, tuple[Expr, bool]] = {}
         self.refs: set[str] = set()
         self.ref_count = 0  # references met so far (a shared entry must have none)
+        self.depth = 0  # calls of expr in progress, at most MAX_NOTE_DEPTH
+        self.parsed_texts: list[str] = []  # the pieces parsed on their own, in order
 
     def grammar(self, rules: dict[str, str], text: str) -> GrammarIR:
         if "\0" in text or text.count("\n") != len(rules):
@@ -116,6 +124,10 @@ class _Builder:
             found = shared.get(text)
             if found is not None:
                 return found
+        depth = self.depth + 1
+        if depth > MAX_NOTE_DEPTH:
+            raise _Fallback
+        self.depth = depth
         note = self.notes.get(text)
         static = False
         if note is None and self.base is not None:
@@ -162,9 +174,11 @@ class _Builder:
         self.done[text] = found
         if static and shared is not None and self.ref_count == refs_before:
             shared[text] = found
+        self.depth = depth - 1  # (after a _Fallback the builder is dropped)
         return found
 
     def parsed(self, text: str) -> tuple[Expr, bool]:
+        self.parsed_texts.append(text)
         got = parse_fragment(text, self.limits)
         if got is None:
             raise _Fallback

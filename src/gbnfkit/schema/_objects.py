@@ -28,7 +28,6 @@ from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
 from gbnfkit.schema._shapes import count_keyword
-from gbnfkit.schema._values import strings_not_in
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
@@ -408,7 +407,7 @@ def _additional_member(conv: Converter, ptr: str, hint: str, names: list[str],
     if key_rule is not None:
         key = seq('"\\""', key_rule, '"\\""')
     elif names:
-        key = seq('"\\""', strings_not_in(conv, names), '"\\""')
+        key = seq('"\\""', conv.chars.not_in(names), '"\\""')
     else:
         key = conv.string_rule()
     return [conv.table.add(conv.child_hint(hint, "additional-kv"),

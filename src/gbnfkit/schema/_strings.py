@@ -21,8 +21,10 @@ from gbnfkit.schema._gbnf import (
     alt,
     char_class,
     current_recorder,
+    group,
     joined,
     literal,
+    name_part,
     paren,
     recording,
     seq,
@@ -71,7 +73,7 @@ class _Static:
     """The spellings that every conversion meets, built once (pure functions of
     constants, not caches): the class of each hex digit range, and the ``\\u``
     spellings of the spans that the classes of property names keep meeting
-    (``strings_not_in`` takes the complement of a few ASCII characters): one ASCII code
+    (``JsonChars.not_in`` takes the complement of a few ASCII characters): one ASCII code
     point, everything below or above one, the whole BMP and the two surrogate halves of
     a pair.  ``notes`` records how they were composed, for the conversions that build
     grammar IR directly (:mod:`gbnfkit.schema._direct`)."""
@@ -114,7 +116,7 @@ class JsonChars:
         self.lone_surrogates = lone_surrogates
         self._names: dict[Ranges, str] = {}
         # this run's \\u spellings of code point spans: the classes of one schema (the
-        # complements in ``strings_not_in``) keep meeting the same spans
+        # complements in ``not_in``) keep meeting the same spans
         self._hex: dict[tuple[int, int], str] = {}
         self._ones: dict[str, str] = {}
         self._others: dict[str, str] = {}
@@ -122,6 +124,8 @@ class JsonChars:
         # span): the same few for every class of the schema, each recorded once
         self._shorts: dict[str, str] = {}
         self._pair_texts: dict[tuple[int, int], list[str]] = {}
+        # the "other key" rule of each set of forbidden suffixes (``not_in``)
+        self._not_in: dict[frozenset[str], str] = {}
         self._static = _static()
         self._static_hex = self._static.spans
         recorder = current_recorder()
@@ -175,6 +179,71 @@ class JsonChars:
         self._names[ranges] = name
         return name
 
+    def not_in(self, words: list[str]) -> str:
+        """The inside of a JSON string whose decoded value is none of ``words``.
+
+        One rule per node of the words' trie: the node's word is refused (no ``""``
+        option) if forbidden, each next character of a forbidden word leads to its child,
+        any other character to any string.  A node's rule depends only on the suffixes of
+        the forbidden words below it, so the conversion keeps the rule of each suffix set:
+        the objects of a schema that list the same or overlapping property names share the
+        tails of their tries without recomputing them (the table would return the same
+        rule for the same body anyway).  The trie is walked with a stack, not by
+        recursion (a word is as long as a user makes it, and this module is compiled:
+        its recursion would run on the C stack); a node's rule is made after its
+        children's, in the order of its sorted next characters."""
+        char = self.char()
+        if not words:
+            return f"{char}*"
+        known = self._not_in
+        root = frozenset(words)
+        found = known.get(root)
+        if found is not None:
+            return found
+        stack = [_TrieNode("", root)]
+        made = ""  # the rule of the node last finished
+        while stack:
+            node = stack[-1]
+            if node.pending:  # its child at index ``next - 1`` is finished
+                node.options.append(seq(node.pending, made))
+                node.pending = ""
+            if node.next < len(node.children):
+                ch = node.children[node.next]
+                node.next += 1
+                first = self.one(ch)
+                suffixes = frozenset(node.below[ch])
+                found = known.get(suffixes)
+                if found is not None:
+                    node.options.append(seq(first, found))
+                else:
+                    node.pending = first
+                    stack.append(_TrieNode(node.prefix + ch, suffixes))
+                continue
+            stack.pop()
+            made = known[node.suffixes] = self._not_in_rule(node, char)
+        return made
+
+    def _not_in_rule(self, node: _TrieNode, char: str) -> str:
+        """The rule of a trie node of :meth:`not_in` whose children's options are made."""
+        options, children, below = node.options, node.children, node.below
+        # a character outside the BMP may be written as a surrogate pair; its high half
+        # alone is any other character only when the next escape is not the low half
+        # of a child (``"\\ud83d\\ude00"`` is 😀, not a lone surrogate and another
+        # character)
+        highs: dict[int, list[tuple[int, int]]] = {}
+        for ch in children:
+            if ord(ch) > 0xFFFF and self.lone_surrogates and chr(_high(ord(ch))) not in below:
+                low = 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)
+                highs.setdefault(_high(ord(ch)), []).append((low, low))
+        options.append(seq(self.other_than("".join(sorted(children + [chr(h) for h in highs]))),
+                           f"{char}*"))
+        for high, lows in highs.items():
+            after = alt(['""', seq(self.of(complement(tuple(lows))), f"{char}*")])
+            options.append(seq(self.of(((high, high),)), group(after)))
+        prefix = node.prefix
+        hint = "other-key-" + name_part(prefix[:30]) if prefix else "other-key"
+        return self.table.add(hint, alt(options))
+
     def _body(self, ranges: Ranges) -> str:
         options = []
         raw = _minus(ranges, _NOT_RAW)
@@ -225,6 +294,31 @@ class JsonChars:
         if b != 0x3FF:
             out.append(pair(hs_hi, hs_hi, 0, b))
         return out
+
+
+class _TrieNode:
+    """A node of :meth:`JsonChars.not_in`'s trie while its children are made: the
+    suffixes of the forbidden words below it, grouped by their first character."""
+
+    __slots__ = ("below", "children", "next", "options", "pending", "prefix", "suffixes")
+
+    def __init__(self, prefix: str, suffixes: frozenset[str]) -> None:
+        self.prefix = prefix
+        self.suffixes = suffixes
+        below: dict[str, set[str]] = {}
+        for suffix in suffixes:
+            if suffix:
+                below.setdefault(suffix[0], set()).add(suffix[1:])
+        self.below = below
+        self.children = sorted(below)
+        self.options: list[str] = [] if "" in suffixes else ['""']
+        self.next = 0  # the index of the next child to make
+        self.pending = ""  # the first part of the option of the child being made
+
+
+def _high(cp: int) -> int:
+    """The high surrogate of ``cp`` (outside the BMP)."""
+    return 0xD800 + ((cp - 0x10000) >> 10)
 
 
 def string_literal(value: str) -> str:

@@ -1,4 +1,5 @@
-"""Grammars for fixed JSON values (``const``/``enum``) and for strings outside a set."""
+"""Grammars for fixed JSON values (``const``/``enum``); the strings outside a set are
+:meth:`gbnfkit.schema._strings.JsonChars.not_in`."""
 
 from __future__ import annotations
 
@@ -7,14 +8,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
-from gbnfkit.schema._gbnf import alt, group, literal, name_part, seq
+from gbnfkit.schema._gbnf import alt, literal, seq
 from gbnfkit.schema._options import PropertyOrder
-from gbnfkit.schema._regex_parse import complement
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
 
-__all__ = ["render_value", "string_spellings", "strings_not_in"]
+__all__ = ["render_value", "string_spellings"]
 
 
 def render_value(conv: Converter, value: Any, compact: bool | None = None,
@@ -97,59 +97,3 @@ def string_spellings(conv: Converter, value: str) -> str:
         return literal(json.dumps(value, ensure_ascii=False))
     chars = [conv.chars.of(((ord(c), ord(c)),)) for c in value]
     return seq('"\\""', *chars, '"\\""')
-
-
-def _high(cp: int) -> int:
-    """The high surrogate of ``cp`` (outside the BMP)."""
-    return 0xD800 + ((cp - 0x10000) >> 10)
-
-
-def strings_not_in(conv: Converter, words: list[str]) -> str:
-    """The inside of a JSON string whose decoded value is none of ``words``.
-
-    One rule per node of the words' trie: the node's word is refused (no ``""``
-    option) if forbidden, each next character of a forbidden word leads to its child,
-    any other character to any string.  A node's rule depends only on the suffixes of
-    the forbidden words below it, so the conversion keeps the rule of each suffix set
-    (``Converter.not_in_rules``): the objects of a schema that list the same or
-    overlapping property names share the tails of their tries without recomputing them
-    (the table would return the same rule for the same body anyway)."""
-    char = conv.chars.char()
-    if not words:
-        return f"{char}*"
-    known = conv.not_in_rules
-    one, other_than, of = conv.chars.one, conv.chars.other_than, conv.chars.of
-    add = conv.table.add
-    lone = conv.chars.lone_surrogates  # else a high surrogate is never a character alone
-
-    def node(prefix: str, suffixes: frozenset[str]) -> str:
-        found = known.get(suffixes)
-        if found is not None:
-            return found
-        below: dict[str, set[str]] = {}
-        for suffix in suffixes:
-            if suffix:
-                below.setdefault(suffix[0], set()).add(suffix[1:])
-        children = sorted(below)
-        options = [] if "" in suffixes else ['""']
-        for ch in children:
-            options.append(seq(one(ch), node(prefix + ch, frozenset(below[ch]))))
-        # a character outside the BMP may be written as a surrogate pair; its high half
-        # alone is any other character only when the next escape is not the low half
-        # of a child (``"\\ud83d\\ude00"`` is 😀, not a lone surrogate and another
-        # character)
-        highs: dict[int, list[tuple[int, int]]] = {}
-        for ch in children:
-            if ord(ch) > 0xFFFF and lone and chr(_high(ord(ch))) not in below:
-                low = 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)
-                highs.setdefault(_high(ord(ch)), []).append((low, low))
-        options.append(seq(other_than("".join(sorted(children + [chr(h) for h in highs]))),
-                           f"{char}*"))
-        for high, lows in highs.items():
-            after = alt(['""', seq(of(complement(tuple(lows))), f"{char}*")])
-            options.append(seq(of(((high, high),)), group(after)))
-        hint = "other-key-" + name_part(prefix[:30]) if prefix else "other-key"
-        name = known[suffixes] = add(hint, alt(options))
-        return name
-
-    return node("", frozenset(words))
