@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import itemgetter
+from typing import Final
 
 from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
@@ -35,9 +36,9 @@ from gbnfkit.tokens._utf8 import ByteSeq, utf8_sequences
 
 __all__ = ["CALL", "END", "TEST", "ByteProgram", "lower_program", "range_bits"]
 
-TEST = 0
-CALL = 1
-END = 2
+TEST: Final = 0
+CALL: Final = 1
+END: Final = 2
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -63,10 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CONTEXT_DEPTH", "CompiledGrammar"]
 
-CONTEXT_DEPTH = 3  # frames in a context key (part of the saved format, not a tuning knob)
+CONTEXT_DEPTH: Final = 3  # frames in a context key (part of the saved format, not a tuning knob)
 _FORMAT = "gbnfkit-compiled-v3"
 
-_SEPARATOR = -2  # between the stacks of a context key
+_SEPARATOR: Final = -2  # between the stacks of a context key
 
 # a wide split's tokens under one run of first bytes: accepted and uncertain sorted
 # positions, and the handover pairs (positions, offsets) of those uncertain tokens
@@ -88,7 +88,7 @@ def _cut_by_runs(
 # non-zero words, distinct, and those words), or packed bits
 _Found = tuple[npt.NDArray[np.intp], Words] | Words
 
-_LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
+_LEAST_DEPTH: Final = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
 
 
 def _groups(stacks: Iterable[Stack]) -> list[list[Stack]]:

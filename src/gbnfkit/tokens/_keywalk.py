@@ -37,6 +37,7 @@ walk, follow set and depth are equal to its own: the context is a function of th
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Final
 
 import numpy as np
 
@@ -52,7 +53,7 @@ __all__ = ["Universal", "WideContexts", "inside_only", "join_keys", "same_walk"]
 
 # nested first calls a rule's first characters are looked for through (a bound on the
 # recursion of Universal._summary, not a tuning knob: a JSON key's are 3 deep)
-_DEPTH = 16
+_DEPTH: Final = 16
 
 # one character read whole by a stack's tests: the class's single bytes among them, the
 # class's longer byte-range sequences they hold (bit i: ``Universal._longer[i]``), and

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -71,8 +71,8 @@ SLICE_CLASSES: tuple[tuple[tuple[int, int], ...], ...] = (
     ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E), (0x80, 0x10FFFF)),
 )
 
-_DEAD = 0
-_BOUNDARY = 1  # between two characters (the start state)
+_DEAD: Final = 0
+_BOUNDARY: Final = 1  # between two characters (the start state)
 
 
 class Utf8Dfa:
