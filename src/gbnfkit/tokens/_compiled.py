@@ -40,7 +40,7 @@ from gbnfkit.tokens._savefile import (
     scalar_int,
     write_npz,
 )
-from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Slice, sliced_walk
+from gbnfkit.tokens._slices import Counted, Covers, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
@@ -219,7 +219,7 @@ class CompiledGrammar:
         self._links: dict[int, dict[ByteState, ByteState | None]] = {}  # see Covers
         self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
         # whether stacks cover the first slice's class (_keywalk.py: keys as one lexeme)
-        self._keys = Universal(program, SLICE_CLASSES[0], tuning.key_positions, max_contexts)
+        self._keys = Universal(program, index.slices[0].dfa, tuning.key_positions, max_contexts)
         self._wide_contexts = WideContexts(
             index, self._automaton, self._keys, self._test_chains, tuning.key_alike_nodes
         )

@@ -44,8 +44,7 @@ import numpy as np
 from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram, range_bits
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._index import VocabularyIndex, _Context
-from gbnfkit.tokens._slices import Slice
-from gbnfkit.tokens._utf8 import utf8_sequences
+from gbnfkit.tokens._slices import Slice, Utf8Dfa
 from gbnfkit.tokens._vecwalk import WideSplit, follow_only
 from gbnfkit.tokens._within import alike_roots
 
@@ -62,7 +61,9 @@ _Chain = tuple[int, int, int]
 
 
 class Universal:
-    """Which calls and which states of one byte program cover the class ``ranges``.
+    """Which calls and which states of one byte program cover the class of ``dfa``
+    (its byte-range sequences, made once with the vocabulary index's slice, not once
+    per grammar: they depend on the class alone).
 
     ``limit`` bounds the positions one question explores (past it, the answer is no);
     ``max_states`` the states remembered (then forgotten, as the compiled grammar's
@@ -71,7 +72,7 @@ class Universal:
     def __init__(
         self,
         program: ByteProgram,
-        ranges: tuple[tuple[int, int], ...],
+        dfa: Utf8Dfa,
         limit: int,
         max_states: int,
     ) -> None:
@@ -79,12 +80,11 @@ class Universal:
         self._arg = program.arg
         single = 0
         longer: list[tuple[int, ...]] = []
-        for lo, hi in ranges:
-            for seq in utf8_sequences(lo, hi):
-                if len(seq) == 1:
-                    single |= range_bits(seq[0][0], seq[0][1])
-                else:
-                    longer.append(tuple(range_bits(a, b) for a, b in seq))
+        for seq in dfa.sequences:
+            if len(seq) == 1:
+                single |= range_bits(seq[0][0], seq[0][1])
+            else:
+                longer.append(tuple([range_bits(a, b) for a, b in seq]))
         self._single = single
         self._longer = longer
         self._width = max([len(m) for m in longer], default=1)

@@ -41,7 +41,7 @@ import numpy.typing as npt
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._tails import SuffixRanks
 from gbnfkit.tokens._trie import TokenTrie
-from gbnfkit.tokens._utf8 import utf8_sequences
+from gbnfkit.tokens._utf8 import ByteSeq, utf8_sequences
 from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, sorted_pairs, vector_walk
 
 __all__ = [
@@ -86,10 +86,13 @@ class Utf8Dfa:
         first_row: per byte, the state after it from a character boundary.
         first: the bytes a character of ``K`` may start with.
         single: the bytes that are a whole character of ``K``.
+        sequences: the byte-range sequences of ``K``'s characters
+            (:func:`~gbnfkit.tokens._utf8.utf8_sequences` of each range, in order).
     """
 
     def __init__(self, ranges: tuple[tuple[int, int], ...]) -> None:
         sequences = [seq for lo, hi in ranges for seq in utf8_sequences(lo, hi)]
+        self.sequences: tuple[ByteSeq, ...] = tuple(sequences)
         # a state is the set of (sequence, bytes of it matched so far), 0 < matched
         numbers: dict[frozenset[tuple[int, int]], int] = {frozenset(): _BOUNDARY}
         todo = [frozenset[tuple[int, int]]()]
