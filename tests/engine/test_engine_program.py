@@ -43,6 +43,23 @@ def test_equal_sub_expressions_share_generated_rules() -> None:
     assert len(p.rule_names) == 1 + 1 + 5
 
 
+def test_equal_elements_share_repetition_rules_whatever_spells_them() -> None:
+    # a literal's code point and a one-character class are one element (the builder
+    # keeps an id per distinct element): their repetitions share one star rule and one
+    # optional chain, and two references to a rule one star rule
+    a, class_a = Literal("a"), CharClass(((97, 97),))
+    ir = GrammarIR({"root": Seq((Repeat(a, 0, None), Repeat(class_a, 0, None),
+                                 Repeat(a, 1, 3), Repeat(class_a, 0, 2),
+                                 Repeat(RuleRef("x"), 0, None), Repeat(RuleRef("x"), 0, None))),
+                    "x": Literal("b")})
+    p = compile_program(ir, LIM)
+    assert p.rule_names == ("root", "x", "root-star1", "root-opt2", "root-opt3", "root-star4")
+    star_a, opt2 = 2, 4  # "a"{1,3} is "a" then the 2-chain, which [a]{0,2} is
+    assert p.target[: 7] == (star_a, star_a, -1, opt2, opt2, 5, 5)
+    assert p.kinds[: 8] == (REF, REF, CHAR, REF, REF, REF, REF, END)
+    assert p.rule_alts == ((0,), (8,), (10, 13), (14, 16), (17, 20), (21, 24))
+
+
 def test_grammar_size_limit() -> None:
     ir = GrammarIR({"root": Repeat(Literal("abc"), 0, 50_000)})
     with pytest.raises(LimitError) as info:

@@ -19,7 +19,7 @@ from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteState
 from gbnfkit.tokens._compiled import _group_key, _groups, _stacks_of
 from gbnfkit.tokens._keywalk import Universal, WideContexts, inside_only, same_walk
-from gbnfkit.tokens._slices import SLICE_CLASSES
+from gbnfkit.tokens._slices import SLICE_CLASSES, Utf8Dfa
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vecwalk import WideSplit
 
@@ -62,7 +62,7 @@ def _states(compiled: gbnfkit.CompiledGrammar, document: str) -> list[ByteState]
 def _check_covering(compiled: gbnfkit.CompiledGrammar, document: str) -> int:
     """Every state along ``document`` said to cover the class accepts every inside
     token; returns how many were said to."""
-    universal = Universal(compiled.automaton.program, SLICE_CLASSES[0], 4096, 4096)
+    universal = Universal(compiled.automaton.program, Utf8Dfa(SLICE_CLASSES[0]), 4096, 4096)
     said = 0
     for state in _states(compiled, document):
         if universal.state(state):
@@ -98,7 +98,7 @@ def test_covering_is_shown_only_where_every_inside_token_is_accepted(
 ) -> None:
     grammar = Grammar.from_gbnf(gbnf)
     compiled = gbnfkit.CompiledGrammar(grammar, VOCABULARY)
-    universal = Universal(compiled.automaton.program, SLICE_CLASSES[0], 4096, 4096)
+    universal = Universal(compiled.automaton.program, Utf8Dfa(SLICE_CLASSES[0]), 4096, 4096)
     after_quote = compiled.automaton.step(compiled.automaton.initial, ord('"'))
     assert after_quote is not None
     assert universal.state(after_quote) == covers

@@ -26,7 +26,7 @@ from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 from gbnfkit.tokens._compiled import _group_key, _groups, _stacks_of
 from gbnfkit.tokens._keywalk import Universal
-from gbnfkit.tokens._slices import SLICE_CLASSES, Covers
+from gbnfkit.tokens._slices import SLICE_CLASSES, Covers, Utf8Dfa
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import Tuning
 from gbnfkit.tokens._vocabulary import Vocabulary
@@ -186,7 +186,7 @@ def test_roots_said_alike_decide_every_token_alike() -> None:
     listed = list(roots)
     # and with the states that cover the class compared on their rest tokens only
     rest = compiled.index.slices[0].rest
-    covering = Universal(automaton.program, SLICE_CLASSES[0], 4096, 4096).state
+    covering = Universal(automaton.program, Utf8Dfa(SLICE_CLASSES[0]), 4096, 4096).state
     for i, a in enumerate(listed):
         for b in listed[i + 1 :]:
             for free, by_rest in ((0, False), (letters, False), (letters, True)):

@@ -43,7 +43,7 @@ Expansion
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import itemgetter
+from typing import Final
 
 from gbnfkit._errors import GrammarError, LimitError
 from gbnfkit._limits import Limits
@@ -62,10 +62,12 @@ from gbnfkit.grammar._ir import (
 
 __all__ = ["CHAR", "CHAR_NOT", "END", "REF", "Program", "compile_program"]
 
-CHAR = 0
-CHAR_NOT = 1
-REF = 2
-END = 3
+CHAR: Final = 0
+CHAR_NOT: Final = 1
+REF: Final = 2
+END: Final = 3
+# (Final: mypyc compiles the kinds to constants, where a plain module name is a lookup in
+# the module's dictionary at every use, in the token layer's loops too)
 
 # An element before layout: (kind, ranges, target)
 _Elem = tuple[int, Ranges, int]
@@ -89,10 +91,18 @@ class Program:
         return self.kinds[pos] <= CHAR_NOT
 
 
-_END_ELEM: _Elem = (END, (), -1)
+# the id of the END element (every builder makes it first)
+_END_ID: Final = 0
 
 
 class _Builder:
+    """Lays out the rules.  Sequences are built as lists of *element ids*: element ``i``
+    is ``(kinds[i], ranges[i], targets[i])``, one id per distinct element.  An int is
+    all a sequence holds (mypyc keeps a ``tuple[int, Ranges, int]`` unboxed in its
+    variables, so each element stored in a list would be a new tuple, one more object
+    for the garbage collector), and the memo's keys compare elements by their ids as
+    they would by value."""
+
     def __init__(self, ir: GrammarIR, limits: Limits) -> None:
         self.ir = ir
         self.limits = limits
@@ -100,15 +110,23 @@ class _Builder:
         self.names: list[str] = list(ir.rules)
         self.n_ir_rules = len(self.names)
         self.ids: dict[str, int] = {n: i for i, n in enumerate(self.names)}
-        self.bodies: list[list[list[_Elem]] | None] = [None] * len(self.names)
+        self.bodies: list[list[list[int]] | None] = [None] * len(self.names)
         self.size = 0
         self.memo: dict[tuple[object, ...], int] = {}
         self.counter = 0
-        # the elements of each distinct literal, class and reference (a grammar repeats
-        # them often: keys, punctuation, whitespace)
-        self.literals: dict[str, list[_Elem]] = {}
-        self.classes: dict[tuple[Ranges, bool], _Elem] = {}
-        self.refs: dict[str, _Elem] = {}
+        # the distinct elements, by id, and the id of each
+        self.kinds: list[int] = [END]
+        self.ranges: list[Ranges] = [()]
+        self.targets: list[int] = [-1]
+        self.elem_ids: dict[_Elem, int] = {(END, (), -1): _END_ID}
+        # the element ids of each distinct code point, literal, class and reference (a
+        # grammar repeats them often: keys, punctuation, whitespace)
+        self.chars: dict[int, int] = {}
+        self.literals: dict[str, list[int]] = {}
+        self.classes: dict[tuple[Ranges, bool], int] = {}
+        self.refs: dict[str, int] = {}
+        self.calls: dict[int, int] = {}  # rule -> the id of its call
+        self.chains: dict[int, list[int]] = {}  # element -> its optional chain (see there)
 
     # -- bookkeeping -------------------------------------------------------------
     def grow(self, n: int) -> None:
@@ -135,32 +153,58 @@ class _Builder:
         self.bodies.append(None)
         return self.ids[name]
 
+    def element(self, kind: int, ranges: Ranges, target: int) -> int:
+        """The id of the element ``(kind, ranges, target)``."""
+        key = (kind, ranges, target)
+        found = self.elem_ids.get(key)
+        if found is not None:
+            return found
+        new = self.elem_ids[key] = len(self.kinds)
+        self.kinds.append(kind)
+        self.ranges.append(ranges)
+        self.targets.append(target)
+        return new
+
+    def call(self, rule: int) -> int:
+        """The id of the element calling ``rule`` (made here only, so kept by rule)."""
+        found = self.calls.get(rule)
+        if found is None:
+            found = self.calls[rule] = self.element(REF, (), rule)
+        return found
+
     # -- expressions -------------------------------------------------------------
-    def alternatives(self, expr: Expr, owner: str) -> list[list[_Elem]]:
+    def alternatives(self, expr: Expr, owner: str) -> list[list[int]]:
         if type(expr) is Alt or isinstance(expr, Alt):
-            out: list[list[_Elem]] = []
+            out: list[list[int]] = []
             for option in expr.options:
                 out.extend(self.alternatives(option, owner))
             return out
-        seq: list[_Elem] = []
+        seq: list[int] = []
         self.sequence(expr, owner, seq)
         return [seq]
 
-    def literal(self, text: str) -> list[_Elem]:
+    def literal(self, text: str) -> list[int]:
         elems = self.literals.get(text)
         if elems is None:
-            elems = self.literals[text] = [(CHAR, ((c, c),), -1) for c in map(ord, text)]
+            chars = self.chars
+            elems = []
+            for c in map(ord, text):
+                elem = chars.get(c)
+                if elem is None:
+                    elem = chars[c] = self.element(CHAR, ((c, c),), -1)
+                elems.append(elem)
+            self.literals[text] = elems
         return elems
 
-    def char_class(self, expr: CharClass) -> _Elem:
+    def char_class(self, expr: CharClass) -> int:
         key = (expr.ranges, expr.negated)
         elem = self.classes.get(key)
         if elem is None:
             kind = CHAR_NOT if expr.negated else CHAR
-            elem = self.classes[key] = (kind, normalize(expr.ranges), -1)
+            elem = self.classes[key] = self.element(kind, normalize(expr.ranges), -1)
         return elem
 
-    def ref(self, name: str, owner: str) -> _Elem:
+    def ref(self, name: str, owner: str) -> int:
         elem = self.refs.get(name)
         if elem is None:
             target = self.ids.get(name)
@@ -169,10 +213,10 @@ class _Builder:
                     f"undefined rule {name!r} (referenced in rule {owner!r})",
                     rules=(name,),
                 )
-            elem = self.refs[name] = (REF, (), target)
+            elem = self.refs[name] = self.call(target)
         return elem
 
-    def sequence(self, expr: Expr, owner: str, out: list[_Elem]) -> None:
+    def sequence(self, expr: Expr, owner: str, out: list[int]) -> None:
         # exact type checks first (the IR's own classes), isinstance for subclasses
         cls = type(expr)
         if cls is Seq:
@@ -229,13 +273,13 @@ class _Builder:
                 self.memo[key] = rule
                 self.bodies[rule] = self.alternatives(expr, owner)
             self.grow(1)
-            out.append((REF, (), rule))
+            out.append(self.call(rule))
         elif isinstance(expr, Repeat):
             self.repeat(expr, owner, out)
         else:  # pragma: no cover - the IR union is closed
             raise GrammarError(f"unknown grammar expression {expr!r} in rule {owner!r}")
 
-    def repeat(self, expr: Repeat, owner: str, out: list[_Elem]) -> None:
+    def repeat(self, expr: Repeat, owner: str, out: list[int]) -> None:
         lo, hi = expr.min, expr.max
         limit = self.limits.max_repetition
         if lo < 0 or (hi is not None and hi < lo):
@@ -252,7 +296,7 @@ class _Builder:
                 )
         if hi == 0:
             return
-        item: list[_Elem] = []
+        item: list[int] = []
         self.sequence(expr.item, owner, item)
         if not item:
             return  # repeating the empty string is the empty string
@@ -265,7 +309,7 @@ class _Builder:
                 rule = self.new_rule(owner, "g")
                 self.memo[key] = rule
                 self.bodies[rule] = [item]
-            elem = (REF, (), rule)
+            elem = self.call(rule)
         self.grow(lo)
         out.extend([elem] * lo)
         if hi is None:
@@ -275,36 +319,33 @@ class _Builder:
                 rule = self.new_rule(owner, "star")
                 self.memo[key] = rule
                 self.grow(2)
-                self.bodies[rule] = [[elem, (REF, (), rule)], []]
+                self.bodies[rule] = [[elem, self.call(rule)], []]
             self.grow(1)
-            out.append((REF, (), rule))
+            out.append(self.call(rule))
         elif hi > lo:
             self.grow(1)
-            out.append((REF, (), self.optional_chain(elem, hi - lo, owner)))
+            out.append(self.call(self.optional_chain(elem, hi - lo, owner)))
 
-    def optional_chain(self, elem: _Elem, count: int, owner: str) -> int:
+    def optional_chain(self, elem: int, count: int, owner: str) -> int:
         """Rule ``O(count)`` with ``O(k) ::= S O(k-1) |`` and ``O(1) ::= S |``."""
-        prev = -1
-        start = 1
-        # reuse the longest chain already built for this element
-        for k in range(count, 0, -1):
-            found = self.memo.get(("opt", elem, k))
-            if found is not None:
-                if k == count:
-                    return found
-                prev, start = found, k + 1
-                break
-        for k in range(start, count + 1):
+        # the chain built for this element, O(1) first: a chain is only ever built on
+        # from its longest rule, so those built are O(1) to O(len(chain)), and the one
+        # asked for is either there or built on from the last
+        chain = self.chains.get(elem)
+        if chain is None:
+            chain = self.chains[elem] = []
+        if count <= len(chain):
+            return chain[count - 1]
+        for _ in range(len(chain), count):
             rule = self.new_rule(owner, "opt")
-            self.memo[("opt", elem, k)] = rule
-            if prev < 0:
+            if not chain:
                 self.grow(1)
                 self.bodies[rule] = [[elem], []]
             else:
                 self.grow(2)
-                self.bodies[rule] = [[elem, (REF, (), prev)], []]
-            prev = rule
-        return prev
+                self.bodies[rule] = [[elem, self.call(chain[-1])], []]
+            chain.append(rule)
+        return chain[-1]
 
     # -- layout ------------------------------------------------------------------
     def build(self) -> Program:
@@ -314,7 +355,7 @@ class _Builder:
             )
         for i, name in enumerate(list(self.names[: len(self.ir.rules)])):
             self.bodies[i] = self.alternatives(self.ir.rules[name], name)
-        flat: list[_Elem] = []
+        flat: list[int] = []  # element ids
         pos_rule: list[int] = []
         rule_alts: list[tuple[int, ...]] = []
         for rule, body in enumerate(self.bodies):
@@ -324,15 +365,14 @@ class _Builder:
             for alt in body:
                 starts.append(len(flat))
                 flat.extend(alt)
-                flat.append(_END_ELEM)
+                flat.append(_END_ID)
             pos_rule.extend([rule] * (len(flat) - first))
             rule_alts.append(tuple(starts))
-        # three passes of map(itemgetter): half the time of zip(*flat), whose argument
-        # tuple holds every element
+        kinds, ranges, targets = self.kinds, self.ranges, self.targets
         return Program(
-            kinds=tuple(map(itemgetter(0), flat)),
-            ranges=tuple(map(itemgetter(1), flat)),
-            target=tuple(map(itemgetter(2), flat)),
+            kinds=tuple([kinds[e] for e in flat]),
+            ranges=tuple([ranges[e] for e in flat]),
+            target=tuple([targets[e] for e in flat]),
             pos_rule=tuple(pos_rule),
             rule_names=tuple(self.names),
             rule_alts=tuple(rule_alts),

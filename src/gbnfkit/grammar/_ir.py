@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 __all__ = [
     "ANY",
@@ -37,11 +38,11 @@ __all__ = [
     "too_deep",
 ]
 
-MAX_CODE_POINT = 0x10FFFF
+MAX_CODE_POINT: Final = 0x10FFFF
 # levels of Seq / Alt / Repeat an expression may nest: the checks and the engine compiler
 # recurse over expressions, and compiled (mypyc) recursion has no RecursionError to stop
 # it before the C stack ends; the GBNF parser refuses deeper text long before this
-MAX_NESTING = 1000
+MAX_NESTING: Final = 1000
 
 
 @dataclass(frozen=True, slots=True)

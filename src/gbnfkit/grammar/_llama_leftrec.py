@@ -25,12 +25,13 @@ Here the IR is mapped to the same generated rules, and a cycle in the resulting
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from gbnfkit.grammar._ir import Alt, CharClass, Expr, Literal, Repeat, RuleRef, Seq
 
 __all__ = ["llama_left_recursion"]
 
-_TERM = -1  # a terminal element (character, class, any)
+_TERM: Final = -1  # a terminal element (character, class, any)
 Node = str | int  # a named rule, or a generated rule (by number)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import Final
 
 from gbnfkit._errors import GRAMMAR_LINE_BREAK, GrammarError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
@@ -49,7 +50,7 @@ _VALID_ESCAPES = '\\x.. \\u.... \\U........ \\t \\r \\n \\\\ \\" \\[ \\] \\-'
 _SIMPLE_ESCAPES = {"t": "\t", "r": "\r", "n": "\n"} | {c: c for c in '\\"[]-'}
 _HEX_SIZES = {"x": 2, "u": 4, "U": 8}
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
-_MAX_DEPTH = 200  # nesting of the raw tree (groups, sequences, repetitions)
+_MAX_DEPTH: Final = 200  # nesting of the raw tree (groups, sequences, repetitions)
 _OPERATORS: dict[str, tuple[int, int | None]] = {"*": (0, None), "+": (1, None), "?": (0, 1)}
 _REPEAT_CHARS = frozenset("*+?{")
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import itemgetter
+from typing import Final
 
 from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
@@ -35,9 +36,9 @@ from gbnfkit.tokens._utf8 import ByteSeq, utf8_sequences
 
 __all__ = ["CALL", "END", "TEST", "ByteProgram", "lower_program", "range_bits"]
 
-TEST = 0
-CALL = 1
-END = 2
+TEST: Final = 0
+CALL: Final = 1
+END: Final = 2
 
 
 @dataclass(frozen=True)
@@ -115,14 +116,23 @@ class _Lowering:
         # positions in order are every alternative in rule order: each position becomes
         # its byte operations, and an alternative starts where its first position's do.
         program = self.program
-        tests, test = self.tests, self._test
-        calls = [((CALL, rule),) for rule in range(self.n_rules)]
-        pos_ops = [
-            calls[t] if k == REF
-            else _END_OPS if k == CHAR_END
-            else tests[k].get(r) or test(k, r)
-            for k, r, t in zip(program.kinds, program.ranges, program.target, strict=True)
-        ]
+        tests = self.tests
+        # (typed as tuples of any length: mypyc keeps a fixed-length tuple unboxed, and
+        # storing one in a list would make a new tuple at each position)
+        calls: list[tuple[_Op, ...]] = [((CALL, rule),) for rule in range(self.n_rules)]
+        end_ops = _END_OPS
+        kinds, ranges, targets = program.kinds, program.ranges, program.target
+        pos_ops: list[tuple[_Op, ...]] = []
+        for pos in range(len(kinds)):
+            k = kinds[pos]
+            if k == REF:
+                pos_ops.append(calls[targets[pos]])
+            elif k == CHAR_END:
+                pos_ops.append(end_ops)
+            else:
+                r = ranges[pos]
+                got = tests[k].get(r)
+                pos_ops.append(self._test(k, r) if got is None else got)
         ops: list[_Op] = list(chain.from_iterable(pos_ops))
         if len(ops) == len(pos_ops):  # one operation per position (no multi-byte literal)
             rules = list(program.rule_alts)

@@ -18,6 +18,7 @@ the character engine holds within ``max_stacks``.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Final
 
 from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
@@ -25,11 +26,11 @@ from gbnfkit.tokens._byteprogram import END, TEST, ByteProgram
 
 __all__ = ["BOTTOM", "ByteAutomaton", "ByteState", "Stack"]
 
-BOTTOM = -1
-BYTE_STACKS_PER_STACK = 16
+BOTTOM: Final = -1
+BYTE_STACKS_PER_STACK: Final = 16
 # nested calls a local closure is composed through before it is explored stack by stack
 # (a bound on the recursion of ByteAutomaton._composed, not a tuning knob)
-_COMPOSE_DEPTH = 64
+_COMPOSE_DEPTH: Final = 64
 Stack = tuple[int, ...]
 
 

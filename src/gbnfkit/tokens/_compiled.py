@@ -15,7 +15,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -40,7 +40,7 @@ from gbnfkit.tokens._savefile import (
     scalar_int,
     write_npz,
 )
-from gbnfkit.tokens._slices import SLICE_CLASSES, Counted, Covers, Items, Slice, sliced_walk
+from gbnfkit.tokens._slices import Counted, Covers, Items, Slice, sliced_walk
 from gbnfkit.tokens._tails import Tails, tails_by_stepping
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
@@ -63,10 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CONTEXT_DEPTH", "CompiledGrammar"]
 
-CONTEXT_DEPTH = 3  # frames in a context key (part of the saved format, not a tuning knob)
+CONTEXT_DEPTH: Final = 3  # frames in a context key (part of the saved format, not a tuning knob)
 _FORMAT = "gbnfkit-compiled-v3"
 
-_SEPARATOR = -2  # between the stacks of a context key
+_SEPARATOR: Final = -2  # between the stacks of a context key
 
 # a wide split's tokens under one run of first bytes: accepted and uncertain sorted
 # positions, and the handover pairs (positions, offsets) of those uncertain tokens
@@ -88,7 +88,7 @@ def _cut_by_runs(
 # non-zero words, distinct, and those words), or packed bits
 _Found = tuple[npt.NDArray[np.intp], Words] | Words
 
-_LEAST_DEPTH = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
+_LEAST_DEPTH: Final = 64  # rule nesting followed for least lengths (deeper: 0, a lower bound)
 
 
 def _groups(stacks: Iterable[Stack]) -> list[list[Stack]]:
@@ -220,7 +220,7 @@ class CompiledGrammar:
         self._items: dict[int, Items] = {}  # see Covers (a few entries per rule at most)
         self._state_sigs: dict[ByteState, tuple[int, ...]] = {}
         # whether stacks cover the first slice's class (_keywalk.py: keys as one lexeme)
-        self._keys = Universal(program, SLICE_CLASSES[0], tuning.key_positions, max_contexts)
+        self._keys = Universal(program, index.slices[0].dfa, tuning.key_positions, max_contexts)
         self._wide_contexts = WideContexts(
             index, self._automaton, self._keys, self._test_chains, tuning.key_alike_nodes
         )

@@ -11,17 +11,19 @@ forms it keeps can skip computing a form that cannot match.
 
 from __future__ import annotations
 
+from typing import Final
+
 from gbnfkit.tokens._byteprogram import END, TEST
 from gbnfkit.tokens._bytestate import Stack
 
 __all__ = ["_FAR", "_SIGNED_CALL", "_SIGNED_END", "_UNSEEN", "_form_signature", "_key_signature"]
 
-_FAR = -3  # a canonical form's description of a position no token reaches
+_FAR: Final = -3  # a canonical form's description of a position no token reaches
 # heads of descriptions in a canonical form (and in signatures): a test's byte set (>= 0),
 # an end, or a call (_SIGNED_CALL minus its number of alternatives); _UNSEEN: not yet
-_SIGNED_END = -4
-_UNSEEN = -5  # never in a form
-_SIGNED_CALL = -6
+_SIGNED_END: Final = -4
+_UNSEEN: Final = -5  # never in a form
+_SIGNED_CALL: Final = -6
 
 
 def _form_signature(form: tuple[object, ...]) -> tuple[int, ...]:

@@ -37,14 +37,14 @@ walk, follow set and depth are equal to its own: the context is a function of th
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Final
 
 import numpy as np
 
 from gbnfkit.tokens._byteprogram import CALL, END, TEST, ByteProgram, range_bits
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._index import VocabularyIndex, _Context
-from gbnfkit.tokens._slices import Slice
-from gbnfkit.tokens._utf8 import utf8_sequences
+from gbnfkit.tokens._slices import Slice, Utf8Dfa
 from gbnfkit.tokens._vecwalk import WideSplit, follow_only
 from gbnfkit.tokens._within import alike_roots
 
@@ -52,7 +52,7 @@ __all__ = ["Universal", "WideContexts", "inside_only", "join_keys", "same_walk"]
 
 # nested first calls a rule's first characters are looked for through (a bound on the
 # recursion of Universal._summary, not a tuning knob: a JSON key's are 3 deep)
-_DEPTH = 16
+_DEPTH: Final = 16
 
 # one character read whole by a stack's tests: the class's single bytes among them, the
 # class's longer byte-range sequences they hold (bit i: ``Universal._longer[i]``), and
@@ -61,7 +61,9 @@ _Chain = tuple[int, int, int]
 
 
 class Universal:
-    """Which calls and which states of one byte program cover the class ``ranges``.
+    """Which calls and which states of one byte program cover the class of ``dfa``
+    (its byte-range sequences, made once with the vocabulary index's slice, not once
+    per grammar: they depend on the class alone).
 
     ``limit`` bounds the positions one question explores (past it, the answer is no);
     ``max_states`` the states remembered (then forgotten, as the compiled grammar's
@@ -70,7 +72,7 @@ class Universal:
     def __init__(
         self,
         program: ByteProgram,
-        ranges: tuple[tuple[int, int], ...],
+        dfa: Utf8Dfa,
         limit: int,
         max_states: int,
     ) -> None:
@@ -78,12 +80,11 @@ class Universal:
         self._arg = program.arg
         single = 0
         longer: list[tuple[int, ...]] = []
-        for lo, hi in ranges:
-            for seq in utf8_sequences(lo, hi):
-                if len(seq) == 1:
-                    single |= range_bits(seq[0][0], seq[0][1])
-                else:
-                    longer.append(tuple(range_bits(a, b) for a, b in seq))
+        for seq in dfa.sequences:
+            if len(seq) == 1:
+                single |= range_bits(seq[0][0], seq[0][1])
+            else:
+                longer.append(tuple([range_bits(a, b) for a, b in seq]))
         self._single = single
         self._longer = longer
         self._width = max([len(m) for m in longer], default=1)

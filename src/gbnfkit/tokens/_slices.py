@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +42,7 @@ from gbnfkit.tokens._byteprogram import CALL, TEST
 from gbnfkit.tokens._bytestate import BOTTOM, ByteAutomaton, ByteState, Stack
 from gbnfkit.tokens._tails import SuffixRanks
 from gbnfkit.tokens._trie import TokenTrie
-from gbnfkit.tokens._utf8 import utf8_sequences
+from gbnfkit.tokens._utf8 import ByteSeq, utf8_sequences
 from gbnfkit.tokens._vecwalk import WideSplit, byte_runs, sorted_pairs, vector_walk
 
 __all__ = [
@@ -74,8 +74,8 @@ SLICE_CLASSES: tuple[tuple[tuple[int, int], ...], ...] = (
     ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E), (0x80, 0x10FFFF)),
 )
 
-_DEAD = 0
-_BOUNDARY = 1  # between two characters (the start state)
+_DEAD: Final = 0
+_BOUNDARY: Final = 1  # between two characters (the start state)
 
 
 class Utf8Dfa:
@@ -89,10 +89,13 @@ class Utf8Dfa:
         first_row: per byte, the state after it from a character boundary.
         first: the bytes a character of ``K`` may start with.
         single: the bytes that are a whole character of ``K``.
+        sequences: the byte-range sequences of ``K``'s characters
+            (:func:`~gbnfkit.tokens._utf8.utf8_sequences` of each range, in order).
     """
 
     def __init__(self, ranges: tuple[tuple[int, int], ...]) -> None:
         sequences = [seq for lo, hi in ranges for seq in utf8_sequences(lo, hi)]
+        self.sequences: tuple[ByteSeq, ...] = tuple(sequences)
         # a state is the set of (sequence, bytes of it matched so far), 0 < matched
         numbers: dict[frozenset[tuple[int, int]], int] = {frozenset(): _BOUNDARY}
         todo = [frozenset[tuple[int, int]]()]

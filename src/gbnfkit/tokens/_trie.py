@@ -9,6 +9,7 @@ skips a whole subtree with one jump.  Built with numpy (no per-node Python loop)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +18,7 @@ from gbnfkit.tokens._tuning import DEFAULT_TUNING
 
 __all__ = ["ThinTail", "TokenTrie"]
 
-_LCP_WIDTH = 32  # common prefixes are compared in numpy up to this many bytes
+_LCP_WIDTH: Final = 32  # common prefixes are compared in numpy up to this many bytes
 
 
 class ThinTail:

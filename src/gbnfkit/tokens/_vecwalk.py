@@ -14,6 +14,8 @@ Work is proportional to the trie's nodes, not to the vocabulary's total bytes.
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 import numpy.typing as npt
 
@@ -75,9 +77,9 @@ class WideSplit:
         return got
 
 
-_DEAD = 0  # rejected, no state on the path held the bottom marker
-_UNSURE = 1  # rejected after a state on the path held it: uncertain
-_ROOT = 2
+_DEAD: Final = 0  # rejected, no state on the path held the bottom marker
+_UNSURE: Final = 1  # rejected after a state on the path held it: uncertain
+_ROOT: Final = 2
 
 
 class _Table:
