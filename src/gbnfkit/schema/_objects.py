@@ -353,6 +353,12 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
                    names: list[str], patterns: dict[str, Any], additional: Any) -> list[str]:
     if not patterns:
         return _additional_member(conv, ptr, hint, names, additional, None)
+    if all(_same_schema(s, additional) for s in patterns.values()):
+        # a key outside the names takes the same schema whether a pattern matches it or
+        # not: the patterns split nothing (each must still be a valid regular expression)
+        for p in patterns:
+            _search(conv, p, "", ptr)
+        return _additional_member(conv, ptr, hint, names, additional, None)
     if (len(patterns) > 1 and len({repr(s) for s in patterns.values()}) > 1) or any(
             _overlaps(p, names) for p in patterns):
         return _pattern_product(conv, ptr, hint, names, patterns, additional)
@@ -390,6 +396,17 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
                          "patternProperties", ptr, e.limit)
         return out + _additional_member(conv, ptr, hint, names, additional, None)
     return out + _additional_member(conv, ptr, hint, names, additional, other)
+
+
+def _same_schema(a: Any, b: Any) -> bool:
+    """Whether schemas ``a`` and ``b`` are written alike, or both accept every value."""
+    if _accepts_all(a) and _accepts_all(b):
+        return True
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _accepts_all(schema: Any) -> bool:
+    return schema is True or (isinstance(schema, dict) and schema.keys() <= ANNOTATIONS)
 
 
 def _overlaps(pattern: str, names: list[str]) -> bool:
