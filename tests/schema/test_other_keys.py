@@ -78,3 +78,28 @@ def test_fresh_names_are_the_first_free_ones(seed: int) -> None:
             f"{base}-{n}" for n in range(2, 1000) if f"{base}-{n}" not in taken)
         assert name == expected
         taken.add(name)
+
+
+@pytest.mark.parametrize("lone_surrogates", [True, False])
+def test_the_static_class_spellings_are_the_composed_ones(lone_surrogates: bool) -> None:
+    """The spellings ``_Static`` composes once (any character, each printable ASCII
+    character and every character but one) are what a conversion composes itself, and
+    a conversion's rule of such a class has that body (with or without lone
+    surrogates, which changes the class spelled)."""
+    from gbnfkit.schema._gbnf import Recorder, RuleTable, recording
+    from gbnfkit.schema._regex_parse import ANY_CHAR
+    from gbnfkit.schema._strings import JsonChars, _static
+
+    static = _static()
+    assert len(static.bodies) == 2 + 2 * 95
+    with recording(Recorder()):
+        composing = JsonChars(RuleTable(), static=static)  # (composes every body)
+        for ranges, body in static.bodies.items():
+            assert composing._body(ranges) == body
+        table = RuleTable()
+        chars = JsonChars(table, lone_surrogates=lone_surrogates)
+        reference = JsonChars(RuleTable(), lone_surrogates=lone_surrogates, static=static)
+        for ranges in [ANY_CHAR, *(((cp, cp),) for cp in range(0x20, 0x7F)),
+                       *(complement(((cp, cp),)) for cp in range(0x20, 0x7F))]:
+            name = chars.of(ranges)
+            assert table.rules[name] == reference.table.rules[reference.of(ranges)]

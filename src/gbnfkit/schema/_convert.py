@@ -70,8 +70,14 @@ class SchemaWarning(UserWarning):
     """A keyword was not enforced (``strict=False``): the grammar accepts more."""
 
 
+# json.dumps(value, sort_keys=True, ensure_ascii=False) and json.dumps(name,
+# ensure_ascii=False), without making an encoder per call
+_CANON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+_NAME = json.JSONEncoder(ensure_ascii=False)
+
+
 def _canon(schema: Any) -> str:
-    return json.dumps(schema, sort_keys=True, ensure_ascii=False)
+    return _CANON.encode(schema)
 
 
 def _dict_ids(document: Any) -> set[int]:
@@ -114,6 +120,11 @@ class Converter:
         self.active: set[str] = set()
         self.pending: dict[str, str] = {}
         self.notes: list[str] = []
+        # the whitespace rule of each position kind, and the separators ``,`` and ``:``
+        # (by those characters) with theirs; the rule of any string: the table returns
+        # the name it gave a body the first time, so each is made once per conversion
+        self.spacing: dict[str, str] = {}
+        self.string_name: str | None = None
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.legacy_ref = isinstance(dialect, str) and any(
             f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
@@ -144,6 +155,12 @@ class Converter:
     # ---------------------------------------------------------------- whitespace
     def ws(self, kind: str) -> str:
         """The whitespace rule at a position kind, or '' where none is allowed."""
+        found = self.spacing.get(kind)
+        if found is None:
+            found = self.spacing[kind] = self._ws(kind)
+        return found
+
+    def _ws(self, kind: str) -> str:
         w = self.opts.whitespace
         if w is Whitespace.COMPACT:
             return ""
@@ -163,14 +180,25 @@ class Converter:
         return self.table.add("ws", body)
 
     def comma(self) -> str:
-        return seq(self.ws("comma_before"), '","', self.ws("comma_after"))
+        found = self.spacing.get(",")
+        if found is None:
+            found = self.spacing[","] = seq(self.ws("comma_before"), '","',
+                                            self.ws("comma_after"))
+        return found
 
     def colon(self) -> str:
-        return seq(self.ws("colon_before"), '":"', self.ws("colon_after"))
+        found = self.spacing.get(":")
+        if found is None:
+            found = self.spacing[":"] = seq(self.ws("colon_before"), '":"',
+                                            self.ws("colon_after"))
+        return found
 
     # ---------------------------------------------------------------- shared rules
     def string_rule(self) -> str:
-        return self.table.add("string", seq('"\\""', f"{self.chars.char()}*", '"\\""'))
+        if self.string_name is None:
+            self.string_name = self.table.add(
+                "string", seq('"\\""', f"{self.chars.char()}*", '"\\""'))
+        return self.string_name
 
     def integral(self) -> str:
         d = self.opts.max_integer_digits
@@ -316,6 +344,10 @@ class Converter:
         if not isinstance(schema, dict):
             return schema
         check_shapes(schema, ptr)
+        return self._prepare(schema, ptr)
+
+    def _prepare(self, schema: dict[str, Any], ptr: str) -> Any:
+        """``prepare`` of a schema whose shapes are checked."""
         if self.legacy_ref and "$ref" in schema:
             return schema  # before 2019-09, $ref hides its siblings
         marks = {k: schema[k] for k in UNEVALUATED if k in schema}
@@ -356,7 +388,7 @@ class Converter:
             decided = self.decided_enum(schema, ptr)
             if decided is not None:
                 return decided or None
-        prepared = self.prepare(schema, ptr)
+        prepared = self._prepare(schema, ptr)
         if prepared is not schema:
             return self.visit(prepared, ptr, hint)
         if "$ref" in schema:
@@ -902,7 +934,7 @@ class Converter:
 
     # ---------------------------------------------------------------- keys
     def key_literal(self, name: str) -> str:
-        return literal(json.dumps(name, ensure_ascii=False))
+        return literal(_NAME.encode(name))
 
     def child_hint(self, hint: str, token: str) -> str:
         return f"{'' if hint == 'root' else hint + '-'}{token}"

@@ -11,7 +11,7 @@ functions raise :class:`TooBig` naming the limit, and the caller refuses.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -147,10 +147,11 @@ def _search_nfa(branches: Sequence[Branch], limit: int) -> tuple[_Nfa, int, int]
 State = TypeVar("State", bound=Hashable)
 
 
-def _explore(first: State, width: int, step: Callable[[State, int], State],
+def _explore(first: State, targets: Callable[[State], Iterable[State]],
              limit: int, name: str) -> tuple[list[State], list[list[int]]]:
-    """The states reachable from ``first`` (breadth first) and their moves on each of
-    ``width`` intervals; raises TooBig(``name``) past ``limit`` states."""
+    """The states reachable from ``first`` (breadth first) and their moves, ``targets``
+    of a state being its next state on each interval in order; raises TooBig(``name``)
+    past ``limit`` states."""
     index = {first: 0}
     order = [first]
     moves: list[list[int]] = []
@@ -159,8 +160,7 @@ def _explore(first: State, width: int, step: Callable[[State, int], State],
         current = order[i]
         i += 1
         row = []
-        for k in range(width):
-            target = step(current, k)
+        for target in targets(current):
             if target not in index:
                 if len(order) >= limit:
                     raise TooBig(name)
@@ -439,10 +439,12 @@ def product(dfas: Sequence[Dfa], accept: Callable[[tuple[bool, ...]], bool],
     moved = [[[row[c] for c in col] for row in d.moves] for d, col in zip(dfas, column,
                                                                         strict=True)]
 
-    def advance(current: tuple[int, ...], k: int) -> tuple[int, ...]:
-        return tuple(table[s][k] for table, s in zip(moved, current, strict=False))
+    def advance(current: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
+        # (the components' moves from ``current``, read across: one tuple per interval)
+        return zip(*[table[s] for table, s in zip(moved, current, strict=False)],
+                   strict=True)
 
-    step = advance
+    targets = advance
     first: tuple[int, ...] = tuple(0 for _ in dfas)
     if length is not None:
         lo, hi, n = length
@@ -465,15 +467,14 @@ def product(dfas: Sequence[Dfa], accept: Callable[[tuple[bool, ...]], bool],
                     return (*states, -1)
             return (*states, count if count < top else top)
 
-        def step_counted(current: tuple[int, ...], k: int) -> tuple[int, ...]:
+        def advance_counted(current: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
             count = current[m]
-            return counted(tuple(table[s][k] for table, s in zip(moved, current, strict=False)),
-                           count + 1 if count >= 0 else -1)
+            after = count + 1 if count >= 0 else -1
+            return [counted(states, after) for states in advance(current)]
 
-        step = step_counted
+        targets = advance_counted
         first = counted(first, 0)
-    order, moves = _explore(first, len(cuts), step,
-                            limits.max_product_states, "max_product_states")
+    order, moves = _explore(first, targets, limits.max_product_states, "max_product_states")
     if length is not None:
         lo, hi, _ = length
         labels = [(*(d.accepting[s] for d, s in zip(dfas, st[:m], strict=True)),

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["object_expr"]
 
+_NAME = json.JSONEncoder(ensure_ascii=False)  # json.dumps(name, ensure_ascii=False)
 _MAX_FACTOR_DEPTH = 64
 """Longest key prefix below which listed keys are left-factored (``_Members.keys``):
 bounds the recursion (keys like ``a``, ``aa``, ``aaa``... nest one rule per key)."""
@@ -62,8 +63,15 @@ class _Members:
         # the rule of each listed member (``member``)
         self.factored: dict[tuple[tuple[str, str], ...], list[str]] = {}
         self.kv: dict[str, str] = {}
-        self.written = {name: json.dumps(name, ensure_ascii=False) for name, _, _ in known}
+        self.written = {name: _NAME.encode(name) for name, _, _ in known}
         self.colon = conv.colon()
+        # for ``any_order``: the required names in schema order, the bit of each, and
+        # the rule (or the one option) that reads the listed members of a group (by their
+        # names, in schema order): the same group comes back in many states
+        self.required = [name for name, _, r in known if r]
+        self.bits = {name: 1 << i for i, name in enumerate(self.required)}
+        self.group_rules: dict[tuple[str, ...], str] = {}
+        self.extra_member: str | None = None  # the extra members as one group
 
     def inc(self, c: int) -> int:
         return min(c + 1, self.cap)
@@ -90,7 +98,7 @@ class _Members:
         if found is None:
             found = self.kv[name] = self.conv.table.add(
                 self.conv.child_hint(self.hint, name) + "-kv",
-                seq(self.conv.key_literal(name), self.colon, value))
+                seq(literal(self.written[name]), self.colon, value))
         return found
 
     def keys(self, members: list[tuple[str, str]], prefix: str = "") -> list[str]:
@@ -191,7 +199,7 @@ class _Members:
         name = self.conv.table.fresh(f"{self.hint}-s{seen}" + (f"-c{c}" if c else "") +
                                      ("" if e else "-x"))
         memo[key] = name
-        required = [n for n, _, r in self.known if r]
+        required = self.required
         done = len(required) if sequential else (1 << len(required)) - 1
         options: list[str] = []
         # the members that may come next, each followed by the state after it: one rule
@@ -204,6 +212,8 @@ class _Members:
         keyed: dict[str, list[tuple[str, str, str]]] = {}
         written = self.written
         if self.hi is None or c < self.hi:
+            c2 = self.inc(c)
+            plain = self.outside is None  # (``variants`` is the member alone)
             for nm, value, is_required in self.known:
                 if not is_required:
                     after = seen
@@ -212,12 +222,19 @@ class _Members:
                         continue
                     after = seen + 1
                 else:
-                    bit = 1 << required.index(nm)
+                    bit = self.bits[nm]
                     if seen & bit:
                         continue
                     after = seen | bit
+                if plain:
+                    state = (after, c2, e)
+                    found = memo[state] if state in memo else self.any_order(
+                        after, c2, e, memo, sequential)
+                    if found is not None:
+                        keyed.setdefault(found, []).append((written[nm], nm, value))
+                    continue
                 for k, (expr, e2) in enumerate(self.variants(nm, value, e)):
-                    nxt = self.any_order(after, self.inc(c), e2, memo, sequential)
+                    nxt = self.any_order(after, c2, e2, memo, sequential)
                     if nxt is None:
                         continue
                     if k == 0:  # the member itself (``variants`` lists it first)
@@ -225,8 +242,12 @@ class _Members:
                     else:
                         members.append(seq(expr, nxt))
             if self.extra:
-                for expr, e2 in self.variants(None, paren(alt(self.extra)), e):
-                    nxt = self.any_order(seen, self.inc(c), e2, memo, sequential)
+                if self.extra_member is None:
+                    self.extra_member = paren(alt(self.extra))
+                for expr, e2 in self.variants(None, self.extra_member, e):
+                    state = (seen, c2, e2)
+                    nxt = memo[state] if state in memo else self.any_order(
+                        seen, c2, e2, memo, sequential)
                     if nxt is not None:
                         members.append(seq(expr, nxt))
         # the listed members that lead to the same next state (the optional ones, whose
@@ -238,13 +259,17 @@ class _Members:
                 _, nm, value = group[0]
                 listed.append(seq(self.member(nm, value), nxt))
             else:
-                entries = tuple(sorted((key, value) for key, _, value in group))
-                keys = self.factored.get(entries)
-                if keys is None:
-                    keys = self.factored[entries] = self.keys(list(entries))
-                # (one option: the keys' common quote, then the rule of the rest)
-                listed.append(seq(keys[0] if len(keys) == 1 else self.conv.table.add(
-                    f"{self.hint}-keys", alt(keys)), nxt))
+                names = tuple([nm for _, nm, _ in group])
+                read = self.group_rules.get(names)
+                if read is None:
+                    entries = tuple(sorted((key, value) for key, _, value in group))
+                    keys = self.factored.get(entries)
+                    if keys is None:
+                        keys = self.factored[entries] = self.keys(list(entries))
+                    # (one option: the keys' common quote, then the rule of the rest)
+                    read = self.group_rules[names] = keys[0] if len(keys) == 1 else \
+                        self.conv.table.add(f"{self.hint}-keys", alt(keys))
+                listed.append(seq(read, nxt))
         members = listed + members
         if members:
             options.append(seq(self.sep(c), self.conv.table.add(f"{self.hint}-m", alt(members))))

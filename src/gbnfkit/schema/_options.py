@@ -82,8 +82,11 @@ class SchemaOptions:
     lone_surrogates: bool = True
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            object.__setattr__(self, f.name, _coerce(f.name, getattr(self, f.name)))
+        for name in _COERCED:  # (the fields _coerce may change or refuse, in field order)
+            value = getattr(self, name)
+            coerced = _coerce(name, value)
+            if coerced is not value:
+                object.__setattr__(self, name, coerced)
         _check(self)
 
     @classmethod
@@ -134,8 +137,13 @@ def _check(opts: SchemaOptions) -> SchemaOptions:
     return opts
 
 
+_ENUMS: dict[str, type[Enum]] = {"whitespace": Whitespace, "property_order": PropertyOrder}
+_COERCED = ("whitespace", "property_order", "limits")
+_NAMES = frozenset(f.name for f in fields(SchemaOptions))
+
+
 def _coerce(name: str, value: Any) -> Any:
-    enums: dict[str, type[Enum]] = {"whitespace": Whitespace, "property_order": PropertyOrder}
+    enums = _ENUMS
     if name in enums and isinstance(value, str):
         try:
             return enums[name](value)
@@ -149,16 +157,19 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
+_DEFAULT = SchemaOptions()
+
+
 def make_options(base: SchemaOptions | None, changes: dict[str, Any]) -> SchemaOptions:
     """``base`` (default options if ``None``) with keyword ``changes``, validated."""
     if base is not None and not isinstance(base, SchemaOptions):
         raise SchemaError(f"options must be a SchemaOptions, not {type(base).__name__}")
-    base = base or SchemaOptions()
-    names = {f.name for f in fields(SchemaOptions)}
+    base = base or _DEFAULT
+    names = _NAMES
     unknown = sorted(set(changes) - names)
     if unknown:
         raise SchemaError(
             f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}"
         )
     coerced = {k: _coerce(k, v) for k, v in changes.items()}
-    return _check(replace(base, **coerced))
+    return replace(base, **coerced)  # (checked by __post_init__)

@@ -27,9 +27,17 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+# the keywords whose shape is checked (any other is not looked at)
+_CHECKED = frozenset([*_SCHEMA_MAPS, *_SCHEMAS, "items", *_SCHEMA_LISTS, *_COUNTS, *_NUMBERS,
+                      "exclusiveMinimum", "exclusiveMaximum", *_STRINGS, "required", "enum",
+                      "uniqueItems", "dependentRequired", "dependencies", "type"])
+
+
 def check_shapes(schema: dict[str, Any], ptr: str) -> None:
     """Raise SchemaError naming the first keyword whose value has the wrong shape."""
     for key, v in schema.items():
+        if key not in _CHECKED:
+            continue
         ok = True
         what = ""
         if key in _SCHEMA_MAPS:

@@ -75,8 +75,12 @@ class _Static:
     spellings of the spans that the classes of property names keep meeting
     (``JsonChars.not_in`` takes the complement of a few ASCII characters): one ASCII code
     point, everything below or above one, the whole BMP and the two surrogate halves of
-    a pair.  ``notes`` records how they were composed, for the conversions that build
-    grammar IR directly (:mod:`gbnfkit.schema._direct`)."""
+    a pair; and the JSON spelling (``JsonChars._body``) of any character (with and
+    without lone surrogates: every schema with a string meets it), of each printable
+    ASCII character and of every character but one of them (with lone surrogates, the
+    default), the classes of the "other key" tries' nodes: a schema's objects meet
+    dozens, about 15 µs each to compose.  ``notes`` records how they were composed, for
+    the conversions that build grammar IR directly (:mod:`gbnfkit.schema._direct`)."""
 
     def __init__(self) -> None:
         self.notes = Recorder()
@@ -90,6 +94,12 @@ class _Static:
                              *((0, cp) for cp in range(0x80)),
                              *((cp, 0xFFFF) for cp in range(0x80))]
             }
+            chars = JsonChars(RuleTable(), static=self)
+            self.bodies: dict[Ranges, str] = {}
+            for ranges in [ANY_CHAR, tuple(_minus(ANY_CHAR, _SURROGATES)),
+                           *(((cp, cp),) for cp in range(0x20, 0x7F)),
+                           *(complement(((cp, cp),)) for cp in range(0x20, 0x7F))]:
+                self.bodies[ranges] = chars._body(ranges)
 
     def hex4(self, lo: int, hi: int) -> str:
         """``lo..hi`` as four hex digits in either case (what follows ``\\u``)."""
@@ -110,7 +120,7 @@ class JsonChars:
     """Names GBNF rules for the JSON spellings of character classes."""
 
     def __init__(self, table: RuleTable, *, llama: bool = False,
-                 lone_surrogates: bool = True) -> None:
+                 lone_surrogates: bool = True, static: _Static | None = None) -> None:
         self.table = table
         self.llama = llama
         self.lone_surrogates = lone_surrogates
@@ -126,10 +136,12 @@ class JsonChars:
         self._pair_texts: dict[tuple[int, int], list[str]] = {}
         # the "other key" rule of each set of forbidden suffixes (``not_in``)
         self._not_in: dict[frozenset[str], str] = {}
-        self._static = _static()
+        # (``static``: the one being built, which composes its bodies with this class)
+        self._static = static if static is not None else _static()
         self._static_hex = self._static.spans
+        self._static_bodies = self._static.bodies if static is None else {}
         recorder = current_recorder()
-        if recorder is not None:
+        if recorder is not None and recorder is not self._static.notes:
             recorder.base = self._static.notes
 
     def _hex4(self, lo: int, hi: int) -> str:
@@ -167,6 +179,9 @@ class JsonChars:
 
     def of(self, ranges: Ranges) -> str:
         """A rule name matching one character of ``ranges`` in any JSON spelling."""
+        found = self._names.get(ranges)
+        if found is not None:  # (the keys are normalized: so is ``ranges``)
+            return found
         ranges = normalize(list(ranges))
         if ranges in self._names:
             return self._names[ranges]
@@ -175,7 +190,8 @@ class JsonChars:
             ch = chr(ranges[0][0])
             hint = "char-" + (ch if ch.isalnum() else f"x{ranges[0][0]:02x}")
         spelled = ranges if self.lone_surrogates else tuple(_minus(ranges, _SURROGATES))
-        name = self.table.add(hint, self._body(spelled))
+        body = self._static_bodies.get(spelled)
+        name = self.table.add(hint, body if body is not None else self._body(spelled))
         self._names[ranges] = name
         return name
 
