@@ -8,11 +8,12 @@ import copy
 import pickle
 
 import pytest
+from _ir_exprs import ir_exprs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gbnfkit.grammar import Alt, CharClass, Literal, Repeat, RuleRef, Seq
-from gbnfkit.grammar._ir import ANY
+from gbnfkit.grammar._ir import ANY, merge_ranges
 
 _LEAVES = st.one_of(
     st.builds(Literal, st.text(max_size=3)),
@@ -23,14 +24,8 @@ _LEAVES = st.one_of(
         st.booleans(),
     ),
 )
-_EXPRS = st.recursive(
-    _LEAVES,
-    lambda inner: st.one_of(
-        st.builds(lambda items: Seq(tuple(items)), st.lists(inner, max_size=3)),
-        st.builds(lambda options: Alt(tuple(options)), st.lists(inner, max_size=3)),
-        st.builds(Repeat, inner, st.integers(0, 3), st.one_of(st.none(), st.integers(3, 5))),
-    ),
-    max_leaves=8,
+_EXPRS = ir_exprs(
+    _LEAVES, st.integers(0, 3), lambda m: st.one_of(st.none(), st.integers(3, 5)), 8
 )
 
 
@@ -113,3 +108,15 @@ def test_a_hash_is_kept_and_unaffected_by_equal_nodes() -> None:
     assert Seq(items) != Alt(items) and Literal("a") != RuleRef("a")
     assert Literal("a") != "a" and Literal("a") != ("a",)
 
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), max_size=6))
+def test_merge_ranges_returns_canonical_ranges(ranges: list[tuple[int, int]]) -> None:
+    covered = {cp for lo, hi in ranges for cp in range(lo, hi + 1)}
+    for given_as in (ranges, tuple(ranges)):
+        merged = merge_ranges(given_as)
+        assert type(merged) is tuple and all(type(r) is tuple for r in merged)
+        assert {cp for lo, hi in merged for cp in range(lo, hi + 1)} == covered
+        assert all(lo <= hi for lo, hi in merged)
+        assert all(b[0] > a[1] + 1 for a, b in zip(merged, merged[1:], strict=False))
+        assert merge_ranges(merged) == merged  # canonical ranges are kept as they are

@@ -75,6 +75,17 @@ class Literal:
 def merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
     """Inclusive ``(lo, hi)`` ranges without the empty ones, sorted, with overlapping and
     adjacent ones merged."""
+    if type(ranges) is tuple:  # (mostly canonical already: then given back as it is)
+        last = -2
+        for r in ranges:
+            if type(r) is not tuple or len(r) != 2:
+                break
+            lo, hi = r
+            if lo > hi or lo <= last + 1:
+                break
+            last = hi
+        else:
+            return ranges
     merged: list[tuple[int, int]] = []
     for lo, hi in sorted((lo, hi) for lo, hi in ranges if lo <= hi):
         if merged and lo <= merged[-1][1] + 1:
