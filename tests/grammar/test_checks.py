@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from _ir_exprs import ir_exprs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,13 @@ from gbnfkit.grammar import (
     check_grammar,
     parse_gbnf,
 )
-from gbnfkit.grammar._checks import _components, nullable_rules
+from gbnfkit.grammar._checks import (
+    _components,
+    _has_cycle,
+    _left_refs,
+    _pushdown_left_recursion,
+    nullable_rules,
+)
 from gbnfkit.grammar._llama_leftrec import _builder_cycle, _named_left_cycle
 
 
@@ -208,6 +215,10 @@ def test_components_are_mutual_reachability(adjacency: list[list[int]]) -> None:
         for v in edges:
             mutual = u == v or (v in reach[u] and u in reach[v])
             assert (component[u] == component[v]) == mutual
+    # a cycle: a component of several nodes, or a node with an edge to itself
+    assert _has_cycle(edges) == (
+        len(set(component.values())) < len(edges) or any(u in reach[u] for u in edges)
+    )
 
 
 def test_long_chains_of_nullable_rules() -> None:
@@ -228,14 +239,8 @@ _REC_LEAVES = st.one_of(
     st.sampled_from([Literal("a"), Literal(""), Seq(())]),
     st.builds(RuleRef, st.sampled_from(_REC_NAMES)),
 )
-_REC_EXPRS = st.recursive(
-    _REC_LEAVES,
-    lambda inner: st.one_of(
-        st.builds(lambda items: Seq(tuple(items)), st.lists(inner, max_size=3)),
-        st.builds(lambda options: Alt(tuple(options)), st.lists(inner, max_size=3)),
-        st.builds(Repeat, inner, st.integers(0, 3), st.one_of(st.none(), st.integers(0, 4))),
-    ),
-    max_leaves=6,
+_REC_EXPRS = ir_exprs(
+    _REC_LEAVES, st.integers(0, 3), lambda m: st.one_of(st.none(), st.integers(0, 4)), 6
 )
 
 
@@ -246,3 +251,59 @@ def test_fast_llama_precheck_finds_the_cycles_of_the_generated_rules(bodies: lis
     rules it stands for have one (so it never hides a cycle, nor costs a false alarm)."""
     rules = dict(zip(_REC_NAMES, bodies, strict=False))
     assert _named_left_cycle(rules) == (_builder_cycle(rules, exact=False) is not None)
+
+
+_VALID_EXPRS = ir_exprs(  # as _REC_EXPRS, with only the bounds the checks let through
+    _REC_LEAVES, st.integers(0, 3), lambda m: st.one_of(st.none(), st.integers(m, 4)), 6
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_VALID_EXPRS, min_size=1, max_size=3))
+def test_without_a_cycle_of_left_edges_no_left_recursion_check_fires(bodies: list) -> None:
+    """What the checks skip when the left edges have no cycle (the usual grammar): the
+    exact=False llama.cpp reading finds no cycle either, and no pushdown loop exists."""
+    rules = dict(zip(_REC_NAMES, bodies, strict=False))
+    nullable = nullable_rules(rules)
+    edges = {name: _left_refs(body, False, nullable) for name, body in rules.items()}
+    if not _has_cycle(edges):
+        assert not _named_left_cycle(rules)
+        assert _pushdown_left_recursion(edges, _components(edges)) is None
+
+
+_A, _B, _X, _Y = RuleRef("a"), RuleRef("b"), Literal("x"), Literal("y")
+
+
+@pytest.mark.parametrize(
+    ("text", "rules"),
+    [
+        (  # llama.cpp's cycle
+            'root ::= a "x"\na ::= b | "y"\nb ::= a "z"',
+            {"root": Seq((_A, _X)), "a": Alt((_B, _Y)), "b": Seq((_A, Literal("z")))},
+        ),
+        (  # a pushdown loop only
+            'root ::= a\na ::= "y"? a "x" | "y"',
+            {"root": _A, "a": Alt((Seq((Repeat(_Y, 0, 1), _A, _X)), _Y))},
+        ),
+        (  # llama.cpp's exact check on the raw tree: a repeated literally empty group
+            'root ::= ("" | "x")* "y"',
+            {"root": Seq((Repeat(Alt((Seq(()), _X)), 0, None), _Y))},
+        ),
+    ],
+)
+def test_left_recursion_errors_of_the_direct_checks(text: str, rules: dict) -> None:
+    """check_reference_complete_grammar (the schema path's checks, on IR not parsed from
+    ``text``) gives the parser's error, rule, line and column."""
+    from gbnfkit.grammar._checks import check_reference_complete_grammar
+    from gbnfkit.grammar._parser import raw_rules
+
+    with pytest.raises(GrammarError) as parsed:
+        parse_gbnf(text)
+    positions = {name: (line, 1) for line, name in enumerate(rules, 1)}
+    with pytest.raises(GrammarError) as direct:
+        check_reference_complete_grammar(
+            GrammarIR(rules, "root", positions), text, lambda: raw_rules(text))
+    got, want = direct.value, parsed.value
+    assert (got.message, got.line, got.column, got.rules) == (
+        want.message, want.line, want.column, want.rules)
+    assert got.message.startswith("left recursion")

@@ -130,14 +130,25 @@ def _check_start_and_recursion(
 ) -> None:
     if ir.root not in ir.rules:
         raise _missing_root(ir, source)
-    cycle = llama_left_recursion(ir.rules, exact=False)
-    if cycle is not None:
-        raise left_recursion_error(ir, source, cycle)
     scans = {name: _scan(body) for name, body in ir.rules.items()}
     nullable = _nullable_rules(ir.rules, scans)
     edges: dict[str, list[tuple[str, bool]]] = {
         name: _left_refs(body, False, nullable) for name, body in ir.rules.items()
     }
+    if not _has_cycle(edges):
+        # The usual grammar.  llama.cpp's reading of canonical IR (``exact=False``)
+        # follows the first item of a sequence only, so its edges between named rules
+        # are left edges: it finds no cycle either.  Every component is one rule
+        # without an edge to itself: no pushdown loop, and of _may_loop_for_llama only
+        # the repeated nullable items are left to look at.
+        if raw is not None and _nullable_star(scans, nullable):
+            cycle = llama_left_recursion(raw() if callable(raw) else raw, exact=True)
+            if cycle is not None:
+                raise left_recursion_error(ir, source, cycle)
+        return
+    cycle = llama_left_recursion(ir.rules, exact=False)
+    if cycle is not None:
+        raise left_recursion_error(ir, source, cycle)
     component = _components(edges)
     loop = _pushdown_left_recursion(edges, component)
     if loop is not None:
@@ -174,9 +185,40 @@ def _may_loop_for_llama(
         return True
     if any(target == name for name, out in edges.items() for target, _ in out):
         return True
+    return _nullable_star(scans, nullable)
+
+
+def _nullable_star(
+    scans: Mapping[str, tuple[set[str], list[Expr]]], nullable: Collection[str]
+) -> bool:
+    """Whether some item repeated without an upper bound may be empty."""
     return any(
         _nullable(item, nullable) for _, stars in scans.values() for item in stars
     )
+
+
+def _has_cycle(edges: Mapping[str, list[tuple[str, bool]]]) -> bool:
+    """Whether the graph of left edges has a cycle (a rule's edge to itself included;
+    a target without edges of its own is no part of one): rules that no rule left
+    refers to are taken away, with their edges, until none is left (no cycle) or each
+    left has such a reference (Kahn's order)."""
+    indegree: dict[str, int] = dict.fromkeys(edges, 0)
+    for out in edges.values():
+        for target, _ in out:
+            if target in indegree:
+                indegree[target] += 1
+    free = [name for name, count in indegree.items() if count == 0]
+    removed = 0
+    while free:
+        name = free.pop()
+        removed += 1
+        for target, _ in edges[name]:
+            if target in indegree:
+                count = indegree[target] - 1
+                indegree[target] = count
+                if count == 0:
+                    free.append(target)
+    return removed < len(indegree)
 
 
 def _members(component: Mapping[str, int]) -> dict[int, list[str]]:

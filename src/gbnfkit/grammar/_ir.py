@@ -45,16 +45,47 @@ MAX_CODE_POINT: Final = 0x10FFFF
 MAX_NESTING: Final = 1000
 
 
-@dataclass(frozen=True, slots=True)
 class Literal:
     """A fixed sequence of code points."""
 
-    text: str
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Literal) or type(other) is not type(self):
+            return NotImplemented
+        return self._text == other._text
+
+    def __hash__(self) -> int:
+        return hash((self._text,))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(text={self._text!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Literal, (self._text,))
 
 
 def merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
     """Inclusive ``(lo, hi)`` ranges without the empty ones, sorted, with overlapping and
     adjacent ones merged."""
+    if type(ranges) is tuple:  # (mostly canonical already: then given back as it is)
+        last = -2
+        for r in ranges:
+            if type(r) is not tuple or len(r) != 2:
+                break
+            lo, hi = r
+            if lo > hi or lo <= last + 1:
+                break
+            last = hi
+        else:
+            return ranges
     merged: list[tuple[int, int]] = []
     for lo, hi in sorted((lo, hi) for lo, hi in ranges if lo <= hi):
         if merged and lo <= merged[-1][1] + 1:
@@ -65,7 +96,6 @@ def merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ..
     return tuple(merged)
 
 
-@dataclass(frozen=True, slots=True)
 class CharClass:
     """One code point in (or, if ``negated``, outside) the inclusive ``ranges``.
 
@@ -74,8 +104,19 @@ class CharClass:
     is legal GBNF); they never match any input.
     """
 
-    ranges: tuple[tuple[int, int], ...]
-    negated: bool = False
+    __slots__ = ("_negated", "_ranges")
+
+    def __init__(self, ranges: tuple[tuple[int, int], ...], negated: bool = False) -> None:
+        self._ranges = ranges
+        self._negated = negated
+
+    @property
+    def ranges(self) -> tuple[tuple[int, int], ...]:
+        return self._ranges
+
+    @property
+    def negated(self) -> bool:
+        return self._negated
 
     @staticmethod
     def of(ranges: Iterable[tuple[int, int]], negated: bool = False) -> CharClass:
@@ -84,59 +125,156 @@ class CharClass:
 
     def contains(self, cp: int) -> bool:
         """Whether code point ``cp`` matches this class."""
-        inside = any(lo <= cp <= hi for lo, hi in self.ranges)
-        return inside != self.negated
+        inside = any(lo <= cp <= hi for lo, hi in self._ranges)
+        return inside != self._negated
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CharClass) or type(other) is not type(self):
+            return NotImplemented
+        return (self._ranges == other._ranges
+                and self._negated == other._negated)
+
+    def __hash__(self) -> int:
+        return hash((self._ranges, self._negated))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(ranges={self._ranges!r}, negated={self._negated!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (CharClass, (self._ranges, self._negated))
 
 
 ANY = CharClass((), negated=True)
 
 
-@dataclass(frozen=True, slots=True)
 class RuleRef:
     """A reference to the rule called ``name``."""
 
-    name: str
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RuleRef) or type(other) is not type(self):
+            return NotImplemented
+        return self._name == other._name
+
+    def __hash__(self) -> int:
+        return hash((self._name,))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self._name!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (RuleRef, (self._name,))
 
 
-@dataclass(frozen=True, slots=True)
 class Seq:
     """``items`` one after another; ``Seq(())`` matches the empty string."""
 
-    items: tuple[Expr, ...]
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __slots__ = ("_hash", "_items")
 
-    def __hash__(self) -> int:
+    def __init__(self, items: tuple[Expr, ...]) -> None:
+        self._items = items
         # kept once computed: the engine compiler keys its memo by sub-trees, and a
         # nested tree would otherwise be hashed again at every level
+        self._hash: int | None = None
+
+    @property
+    def items(self) -> tuple[Expr, ...]:
+        return self._items
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Seq) or type(other) is not type(self):
+            return NotImplemented
+        return self._items == other._items
+
+    def __hash__(self) -> int:
         h = self._hash
         if h is None:
-            h = hash(self.items)
-            object.__setattr__(self, "_hash", h)
+            h = self._hash = hash(self._items)
         return h
 
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(items={self._items!r})"
 
-@dataclass(frozen=True, slots=True)
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Seq, (self._items,))
+
+
 class Alt:
     """Any one of ``options``."""
 
-    options: tuple[Expr, ...]
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __slots__ = ("_hash", "_options")
+
+    def __init__(self, options: tuple[Expr, ...]) -> None:
+        self._options = options
+        self._hash: int | None = None  # kept once computed, as for Seq
+
+    @property
+    def options(self) -> tuple[Expr, ...]:
+        return self._options
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Alt) or type(other) is not type(self):
+            return NotImplemented
+        return self._options == other._options
 
     def __hash__(self) -> int:
-        h = self._hash  # kept once computed, as for Seq
+        h = self._hash
         if h is None:
-            h = hash(self.options)
-            object.__setattr__(self, "_hash", h)
+            h = self._hash = hash(self._options)
         return h
 
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(options={self._options!r})"
 
-@dataclass(frozen=True, slots=True)
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Alt, (self._options,))
+
+
 class Repeat:
     """``item`` repeated at least ``min`` and at most ``max`` times (``None``: no bound)."""
 
-    item: Expr
-    min: int
-    max: int | None
+    __slots__ = ("_item", "_max", "_min")
+
+    def __init__(self, item: Expr, min: int, max: int | None) -> None:  # noqa: A002
+        self._item = item
+        self._min = min
+        self._max = max
+
+    @property
+    def item(self) -> Expr:
+        return self._item
+
+    @property
+    def min(self) -> int:
+        return self._min
+
+    @property
+    def max(self) -> int | None:
+        return self._max
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Repeat) or type(other) is not type(self):
+            return NotImplemented
+        return (self._item == other._item and self._min == other._min
+                and self._max == other._max)
+
+    def __hash__(self) -> int:
+        return hash((self._item, self._min, self._max))
+
+    def __repr__(self) -> str:
+        name = type(self).__qualname__
+        return f"{name}(item={self._item!r}, min={self._min!r}, max={self._max!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Repeat, (self._item, self._min, self._max))
 
 
 Expr = Literal | CharClass | RuleRef | Seq | Alt | Repeat
