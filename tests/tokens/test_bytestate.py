@@ -70,6 +70,93 @@ def test_dropped_caches_keep_shared_steps_exact() -> None:
             assert got.complete == expected.complete
 
 
+def test_a_state_made_before_a_cleared_cache_steps_exactly() -> None:
+    """A state made before the full intern table was cleared (as a matcher holds one)
+    keeps numbers the cleared table gave in its cache: they are misses, and its steps
+    still give the stacks of a fresh automaton's; every cached number still held names
+    a state of the right stacks."""
+    tiny = _automaton(Limits(max_cached_states=2))
+    roomy = _automaton()
+    kept = tiny.initial
+    for _ in range(4):
+        for first in b"abcde":
+            got = tiny.step(kept, first)
+            expected = roomy.step(roomy.initial, first)
+            assert got is not None and expected is not None
+            assert set(got.stacks) == set(expected.stacks)
+            assert tiny.numbered(got.num) is got  # adopted when the step led to it
+            # other steps from other states clear the table again (and again)
+            after = tiny.feed(got, b"x5y")
+            assert (after is None) == (roomy.feed(expected, b"x5y") is None)
+    for n, state in _numbered(tiny).items():
+        assert state.num == n
+
+
+def _numbered(automaton: ByteAutomaton) -> dict[int, ByteState]:
+    """The states the automaton's numbering holds, by number."""
+    numbering = automaton.numbering
+    return {numbering.base + i: s for i, s in enumerate(numbering.states) if s is not None}
+
+
+def test_a_number_read_before_a_clear_never_names_another_state() -> None:
+    """Matchers share a grammar's automaton across threads with no lock on the read
+    path, so between a thread's reading a number from a transition cache and its
+    looking the number up, another thread's intern can clear the full table and number
+    new states.  Driven here in that order, one new state at a time: the number names
+    the state it named when read, or nothing (a miss).  (Numbers given again from 0
+    after a clear, as the fifteenth pass's reverted version gave them, name another
+    state here.)"""
+    limits = Limits(max_cached_states=3)
+    tiny = _automaton(limits)
+    roomy = _automaton()
+    others = [bytes([a, b]) for a in b"abcde" for b in b"xy0123456789"]
+    found = 0
+    for first in b"abcde":
+        reader = tiny.state_of([(tiny.program.root,)], call=True)
+        assert tiny.step(reader, first) is not None
+        n = reader.trans[first]  # the reading thread has the number...
+        walking = tiny.numbering  # (a walk takes the numbering once)
+        expected = roomy.step(roomy.initial, first)
+        assert expected is not None
+        clears = 0
+        for data in others:  # ...while another thread steps on, clearing the table
+            before = tiny.numbering
+            tiny.feed(tiny.state_of([(tiny.program.root,)], call=True), data)
+            clears += tiny.numbering is not before
+            held = tiny.numbered(n)  # ...and then the reading thread looks it up
+            if held is not None:
+                found += 1
+                assert set(held.stacks) == set(expected.stacks), (first, data)
+            # the walk's numbering still names the state (or nothing), and no number
+            # given since names another state in it
+            kept = walking.get(n)
+            assert kept is not None and set(kept.stacks) == set(expected.stacks)
+            for m in _numbered(tiny):
+                assert walking.get(m) in (None, tiny.numbered(m))
+        assert clears >= 3
+        # the reader's cache still holds the number: a miss, the step made again
+        again = tiny.step(reader, first)
+        assert again is not None and set(again.stacks) == set(expected.stacks)
+    assert found > 0  # the number was held (and right) until the first clear
+
+
+def test_numbers_are_given_once_across_clears() -> None:
+    """Every number is given to one state, ever: a clear does not reset the counter
+    (two threads interning at once take two numbers, and a number read before a clear
+    cannot come to name a state made after it)."""
+    tiny = _automaton(Limits(max_cached_states=2))
+    given: dict[int, ByteState] = {}
+    for a in b"abcde":
+        for b in b"xy0123456789":
+            state = tiny.feed(tiny.initial, bytes([a, b]))
+            for n, held in _numbered(tiny).items():
+                assert held.num == n
+                assert given.setdefault(n, held) is held
+            assert state is None or tiny.numbered(state.num) in (state, None)
+    # states were made again after clears, under new numbers
+    assert len(given) > len({frozenset(state.stacks) for state in given.values()})
+
+
 def test_first_bits_are_those_of_the_closed_state() -> None:
     """``first_bits`` of every stack met (and of its parts, over the bottom marker or
     not) equals the allowed bytes and bottom marker of the state built from it."""

@@ -10,7 +10,7 @@ from test_masks import fast_mask
 
 import gbnfkit
 from gbnfkit import Grammar
-from gbnfkit.tokens._bytestate import ByteState
+from gbnfkit.tokens._bytestate import DEAD, ByteState
 from gbnfkit.tokens._compiled import CompiledGrammar
 
 
@@ -37,8 +37,9 @@ def test_a_compiled_grammar_and_its_states_are_freed_by_reference_counting() -> 
         made = _live(ByteState) - states
         assert made > 50
         # some state's transitions lead back to itself (the string body of "t")
-        assert any(s in s.trans.values() for s in compiled._automaton._intern.values())
-        del compiled
+        numbered = [s for s in compiled._automaton.numbering.states if s is not None]
+        assert any(s.num in s.trans.values() for s in numbered)
+        del compiled, numbered
         assert _live(CompiledGrammar) == grammars
         assert _live(ByteState) == states
     finally:
@@ -65,3 +66,20 @@ def test_a_grammar_compiled_through_a_compiler_is_freed_when_forgotten() -> None
     finally:
         if enabled:
             gc.enable()
+
+
+def test_states_refer_to_no_state_and_their_transitions_are_not_tracked() -> None:
+    """A state's transition cache holds state numbers (a dict of ints, which the
+    collector does not track): no state refers to another, so a full collection
+    traverses one object per state, not two, and no cycle of states exists."""
+    schema = {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type": "integer"}}}
+    compiled, _ = _walk(Grammar.from_json_schema(schema), '{"s": "abcabc", "n": 12}')
+    automaton = compiled._automaton
+    numbered = [s for s in automaton.numbering.states if s is not None]
+    stepped = [s for s in numbered if s.trans]
+    assert len(stepped) > 10
+    for state in numbered:
+        assert automaton.numbered(state.num) is state
+        assert not gc.is_tracked(state.trans)
+        assert not any(type(o) is ByteState for o in gc.get_referents(state))
+        assert all(automaton.numbered(n) is not None or n == DEAD for n in state.trans.values())

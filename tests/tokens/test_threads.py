@@ -11,10 +11,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
+import pytest
 from test_masks import synthetic_vocabulary
 
 import gbnfkit
-from gbnfkit import Grammar, Vocabulary
+from gbnfkit import Grammar, Limits, Vocabulary
+from gbnfkit.tokens._byteprogram import lower_program
+from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
 
 VOCABULARY = synthetic_vocabulary("ABCDEFGHIJKLMNOPQRSTUVWXYZ.!?;#<>&|%", seed=7)
 SCHEMA = {
@@ -59,21 +62,29 @@ def _switching_often() -> Iterator[None]:
         sys.setswitchinterval(before)
 
 
-def test_matchers_in_threads_give_the_single_threaded_masks() -> None:
-    jobs = [(g, seed) for g in range(len(GRAMMARS)) for seed in range(3)]
+@pytest.mark.parametrize("cached_states", [None, 40])
+def test_matchers_in_threads_give_the_single_threaded_masks(cached_states: int | None) -> None:
+    """``cached_states``: a bound on each grammar's byte states small enough that the
+    intern table is cleared again and again while other threads read transition
+    caches (which hold state numbers: ``tokens/_bytestate.py``'s docstring)."""
+    grammars = GRAMMARS
+    if cached_states is not None:
+        limits = Limits(max_cached_states=cached_states)
+        grammars = [Grammar.from_gbnf(g.to_gbnf(), g.root, limits=limits) for g in GRAMMARS]
+    jobs = [(g, seed) for g in range(len(grammars)) for seed in range(3)]
     expected = {
         (g, seed): _walk(gbnfkit.compile(GRAMMARS[g], VOCABULARY), VOCABULARY, seed)
         for g, seed in jobs
     }
     compiler = gbnfkit.GrammarCompiler(VOCABULARY)
-    shared = [gbnfkit.compile(g, VOCABULARY) for g in GRAMMARS]
+    shared = [gbnfkit.compile(g, VOCABULARY) for g in grammars]
     got: list[tuple[int, int, Walk]] = []
     errors: list[BaseException] = []
 
     def work(mine: list[tuple[int, int]], through_compiler: bool) -> None:
         try:
             for g, seed in mine:
-                compiled = compiler.compile(GRAMMARS[g]) if through_compiler else shared[g]
+                compiled = compiler.compile(grammars[g]) if through_compiler else shared[g]
                 got.append((g, seed, _walk(compiled, VOCABULARY, seed)))
         except BaseException as exc:  # reported below
             errors.append(exc)
@@ -91,4 +102,56 @@ def test_matchers_in_threads_give_the_single_threaded_masks() -> None:
     assert not errors
     assert len(got) == 2 * len(jobs)
     for g, seed, walk in got:
-        assert walk == expected[g, seed], (GRAMMARS[g].root, g, seed)
+        assert walk == expected[g, seed], (grammars[g].root, g, seed)
+
+
+def test_one_automaton_stepped_in_threads_while_its_table_is_cleared() -> None:
+    """Threads stepping one byte automaton whose intern table (16 states) is cleared
+    again and again: every step gives the stacks a lone automaton gives.  Transition
+    caches hold state numbers, read with no lock while other threads clear the table
+    and number new states (``tokens/_bytestate.py``'s docstring: numbers are given once,
+    a number no longer held is a miss).  With numbers given again from 0 after a clear
+    (the fifteenth pass's reverted version), 16 runs of 16 went wrong here, pure."""
+    grammar = Grammar.builtin("json")
+    program = lower_program(grammar.program, grammar.limits)
+    texts = [
+        b'{"a": [1, -2.5e3, "x\\n"], "b": {}}',
+        b'[true, false, null, "\\u00e9", 0.5]',
+        b'{"key": {"nested": [1, 2, {"x": "yz"}]}, "n": -0}',
+        b'"abc\\"def"',
+        b"[[[[]]], {}]",
+    ]
+    alone = ByteAutomaton(program)
+    expected: dict[tuple[bytes, int], frozenset[tuple[int, ...]] | None] = {}
+    for text in texts:
+        state: ByteState | None = alone.initial
+        for k, byte in enumerate(text):
+            assert state is not None
+            state = alone.step(state, byte)
+            expected[text, k] = frozenset(state.stacks) if state is not None else None
+    shared = ByteAutomaton(program, Limits(max_cached_states=16))
+    wrong: list[object] = []
+
+    def work(k: int) -> None:
+        try:
+            for _ in range(60):
+                for text in texts[k:] + texts[:k]:
+                    state: ByteState | None = shared.initial
+                    for j, byte in enumerate(text):
+                        assert state is not None
+                        state = shared.step(state, byte)
+                        got = frozenset(state.stacks) if state is not None else None
+                        if got != expected[text, j]:
+                            wrong.append((text, j))
+                            return
+        except BaseException as exc:  # reported below
+            wrong.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    with _switching_often():
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert not wrong
+    assert shared.numbering.base > 10 * 16  # numbers given past ten full tables

@@ -340,7 +340,7 @@ def test_vector_walk_steps_only_the_classes_the_trie_asks_for() -> None:
     trie = TokenTrie(list(enumerate(words)))
     root = automaton.initial
     split = vector_walk(trie, automaton, root, max_tail_tokens=10)
-    loop = root.trans[ord("b")]
+    loop = automaton.numbered(root.trans[ord("b")])
     assert loop is not None
     assert {b for b in loop.trans if b >= 0} == {ord("b"), ord("x")}
     accepted, uncertain, _ = _by_stepping(trie, automaton, root)

@@ -13,20 +13,86 @@ that still grows past ``BYTE_STACKS_PER_STACK * Limits.max_stacks`` raises
 becomes one byte-level stack per UTF-8 branch of the character class on its top
 (a class like ``[^"]`` has 9), so the byte automaton must not give up on a state
 the character engine holds within ``max_stacks``.
+
+Transition caches hold state *numbers*, not states (a dict of ints is not tracked by
+Python's garbage collector, and no state refers to another).  Matchers of one grammar
+share its automaton across threads without a lock on the read path, so a number is
+made safe to read and look up at any moment:
+
+* a number is given once: :meth:`ByteAutomaton.intern` and :meth:`ByteAutomaton.adopt`
+  take it from a counter (``next()`` on an :func:`itertools.count`, one C call, atomic
+  under the GIL) that clearing the intern table does not reset;
+* states are found by number in a :class:`Numbering`: the number of its first slot
+  (``base``, itself taken from the counter) and a list whose slot ``i`` holds the
+  state given the number ``base + i``, or ``None``.  A state is put in the slot of its
+  own number, never elsewhere; the list only grows (a clear makes a new
+  ``Numbering``; the old one is never emptied), so a reader that took a numbering once
+  may index it at any time, and finds the state given that number or nothing;
+* every number a cache holds was given to the right next state (read from its ``num``,
+  or returned by ``adopt``), and a number not found is a cache miss: the step is made
+  again (a step is a function of the stacks, so it gives an equal state).
+
+So a cache hit is always the right state, whatever ran between reading a number and
+looking it up, and a clear racing anything else only loses cached work.  Every
+interleaving of intern (take the numbering, take a number, put the state in its slot,
+then in the table), clear (inside intern when the table is full: a new numbering whose
+base is a new number, then empty the table and the clash table; no state is visited),
+step (read a number from the cache, look it up in the numbering; on a miss make the
+step, intern the result, ``adopt`` it, write its number) and adopt (if the numbering
+does not hold the state under its ``num``: take a number, put it there):
+
+1. step reads ``n``, a clear runs, step looks ``n`` up in the new numbering: ``n`` is
+   below its base, not found: a miss.
+2. the same, and new states are numbered before the lookup: their numbers are new,
+   never ``n``: not found, a miss.  (Numbers restarting at 0 after a clear, as the
+   fifteenth pass's reverted version had them, give another state here: a wrong mask.)
+3. a walk took the numbering, a clear runs: the walk keeps looking numbers up in the
+   old numbering, which still holds the states it held (right ones) and misses the new
+   ones (``step`` then finds them in the new numbering): work lost, not exactness.
+4. two interns of different stacks at once: two ``next()`` calls, two numbers, two
+   slots (a list grown by both at once gets a trailing ``None`` more at worst).
+5. two interns of the same stacks at once: two equal states, each with its own number;
+   the table keeps one, caches naming either are right (as before numbers).
+6. intern takes the numbering, a clear runs, intern numbers ``T`` and puts it in the
+   old numbering, then in the new table: ``T`` is interned but not numbered in the
+   numbering now used; a cache naming its number misses, and the step that misses
+   adopts the state intern returns, so ``T`` is numbered again at the first step to it.
+   A writer takes the numbering before its number, so the number is above the base:
+   its slot is never negative (``Numbering.put`` refuses one anyway).
+7. a step that interned its result before a clear writes the result's number after
+   it: not found in the new numbering (a miss) unless adopt ran after the clear (then
+   a hit on the right state).
+8. two steps write one cache entry at once: each a number of a right (equal) state;
+   the last write stays.  Two adopts of one state at once: two numbers, two slots,
+   both naming it.
+9. states kept across a clear (a matcher holds one): their caches keep numbers of the
+   old numbering, which miss and are written again as they are stepped.  A clear
+   visits no state, so it never iterates a table another thread may be growing.
+
+Memory: a numbering holds the states interned or adopted since the last clear (a slot
+per number taken then), so it is bounded with the intern table by
+``limits.max_cached_states`` plus the states a matcher kept across a clear and stepped
+again.  Per state, ``bits``, ``live``, ``tops`` and ``classes`` are computed from its
+stacks alone: a race writes the same value twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from itertools import count
 from typing import Final
 
 from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
 from gbnfkit.tokens._byteprogram import END, TEST, ByteProgram
 
-__all__ = ["BOTTOM", "ByteAutomaton", "ByteState", "Stack"]
+__all__ = ["BOTTOM", "DEAD", "UNKNOWN", "ByteAutomaton", "ByteState", "Numbering", "Stack"]
 
 BOTTOM: Final = -1
+# values of a state's transition cache besides state numbers: no state (the byte is
+# rejected), and (as the default of a lookup) not cached
+DEAD: Final = -1
+UNKNOWN: Final = -2
 BYTE_STACKS_PER_STACK: Final = 16
 # nested calls a local closure is composed through before it is explored stack by stack
 # (a bound on the recursion of ByteAutomaton._composed, not a tuning knob)
@@ -44,9 +110,17 @@ class ByteState:
             the state lives). Two states are equal iff their stacks are the same set.
         complete: a parse of the start rule is complete here.
         bottom: a context state reached the bottom marker.
-        trans: ``byte -> ByteState | None``, filled lazily (a cache); negative keys
-            ``-k`` hold the state after the bytes whose accepting top tests are the set
-            ``k`` of ``tops`` (see :meth:`ByteAutomaton.step`).
+        num: the state's number (given once: the module's docstring), under which its
+            automaton's :attr:`ByteAutomaton.numbering` holds it; ``adopt`` gives a
+            state a new one when the numbering does not hold it.
+        trans: ``byte -> number of the next state`` or :data:`DEAD` (no state),
+            filled lazily (a cache); negative keys ``-k`` hold the state after the
+            bytes whose accepting top tests are the set ``k`` of ``tops`` (see
+            :meth:`ByteAutomaton.step`).  Numbers, not states: a dict of ints is not
+            tracked by Python's garbage collector, and states never refer to each
+            other, so no reference cycle holds them (``docs/masks.md``, "Where the
+            time goes").  A number the automaton's numbering does not hold is a cache
+            miss (the module's docstring: why that is safe across threads).
         bits: the 256-bit set of bytes some stack accepts next (``-1`` until computed,
             see :meth:`ByteAutomaton.allowed_bits`).
         live: the bytes of ``bits`` whose step is known to lead to a state (``-1``
@@ -59,6 +133,7 @@ class ByteState:
 
     __slots__ = (
         "stacks",
+        "num",
         "complete",
         "bottom",
         "trans",
@@ -71,16 +146,21 @@ class ByteState:
     )
 
     def __init__(
-        self, stacks: tuple[Stack, ...], h: int | None = None, ends: Collection[Stack] = ()
+        self,
+        stacks: tuple[Stack, ...],
+        h: int | None = None,
+        ends: Collection[Stack] = (),
+        num: int = -1,
     ) -> None:
         if not ends:
             ends = stacks
         # `ends`: the stacks as a set, where the complete parse and the bottom marker
         # are found without a scan (``ByteAutomaton.intern`` passes the one it hashed)
         self.stacks = stacks
+        self.num = num
         self.complete = () in ends
         self.bottom = _BOTTOM_STACK in ends
-        self.trans: dict[int, ByteState | None] = {}
+        self.trans: dict[int, int] = {}
         self.bits = -1
         self.live = -1
         self.classes: tuple[int, ...] | None = None
@@ -102,12 +182,52 @@ class ByteState:
         return f"ByteState({sorted(self.stacks)!r})"
 
 
+class Numbering:
+    """States by number, since an automaton's intern table was last cleared: slot ``i``
+    of :attr:`states` holds the state given the number ``base + i``, or ``None``.
+
+    Never emptied, only grown (a clear makes a new one), so a reader that took it once
+    may look a number up at any time and finds the state given that number or nothing
+    (the module's docstring).  ``base`` is a number taken from the counter for no
+    state, so slot 0 stays ``None``.
+    """
+
+    __slots__ = ("base", "states")
+
+    def __init__(self, base: int) -> None:
+        self.base = base
+        self.states: list[ByteState | None] = [None]
+
+    def get(self, n: int) -> ByteState | None:
+        """The state given the number ``n``, or ``None`` (not a number of this numbering:
+        older, or a :data:`DEAD`/:data:`UNKNOWN` marker; or one whose state was put in
+        another numbering)."""
+        i = n - self.base
+        states = self.states
+        return states[i] if 0 <= i < len(states) else None
+
+    def put(self, n: int, state: ByteState) -> None:
+        """Put ``state``, just given the number ``n``, in its slot (growing the list)."""
+        i = n - self.base
+        if i < 0:
+            return  # taken before this numbering: never, when it was read first
+        states = self.states
+        while len(states) <= i:
+            states.append(None)
+        states[i] = state
+
+
 class ByteAutomaton:
     """Closure, stepping and interning of :class:`ByteState` for one program.
 
-    The intern table is bounded by ``limits.max_cached_states``; when full it is
-    cleared together with every state's transition cache (states stay valid and equal
-    by their stacks; only cached work is lost), so memory stays bounded. It is keyed by
+    Every state it made is numbered (its ``num``, never given to another state) and
+    found by number in :attr:`numbering`; transition caches hold those numbers.  The
+    intern table is bounded by ``limits.max_cached_states``; when full it is cleared
+    and a new numbering begins (states stay valid and equal by their stacks; only
+    cached work is lost: a cached number the numbering does not hold is a miss), so
+    memory stays bounded; a state made before (a matcher may hold one) is numbered
+    again when a step leads to it or a walk caches its loops (:meth:`adopt`).  The
+    intern table is keyed by
     the hash of the stacks' set, checked against the state found (a state whose hash
     another holds goes to a second table keyed by the set): a frozenset of the stacks
     is made for each lookup (cheap from the set a step builds, whose element hashes it
@@ -121,21 +241,15 @@ class ByteAutomaton:
         self._arg = program.arg
         self._rules = program.rules
         self._max_stacks = BYTE_STACKS_PER_STACK * limits.max_stacks
+        # numbers come from a counter a clear does not reset; the states numbered since
+        # the last clear (the intern table's, and older ones adopted since) by number
+        self._numbers: Iterator[int] = count()
+        self.numbering = Numbering(next(self._numbers))
         self._intern: dict[int, ByteState] = {}  # hash of the stacks' set -> state
         self._clashes: dict[frozenset[Stack], ByteState] = {}  # the hash held by another
         self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
         self._firsts: dict[int, tuple[int, bool]] = {}  # position -> its closure's bytes, pops
         self.initial = self.state_of([(program.root,)], call=True)
-
-    def __del__(self) -> None:
-        # A state's transitions lead back to it wherever the grammar loops, so the
-        # states form reference cycles, which would outlive the automaton (and stay
-        # in every full collection's traversal) until the garbage collector finds
-        # them; emptying the caches lets reference counting free them at once.
-        for state in self._intern.values():
-            state.trans.clear()
-        for state in self._clashes.values():
-            state.trans.clear()
 
     # -- building states ----------------------------------------------------
     def state_of(self, stacks: list[Stack], *, call: bool = False) -> ByteState:
@@ -163,17 +277,17 @@ class ByteAutomaton:
             if state is not None:
                 return state
         if len(table) + len(self._clashes) >= self.limits.max_cached_states:
-            # forget every transition too, so dropped states can be freed
-            for old in table.values():
-                old.trans.clear()
-                old.classes = None
-            for old in self._clashes.values():
-                old.trans.clear()
-                old.classes = None
+            # the transitions cached so far name states the new numbering does not
+            # hold: misses from now on (no state is visited: another thread may be
+            # adding one)
+            self.numbering = Numbering(next(self._numbers))
             table.clear()
             self._clashes.clear()
             clash = False
-        state = ByteState(tuple(key), h, key)
+        numbering = self.numbering  # (taken before the number: the number is above its base)
+        n = next(self._numbers)
+        state = ByteState(tuple(key), h, key, n)
+        numbering.put(n, state)
         if clash:
             self._clashes[key] = state
         else:
@@ -368,11 +482,19 @@ class ByteAutomaton:
         accepting stacks were already stepped from ``state`` costs no closure and no
         interning: the result is also kept in ``state.trans`` under ``-k``, ``k`` having
         bit ``i`` set when the byte set ``state.tops[i]`` accepts the byte.
+
+        A cached number that :attr:`numbering` does not hold is a miss: the step is
+        made again (the module's docstring).
         """
         trans = state.trans
-        if byte in trans:
-            return trans[byte]
-        result: ByteState | None = None
+        numbering = self.numbering
+        got = trans.get(byte, UNKNOWN)
+        result = numbering.get(got)
+        if result is not None:
+            return result
+        if got == DEAD:
+            return None
+        n = DEAD
         tops = state.tops
         if tops is None:
             tops = self._tops(state)
@@ -384,8 +506,10 @@ class ByteAutomaton:
                 key |= bit
             bit <<= 1
         if key:
-            result = trans.get(-key)
+            n = trans.get(-key, UNKNOWN)
+            result = numbering.get(n)
             if result is None:
+                n = DEAD
                 kind = self._kind
                 arg = self._arg
                 local = self._local
@@ -414,9 +538,39 @@ class ByteAutomaton:
                         value=self.limits.max_stacks,
                     )
                 if out:
-                    result = trans[-key] = self.intern(out)
-        trans[byte] = result
+                    result = self.intern(out)
+                    # numbered in the numbering (it may be a state interned while
+                    # another thread cleared the table: the module's docstring, case 6)
+                    n = trans[-key] = self.adopt(result)
+        trans[byte] = n
         return result
+
+    def adopt(self, state: ByteState) -> int:
+        """The number under which :attr:`numbering` holds ``state``: its own, or, when
+        the numbering does not hold it (it was made before the intern table was last
+        cleared), a new one from the counter, put in the numbering."""
+        numbering = self.numbering  # (taken before the number: the number is above its base)
+        n = state.num
+        if numbering.get(n) is not state:
+            n = next(self._numbers)
+            numbering.put(n, state)
+            state.num = n
+        return n
+
+    def numbered(self, n: int) -> ByteState | None:
+        """The state given the number ``n`` if :attr:`numbering` holds it (a cache hit),
+        else ``None``."""
+        return self.numbering.get(n)
+
+    def loop(self, state: ByteState, bits: int) -> None:
+        """Cache that each byte of ``bits`` leads from ``state`` back to itself (the
+        caller knows it)."""
+        n = self.adopt(state)
+        trans = state.trans
+        while bits:
+            low = bits & -bits
+            bits ^= low
+            trans[low.bit_length() - 1] = n
 
     def _tops(self, state: ByteState) -> tuple[int, ...]:
         """The distinct byte sets of the top tests of ``state`` (also sets ``state.bits``,
@@ -456,15 +610,16 @@ class ByteAutomaton:
     def feed(self, state: ByteState, data: bytes) -> ByteState | None:
         """The state after all of ``data``, or ``None`` as soon as a byte is rejected."""
         step = self.step
-        s: ByteState | None = state
+        numbering = self.numbering
+        s = state
         for byte in data:
-            nxt = s.trans.get(byte, _MISSING) if s is not None else None
-            if nxt is _MISSING:
-                assert s is not None
-                nxt = step(s, byte)
+            nxt = numbering.get(s.trans.get(byte, UNKNOWN))
             if nxt is None:
-                return None
-            s = nxt  # type: ignore[assignment]
+                # not cached, rejected (DEAD), or a number no longer held: `step` knows
+                nxt = step(s, byte)
+                if nxt is None:
+                    return None
+            s = nxt
         return s
 
     def allowed_bits(self, state: ByteState) -> int:
@@ -527,7 +682,6 @@ class ByteAutomaton:
         return [b for b in range(256) if (bits >> b) & 1]
 
 
-_MISSING: object = object()
 _BOTTOM_STACK: Stack = (BOTTOM,)
 
 

@@ -270,7 +270,7 @@ def tails_by_stepping(
             if state.bottom:
                 found.append(pos)
                 cuts.append(k)
-            state = state.trans[byte] if byte in state.trans else step(state, byte)
+            state = step(state, byte)
             if state is None:
                 break
     return group_tails(trie, np.array(found, dtype=np.int64), np.array(cuts, dtype=np.int64))

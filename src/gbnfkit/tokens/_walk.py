@@ -5,14 +5,13 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
-from gbnfkit.tokens._bytestate import ByteAutomaton, ByteState
+from gbnfkit.tokens._bytestate import DEAD, UNKNOWN, ByteAutomaton, ByteState
 from gbnfkit.tokens._slices import Slice, loops_on
 from gbnfkit.tokens._trie import TokenTrie
 from gbnfkit.tokens._tuning import DEFAULT_TUNING, Tuning
 
 __all__ = ["WalkResult", "walk", "walk_all", "walk_runs", "walk_sorted"]
 
-_MISSING: ByteState | None = ByteState(())  # a sentinel no cache holds
 _BIT: tuple[int, ...] = tuple(1 << b for b in range(256))  # a byte's bit in a 256-bit set
 
 # (accepted sorted-position ranges as parallel lo/hi lists, uncertain subtree node indices)
@@ -91,7 +90,11 @@ def walk_runs(
     step = automaton.step
     allowed_bits = automaton.allowed_bits
     live_bits = automaton.live_bits
-    missing = _MISSING
+    # states by number (taken once: a clear during the walk leaves it the states it
+    # held, and later states are found through `step`; ByteAutomaton's docstring)
+    numbering = automaton.numbering
+    base = numbering.base
+    numbered = numbering.states
     bit_of = _BIT
     jump_bytes = tuning.jump_bytes
     jump_subtree = tuning.jump_subtree
@@ -130,8 +133,11 @@ def walk_runs(
                 d = depth[i]
                 parent = states[d - 1]
                 b = byte[i]
-                s = parent.trans.get(b, missing)
-                if s is missing:
+                got = parent.trans.get(b, UNKNOWN)
+                slot = got - base
+                s = numbered[slot] if 0 <= slot < len(numbered) else None
+                if s is None and got != DEAD:
+                    # not cached, or a number the numbering does not hold
                     bits = parent.bits
                     if bits < 0:
                         bits = allowed_bits(parent)
@@ -209,16 +215,11 @@ def walk_runs(
                                 automaton, s, piece.dfa, tuning.slice_pairs
                             )
                         if looping:
-                            trans = s.trans
-                            if last_single not in trans:
+                            if last_single not in s.trans:
                                 # each one-byte character leads back to `s`: cache those
                                 # steps, which the skipped nodes would have made (a
                                 # matcher's next steps through the text use them)
-                                rest_bits = single
-                                while rest_bits:
-                                    low = rest_bits & -rest_bits
-                                    rest_bits ^= low
-                                    trans[low.bit_length() - 1] = s
+                                automaton.loop(s, single)
                             left -= _slice_subtree(
                                 trie, piece, automaton, s, i, acc_lo, acc_hi, uncertain, tuning
                             )
@@ -351,6 +352,7 @@ def walk_sorted(automaton: ByteAutomaton, root: ByteState, strings: Sequence[byt
     a rejected prefix are skipped with one binary search.
     """
     step = automaton.step
+    numbering = automaton.numbering
     path: list[ByteState] = [root]
     prev = b""
     out: list[int] = []
@@ -366,8 +368,9 @@ def walk_sorted(automaton: ByteAutomaton, root: ByteState, strings: Sequence[byt
         state = path[common]
         ok = True
         for k in range(common, len(data)):
-            got = state.trans.get(data[k], _MISSING)
-            after = step(state, data[k]) if got is _MISSING else got
+            after = numbering.get(state.trans.get(data[k], UNKNOWN))
+            if after is None:
+                after = step(state, data[k])  # not cached, rejected, or no longer held
             if after is None:
                 ok = False
                 upper = _after_prefix(data[: k + 1])
