@@ -58,8 +58,8 @@ class Grammar:
         return self
 
     def __reduce__(self) -> tuple[object, ...]:
-        # pickled as its canonical GBNF text, which gives this grammar back (to_gbnf);
-        # the IR of a compiled build does not pickle
+        # pickled as its canonical GBNF text, which gives this grammar back (to_gbnf),
+        # and reads the same in pure and compiled builds of any version
         return (_from_pickle, (self.to_gbnf(), self.root, self._limits))
 
     # -- construction ------------------------------------------------------------------
