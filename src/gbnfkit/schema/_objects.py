@@ -24,6 +24,7 @@ from gbnfkit.schema._dfa import (
 from gbnfkit.schema._gbnf import alt, literal, name_part, paren, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, pattern_search
 from gbnfkit.schema._negate import NEED_OTHER_KEY
+from gbnfkit.schema._oneof import within
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
@@ -378,7 +379,7 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
                    names: list[str], patterns: dict[str, Any], additional: Any) -> list[str]:
     if not patterns:
         return _additional_member(conv, ptr, hint, names, additional, None)
-    if all(_same_schema(s, additional) for s in patterns.values()):
+    if all(within(s, additional) and within(additional, s) for s in patterns.values()):
         # a key outside the names takes the same schema whether a pattern matches it or
         # not: the patterns split nothing (each must still be a valid regular expression)
         for p in patterns:
@@ -421,17 +422,6 @@ def _extra_members(conv: Converter, schema: dict[str, Any], ptr: str, hint: str,
                          "patternProperties", ptr, e.limit)
         return out + _additional_member(conv, ptr, hint, names, additional, None)
     return out + _additional_member(conv, ptr, hint, names, additional, other)
-
-
-def _same_schema(a: Any, b: Any) -> bool:
-    """Whether schemas ``a`` and ``b`` are written alike, or both accept every value."""
-    if _accepts_all(a) and _accepts_all(b):
-        return True
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-
-
-def _accepts_all(schema: Any) -> bool:
-    return schema is True or (isinstance(schema, dict) and schema.keys() <= ANNOTATIONS)
 
 
 def _overlaps(pattern: str, names: list[str]) -> bool:

@@ -18,7 +18,7 @@ from gbnfkit.schema._limits import SchemaLimits
 from gbnfkit.schema._merge import PATTERNS_KEY
 from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
 
-__all__ = ["exclusive_required_branches", "disjoint", "pair_disjoint", "finer_disjoint",
+__all__ = ["within", "exclusive_required_branches", "disjoint", "pair_disjoint", "finer_disjoint",
            "exclusion", "hitting_sets", "literals_schema", "must_have"]
 
 Flatten = Callable[[Any], Any]
@@ -274,7 +274,7 @@ def _canonical(s: Any) -> str:
     return json.dumps(s, sort_keys=True, ensure_ascii=False)
 
 
-def _within(a: Any, b: Any) -> bool:
+def within(a: Any, b: Any) -> bool:
     """Whether every instance of ``a`` satisfies ``b`` (False: not known)."""
     if b is True or (isinstance(b, dict) and not set(b) - ANNOTATIONS):
         return True
@@ -334,14 +334,14 @@ def exclusion(a: Any, b: Any, flatten: Flatten, resolve: Callable[[str], Any],
     elif not closed_a:
         # names a does not list take a's other schemas: b must accept them anywhere
         for k, v in props_b.items():
-            if k not in props_a and not _within(True, v):
+            if k not in props_a and not within(True, v):
                 return None
     for k in names_a & set(props_b):
         try:
             pa, pb = flatten(props_a[k]), flatten(props_b[k])
         except SchemaError:
             return None
-        if _within(pa, pb):
+        if within(pa, pb):
             continue
         if finer_disjoint(pa, pb, flatten, resolve, limits):
             out.add((True, k))
