@@ -26,24 +26,58 @@ class Grammar:
     equal) iff their :attr:`fingerprint` is equal.
     """
 
-    __slots__ = ("_engine", "_fingerprint", "_ir", "_limits", "_program")
+    # A grammar made from GBNF text (``from_gbnf``, ``from_json_schema``, ``builtin``,
+    # ``from_regex``, unpickling) keeps that text instead of its IR: matching reads only
+    # the program, and the IR (a schema's is 10,000-20,000 objects) would otherwise stay
+    # alive with the grammar, for the garbage collector to traverse in every full
+    # collection and in a server's cache.  ``ir``, ``to_gbnf`` and ``fingerprint``
+    # parse the text again when asked (it gives an equal IR: same rules, same
+    # positions).  A grammar made from an IR (``Grammar(ir)``, ``from_ir``) keeps it.
+    __slots__ = ("_engine", "_fingerprint", "_ir", "_limits", "_program", "_root",
+                 "_rule_count", "_text")
     _engine: Engine
     _fingerprint: str | None
-    _ir: GrammarIR
+    _ir: GrammarIR | None
     _limits: Limits
     _program: Program
+    _root: str
+    _rule_count: int
+    _text: str | None
 
     def __init__(self, ir: GrammarIR, *, limits: Limits | None = None) -> None:
         """Compile an already checked IR; use :meth:`from_ir` to check it first."""
         expect(ir, GrammarIR, "ir")
         expect(limits, (Limits, type(None)), "limits")
-        lim = limits if limits is not None else DEFAULT_LIMITS
-        program = compile_program(ir, lim)
-        object.__setattr__(self, "_ir", ir)
-        object.__setattr__(self, "_limits", lim)
+        self._build(ir, limits if limits is not None else DEFAULT_LIMITS, None)
+
+    @classmethod
+    def _from_text(cls, ir: GrammarIR, text: str, limits: Limits) -> Grammar:
+        """The grammar of ``ir``, parsed from (or equal to the parse of) ``text`` with
+        ``ir.root`` as start rule and ``limits``, keeping ``text`` instead of ``ir``."""
+        grammar = cls.__new__(cls)
+        grammar._build(ir, limits, text)
+        return grammar
+
+    def _build(self, ir: GrammarIR, limits: Limits, text: str | None) -> None:
+        program = compile_program(ir, limits)
+        object.__setattr__(self, "_ir", ir if text is None else None)
+        object.__setattr__(self, "_text", text)
+        object.__setattr__(self, "_root", ir.root)
+        object.__setattr__(self, "_rule_count", len(ir.rules))
+        object.__setattr__(self, "_limits", limits)
         object.__setattr__(self, "_program", program)
-        object.__setattr__(self, "_engine", Engine(program, lim))
+        object.__setattr__(self, "_engine", Engine(program, limits))
         object.__setattr__(self, "_fingerprint", None)
+
+    def _current_ir(self) -> GrammarIR:
+        """The IR: the one kept, or the text parsed again (not kept)."""
+        ir = self._ir
+        if ir is None:
+            from gbnfkit.grammar._parser import parse_gbnf
+
+            assert self._text is not None
+            ir = parse_gbnf(self._text, self._root, limits=self._limits)
+        return ir
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Grammar is immutable")
@@ -60,7 +94,8 @@ class Grammar:
     def __reduce__(self) -> tuple[object, ...]:
         # pickled as its canonical GBNF text, which gives this grammar back (to_gbnf),
         # and reads the same in pure and compiled builds of any version
-        return (_from_pickle, (self.to_gbnf(), self.root, self._limits))
+        text = self._text if self._text is not None else self.to_gbnf()
+        return (_from_pickle, (text, self._root, self._limits))
 
     # -- construction ------------------------------------------------------------------
     @classmethod
@@ -72,7 +107,7 @@ class Grammar:
         expect(root, str, "root")
         expect(limits, (Limits, type(None)), "limits")
         lim = limits if limits is not None else DEFAULT_LIMITS
-        return cls(parse_gbnf(text, root, limits=lim), limits=lim)
+        return cls._from_text(parse_gbnf(text, root, limits=lim), text, lim)
 
     @classmethod
     def from_ir(cls, ir: GrammarIR, *, limits: Limits | None = None) -> Grammar:
@@ -106,7 +141,8 @@ class Grammar:
         converted = convert_schema(schema, **options)
         expect(limits, (Limits, type(None)), "limits")
         lim = limits if limits is not None else DEFAULT_LIMITS
-        return cls(converted.ir(lim), limits=lim)
+        # the IR from the converter's notes is the parse of its text (RecordedConversion)
+        return cls._from_text(converted.ir(lim), converted.text, lim)
 
     @classmethod
     def from_regex(cls, pattern: str, *, search: bool = False,
@@ -154,13 +190,18 @@ class Grammar:
     # -- properties --------------------------------------------------------------------
     @property
     def ir(self) -> GrammarIR:
-        """The grammar IR."""
-        return self._ir
+        """The grammar IR (of a grammar made from text, its text parsed again at the
+        first ask, then kept)."""
+        ir = self._ir
+        if ir is None:
+            ir = self._current_ir()
+            object.__setattr__(self, "_ir", ir)
+        return ir
 
     @property
     def root(self) -> str:
         """Name of the start rule."""
-        return self._ir.root
+        return self._root
 
     @property
     def limits(self) -> Limits:
@@ -186,7 +227,7 @@ class Grammar:
         ``max_repetition``, which the parser refuses)."""
         from gbnfkit.grammar._printer import to_gbnf
 
-        return to_gbnf(self._ir)
+        return to_gbnf(self._current_ir())
 
     @property
     def fingerprint(self) -> str:
@@ -195,7 +236,7 @@ class Grammar:
         if fp is None:
             from gbnfkit.grammar._printer import canonical_gbnf
 
-            data = f"root={self.root}\n{canonical_gbnf(self._ir)}".encode()
+            data = f"root={self.root}\n{canonical_gbnf(self._current_ir())}".encode()
             fp = hashlib.sha256(data).hexdigest()
             object.__setattr__(self, "_fingerprint", fp)
         return fp
@@ -203,13 +244,18 @@ class Grammar:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Grammar):
             return NotImplemented
-        return self is other or self.fingerprint == other.fingerprint
+        if self is other:
+            return True
+        if (self._text is not None and self._text == other._text
+                and self._root == other._root and self._limits == other._limits):
+            return True  # the same text parses to the same IR: no need to parse it
+        return self.fingerprint == other.fingerprint
 
     def __hash__(self) -> int:
         return hash(self.fingerprint)
 
     def __repr__(self) -> str:
-        return f"<Grammar root={self.root!r} rules={len(self._ir.rules)}>"
+        return f"<Grammar root={self.root!r} rules={self._rule_count}>"
 
     # -- matching ----------------------------------------------------------------------
     def start(self) -> State:

@@ -308,7 +308,7 @@ class CompiledGrammar:
 
     def __repr__(self) -> str:
         return (
-            f"CompiledGrammar(root={self._grammar.ir.root!r}, "
+            f"CompiledGrammar(root={self._grammar.root!r}, "
             f"vocabulary_size={self._vocabulary.size})"
         )
 
