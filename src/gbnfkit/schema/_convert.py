@@ -21,7 +21,7 @@ from gbnfkit.schema._dfa import (
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_pattern, check_value
-from gbnfkit.schema._jsontext import canonical
+from gbnfkit.schema._jsontext import canonical, json_string
 from gbnfkit.schema._limits import limit_hint
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._negate import FRACTION, NOT_PATTERNS, NOT_STRINGS, Unnegatable, negate
@@ -69,10 +69,6 @@ def _too_long(d: Decimal, digits: int) -> bool:
 
 class SchemaWarning(UserWarning):
     """A keyword was not enforced (``strict=False``): the grammar accepts more."""
-
-
-# json.dumps(name, ensure_ascii=False), without making an encoder per call
-_NAME = json.JSONEncoder(ensure_ascii=False)
 
 
 def _dict_ids(document: Any) -> set[int]:
@@ -929,7 +925,7 @@ class Converter:
 
     # ---------------------------------------------------------------- keys
     def key_literal(self, name: str) -> str:
-        return literal(_NAME.encode(name))
+        return literal(json_string(name))
 
     def child_hint(self, hint: str, token: str) -> str:
         return f"{'' if hint == 'root' else hint + '-'}{token}"
