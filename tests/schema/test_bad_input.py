@@ -98,3 +98,25 @@ def test_the_first_wrong_shape_in_schema_order_is_named(schema: dict[str, Any],
     with pytest.raises(SchemaError) as info:
         json_schema_to_gbnf({"$defs": {"d": schema}, "$ref": "#/$defs/d"})
     assert (info.value.keyword, info.value.pointer) == (keyword, "/$defs/d")
+
+
+@pytest.mark.parametrize(("text", "pointer"), [
+    ('{"type": "array", "maxItems": 1e400}', "/maxItems"),
+    ('{"type": "array", "maxItems": Infinity}', "/maxItems"),
+    ('{"type": "string", "minLength": NaN}', "/minLength"),
+    ('{"const": NaN}', "/const"),
+    ('{"enum": [1, -Infinity]}', "/enum/1"),
+    ('{"properties": {"a": {"maximum": -1e999}}}', "/properties/a/maximum"),
+])
+def test_a_schema_given_as_text_refuses_what_json_cannot_hold(text: str, pointer: str) -> None:
+    """json.loads reads NaN, Infinity and 1e400 as floats JSON has no text for: a schema
+    given as text refuses them as one given as a dict does (they crashed the converter
+    with OverflowError or ValueError, or made `{"const": NaN}` match `NaN`)."""
+    for given_as in (text, text.encode()):
+        with pytest.raises(SchemaError, match="is not a JSON number") as info:
+            json_schema_to_gbnf(given_as)
+        assert info.value.pointer == pointer
+        with pytest.raises(SchemaError, match="is not a JSON number"):
+            Grammar.from_json_schema(given_as)
+    # large but finite numbers stay numbers
+    assert json_schema_to_gbnf('{"type": "number", "maximum": 1e30}')
