@@ -5,11 +5,13 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gbnfkit import Grammar, SchemaError, json_schema_to_gbnf
 from gbnfkit.schema import SchemaWarning
+from gbnfkit.schema._shapes import _SHAPES
 
 KEYWORDS = ["type", "properties", "required", "additionalProperties", "patternProperties",
             "items", "prefixItems", "minItems", "maxItems", "contains", "minLength",
@@ -41,3 +43,80 @@ def test_malformed_schemas_raise_schema_error_only(schema: dict[str, Any], stric
     except SchemaError:
         return
     Grammar.from_gbnf(text)
+
+
+# every keyword whose value's shape is checked, with what the message says it must be
+SHAPES = {
+    **dict.fromkeys(["properties", "patternProperties", "$defs", "definitions",
+                     "dependentSchemas"], "an object of schemas"),
+    **dict.fromkeys(["additionalProperties", "contains", "not", "if", "then", "else",
+                     "propertyNames", "additionalItems", "unevaluatedItems",
+                     "unevaluatedProperties"], "a schema"),
+    "items": "a schema or an array of schemas",
+    **dict.fromkeys(["allOf", "anyOf", "oneOf", "prefixItems"], "a non-empty array of schemas"),
+    **dict.fromkeys(["minLength", "maxLength", "minItems", "maxItems", "minProperties",
+                     "maxProperties", "minContains", "maxContains"], "a non-negative integer"),
+    **dict.fromkeys(["minimum", "maximum", "multipleOf", "exclusiveMinimum",
+                     "exclusiveMaximum"], "a number"),
+    **dict.fromkeys(["pattern", "format", "$ref"], "a string"),
+    "required": "an array of strings",
+    "enum": "an array",
+    "uniqueItems": "a boolean",
+    "dependentRequired": "an object of arrays of names",
+    "dependencies": "an object of arrays of names or schemas",
+    "type": "a string or an array of strings",
+}
+
+
+def test_the_checked_keywords_are_these() -> None:
+    # the one table both decides which keywords are checked and checks them
+    assert {key: shape.what for key, shape in _SHAPES.items()} == SHAPES
+
+
+@pytest.mark.parametrize(("keyword", "what"), sorted(SHAPES.items()))
+def test_each_checked_keyword_refuses_a_wrong_shape(keyword: str, what: str) -> None:
+    # null has none of the shapes; the unchecked keywords around it are not looked at
+    schema = {"title": None, "const": None, keyword: None, "examples": None}
+    with pytest.raises(SchemaError) as info:
+        json_schema_to_gbnf({"type": "object", "properties": {"a": schema}})
+    assert (info.value.message, info.value.keyword, info.value.pointer) == (
+        f"{keyword} must be {what}", keyword, "/properties/a")
+
+
+@pytest.mark.parametrize(("schema", "keyword"), [
+    ({"minItems": -1, "type": 3}, "minItems"),
+    ({"type": 3, "minItems": -1}, "type"),
+    ({"description": 1, "enum": {}, "required": "a"}, "enum"),
+    ({"required": "a", "enum": {}}, "required"),
+    ({"prefixItems": [], "allOf": []}, "allOf"),  # an empty prefixItems is no wrong shape
+    ({"exclusiveMinimum": True, "minimum": True}, "minimum"),  # draft 4's boolean form
+    ({"dependencies": {"a": ["b"], "c": {}}, "dependentRequired": {"a": True}},
+     "dependentRequired"),
+])
+def test_the_first_wrong_shape_in_schema_order_is_named(schema: dict[str, Any],
+                                                       keyword: str) -> None:
+    with pytest.raises(SchemaError) as info:
+        json_schema_to_gbnf({"$defs": {"d": schema}, "$ref": "#/$defs/d"})
+    assert (info.value.keyword, info.value.pointer) == (keyword, "/$defs/d")
+
+
+@pytest.mark.parametrize(("text", "pointer"), [
+    ('{"type": "array", "maxItems": 1e400}', "/maxItems"),
+    ('{"type": "array", "maxItems": Infinity}', "/maxItems"),
+    ('{"type": "string", "minLength": NaN}', "/minLength"),
+    ('{"const": NaN}', "/const"),
+    ('{"enum": [1, -Infinity]}', "/enum/1"),
+    ('{"properties": {"a": {"maximum": -1e999}}}', "/properties/a/maximum"),
+])
+def test_a_schema_given_as_text_refuses_what_json_cannot_hold(text: str, pointer: str) -> None:
+    """json.loads reads NaN, Infinity and 1e400 as floats JSON has no text for: a schema
+    given as text refuses them as one given as a dict does (they crashed the converter
+    with OverflowError or ValueError, or made `{"const": NaN}` match `NaN`)."""
+    for given_as in (text, text.encode()):
+        with pytest.raises(SchemaError, match="is not a JSON number") as info:
+            json_schema_to_gbnf(given_as)
+        assert info.value.pointer == pointer
+        with pytest.raises(SchemaError, match="is not a JSON number"):
+            Grammar.from_json_schema(given_as)
+    # large but finite numbers stay numbers
+    assert json_schema_to_gbnf('{"type": "number", "maximum": 1e30}')

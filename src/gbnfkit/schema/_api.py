@@ -21,9 +21,13 @@ def load_schema(schema: Any) -> Any:
     """A schema given as a dict, a bool or JSON text, as a Python value."""
     if isinstance(schema, (str, bytes, bytearray)):
         try:
-            return json.loads(schema)
+            loaded = json.loads(schema)
         except ValueError as e:
             raise SchemaError(f"the schema is not valid JSON: {e}") from None
+        # json.loads reads NaN and Infinity, and a number beyond a float's range (1e400)
+        # as an infinite float: refused here as in a dict
+        _check_json(loaded)
+        return loaded
     if isinstance(schema, (dict, bool)):
         _check_json(schema)
         return schema
@@ -57,7 +61,9 @@ def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
             continue
         if isinstance(value, float):
             if not math.isfinite(value):
-                raise SchemaError(f"{value} is not a JSON number", pointer=_pointer(path))
+                raise SchemaError(f"{value} is not a JSON number (JSON has no NaN or Infinity, "
+                                  "and a number as large as 1e400 reads as infinite)",
+                                  pointer=_pointer(path))
             continue
         if isinstance(value, dict):
             for key in value:

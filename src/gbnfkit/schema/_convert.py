@@ -21,6 +21,7 @@ from gbnfkit.schema._dfa import (
 from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_pattern, check_value
+from gbnfkit.schema._jsontext import canonical, json_string
 from gbnfkit.schema._limits import limit_hint
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._negate import FRACTION, NOT_PATTERNS, NOT_STRINGS, Unnegatable, negate
@@ -68,16 +69,6 @@ def _too_long(d: Decimal, digits: int) -> bool:
 
 class SchemaWarning(UserWarning):
     """A keyword was not enforced (``strict=False``): the grammar accepts more."""
-
-
-# json.dumps(value, sort_keys=True, ensure_ascii=False) and json.dumps(name,
-# ensure_ascii=False), without making an encoder per call
-_CANON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
-_NAME = json.JSONEncoder(ensure_ascii=False)
-
-
-def _canon(schema: Any) -> str:
-    return _CANON.encode(schema)
 
 
 def _dict_ids(document: Any) -> set[int]:
@@ -268,9 +259,9 @@ class Converter:
             raise SchemaError("a schema must be an object or a boolean", pointer=ptr)
         if id(schema) in self.document_dicts:
             key = self.canon_texts.get(id(schema)) or \
-                self.canon_texts.setdefault(id(schema), _canon(schema))
+                self.canon_texts.setdefault(id(schema), canonical(schema))
         else:
-            key = _canon(schema)
+            key = canonical(schema)
         if self.resolver.scoped and self.resolver.nested_ids:
             # the same text may hold a $ref that resolves elsewhere under another $id
             key = self.resolver.base_at(ptr) + "\n" + key
@@ -423,7 +414,7 @@ class Converter:
         values = list(schema["enum"]) if "enum" in schema else []
         if "const" in schema:
             values = [schema["const"]] if "enum" not in schema else [
-                v for v in values if _canon(v) == _canon(schema["const"])]
+                v for v in values if canonical(v) == canonical(schema["const"])]
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
         kept = []
         for v in values:
@@ -599,7 +590,7 @@ class Converter:
         values = list(schema["enum"]) if "enum" in schema else []
         if "const" in schema:
             values = [schema["const"]] if "enum" not in schema else [
-                v for v in values if _canon(v) == _canon(schema["const"])]
+                v for v in values if canonical(v) == canonical(schema["const"])]
         if "enum" in schema and not isinstance(schema["enum"], list):
             raise SchemaError("enum must be an array", keyword="enum", pointer=ptr)
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
@@ -934,7 +925,7 @@ class Converter:
 
     # ---------------------------------------------------------------- keys
     def key_literal(self, name: str) -> str:
-        return literal(_NAME.encode(name))
+        return literal(json_string(name))
 
     def child_hint(self, hint: str, token: str) -> str:
         return f"{'' if hint == 'root' else hint + '-'}{token}"

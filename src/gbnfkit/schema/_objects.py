@@ -8,7 +8,6 @@ required properties seen, members so far).  Counts are only tracked as far as
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from gbnfkit.schema._dfa import (
 )
 from gbnfkit.schema._gbnf import alt, literal, name_part, paren, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, pattern_search
+from gbnfkit.schema._jsontext import json_string
 from gbnfkit.schema._negate import NEED_OTHER_KEY
 from gbnfkit.schema._oneof import within
 from gbnfkit.schema._options import PropertyOrder
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["object_expr"]
 
-_NAME = json.JSONEncoder(ensure_ascii=False)  # json.dumps(name, ensure_ascii=False)
 _MAX_FACTOR_DEPTH = 64
 """Longest key prefix below which listed keys are left-factored (``_Members.keys``):
 bounds the recursion (keys like ``a``, ``aa``, ``aaa``... nest one rule per key)."""
@@ -64,7 +63,7 @@ class _Members:
         # the rule of each listed member (``member``)
         self.factored: dict[tuple[tuple[str, str], ...], list[str]] = {}
         self.kv: dict[str, str] = {}
-        self.written = {name: _NAME.encode(name) for name, _, _ in known}
+        self.written = {name: json_string(name) for name, _, _ in known}
         self.colon = conv.colon()
         # for ``any_order``: the required names in schema order, the bit of each, and
         # the rule (or the one option) that reads the listed members of a group (by their

@@ -6,7 +6,6 @@ the converter says the branches may overlap (``strict``: refused)."""
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +13,7 @@ from gbnfkit._errors import SchemaError
 from gbnfkit.schema._dfa import Dfa, TooBig, dfa_of, minimal, product
 from gbnfkit.schema._formats import FORMAT_PATTERNS
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, json_equal
+from gbnfkit.schema._jsontext import canonical
 from gbnfkit.schema._limits import SchemaLimits
 from gbnfkit.schema._merge import PATTERNS_KEY
 from gbnfkit.schema._regex_parse import RegexUnsupported, parse_regex
@@ -270,17 +270,13 @@ def _cases_disjoint(a: dict[str, Any], b: dict[str, Any], flatten: Flatten,
 _PLAIN_OBJECT = frozenset({"type", "properties", "additionalProperties", "required"})
 
 
-def _canonical(s: Any) -> str:
-    return json.dumps(s, sort_keys=True, ensure_ascii=False)
-
-
 def within(a: Any, b: Any) -> bool:
     """Whether every instance of ``a`` satisfies ``b`` (False: not known)."""
     if b is True or (isinstance(b, dict) and not set(b) - ANNOTATIONS):
         return True
     if a is False:
         return True
-    return _canonical(a) == _canonical(b)
+    return canonical(a) == canonical(b)
 
 
 Literal = tuple[bool, str]

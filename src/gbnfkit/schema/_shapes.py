@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from gbnfkit._errors import SchemaError
 
 __all__ = ["check_shapes", "count_keyword"]
-
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMAS = ("additionalProperties", "contains", "not", "if", "then", "else", "propertyNames",
-            "additionalItems", "unevaluatedItems", "unevaluatedProperties")
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
-           "minContains", "maxContains")
-_NUMBERS = ("minimum", "maximum", "multipleOf")
-_STRINGS = ("pattern", "format", "$ref")
 
 
 def _is_schema(v: Any) -> bool:
@@ -27,63 +19,73 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-# the keywords whose shape is checked (any other is not looked at)
-_CHECKED = frozenset([*_SCHEMA_MAPS, *_SCHEMAS, "items", *_SCHEMA_LISTS, *_COUNTS, *_NUMBERS,
-                      "exclusiveMinimum", "exclusiveMaximum", *_STRINGS, "required", "enum",
-                      "uniqueItems", "dependentRequired", "dependencies", "type"])
+def _is_names(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(s, str) for s in v)
+
+
+def _is_schema_map(v: Any) -> bool:
+    return isinstance(v, dict) and all(_is_schema(s) for s in v.values())
+
+
+def _is_schema_list(v: Any) -> bool:
+    return isinstance(v, list) and all(_is_schema(s) for s in v)
+
+
+def _is_dependencies(v: Any) -> bool:
+    return isinstance(v, dict) and all(_is_schema(s) or _is_names(s) for s in v.values())
+
+
+class _Shape(NamedTuple):
+    test: Callable[[Any], bool]  # whether a value has the shape
+    what: str  # the shape, as the message says it: "{keyword} must be {what}"
+
+
+_SCHEMA_MAP = _Shape(_is_schema_map, "an object of schemas")
+_SCHEMA = _Shape(_is_schema, "a schema")
+_SCHEMA_LIST = _Shape(lambda v: _is_schema_list(v) and bool(v), "a non-empty array of schemas")
+_COUNT = _Shape(lambda v: _is_number(v) and v >= 0, "a non-negative integer")
+_NUMBER = _Shape(_is_number, "a number")
+_BOUND = _Shape(lambda v: _is_number(v) or isinstance(v, bool), "a number")
+_STRING = _Shape(lambda v: isinstance(v, str), "a string")
+
+_SHAPES: dict[str, _Shape] = {
+    **dict.fromkeys(("properties", "patternProperties", "$defs", "definitions",
+                     "dependentSchemas"), _SCHEMA_MAP),
+    **dict.fromkeys(("additionalProperties", "contains", "not", "if", "then", "else",
+                     "propertyNames", "additionalItems", "unevaluatedItems",
+                     "unevaluatedProperties"), _SCHEMA),
+    "items": _Shape(lambda v: _is_schema(v) or _is_schema_list(v),
+                    "a schema or an array of schemas"),
+    **dict.fromkeys(("allOf", "anyOf", "oneOf"), _SCHEMA_LIST),
+    # may be empty, under the same message
+    "prefixItems": _Shape(_is_schema_list, _SCHEMA_LIST.what),
+    **dict.fromkeys(("minLength", "maxLength", "minItems", "maxItems", "minProperties",
+                     "maxProperties", "minContains", "maxContains"), _COUNT),
+    **dict.fromkeys(("minimum", "maximum", "multipleOf"), _NUMBER),
+    # true/false: draft 4's boolean form
+    **dict.fromkeys(("exclusiveMinimum", "exclusiveMaximum"), _BOUND),
+    **dict.fromkeys(("pattern", "format", "$ref"), _STRING),
+    "required": _Shape(_is_names, "an array of strings"),
+    "enum": _Shape(lambda v: isinstance(v, list), "an array"),
+    "uniqueItems": _Shape(lambda v: isinstance(v, bool), "a boolean"),
+    "dependentRequired": _Shape(
+        lambda v: isinstance(v, dict) and all(_is_names(s) for s in v.values()),
+        "an object of arrays of names"),
+    "dependencies": _Shape(_is_dependencies, "an object of arrays of names or schemas"),
+    "type": _Shape(lambda v: isinstance(v, str) or _is_names(v),
+                   "a string or an array of strings"),
+}
+"""Each keyword whose value's shape is checked: the test of its value, and what the
+message says it must be.  Any other keyword is not looked at."""
 
 
 def check_shapes(schema: dict[str, Any], ptr: str) -> None:
-    """Raise SchemaError naming the first keyword whose value has the wrong shape."""
+    """Raise SchemaError naming the first keyword (in the schema's order) whose value has
+    the wrong shape."""
     for key, v in schema.items():
-        if key not in _CHECKED:
-            continue
-        ok = True
-        what = ""
-        if key in _SCHEMA_MAPS:
-            ok = isinstance(v, dict) and all(_is_schema(s) for s in v.values())
-            what = "an object of schemas"
-        elif key in _SCHEMAS:
-            ok = _is_schema(v)
-            what = "a schema"
-        elif key == "items":
-            ok = _is_schema(v) or (isinstance(v, list) and all(_is_schema(s) for s in v))
-            what = "a schema or an array of schemas"
-        elif key in _SCHEMA_LISTS:
-            ok = isinstance(v, list) and all(_is_schema(s) for s in v) and (
-                bool(v) or key == "prefixItems")
-            what = "a non-empty array of schemas"
-        elif key in _COUNTS:
-            ok = _is_number(v) and v >= 0
-            what = "a non-negative integer"
-        elif key in _NUMBERS or key in ("exclusiveMinimum", "exclusiveMaximum"):
-            ok = _is_number(v) or (key.startswith("exclusive") and isinstance(v, bool))
-            what = "a number"
-        elif key in _STRINGS:
-            ok = isinstance(v, str)
-            what = "a string"
-        elif key == "required":
-            ok = isinstance(v, list) and all(isinstance(s, str) for s in v)
-            what = "an array of strings"
-        elif key == "enum":
-            ok = isinstance(v, list)
-            what = "an array"
-        elif key == "uniqueItems":
-            ok = isinstance(v, bool)
-            what = "a boolean"
-        elif key in ("dependentRequired", "dependencies"):
-            ok = isinstance(v, dict) and all(
-                _is_schema(s) or (isinstance(s, list) and all(isinstance(x, str) for x in s))
-                for s in v.values()) and (key == "dependencies" or all(
-                    isinstance(s, list) for s in v.values()))
-            what = "an object of arrays of names" + (" or schemas" if key == "dependencies"
-                                                     else "")
-        elif key == "type":
-            ok = isinstance(v, str) or (isinstance(v, list) and all(isinstance(t, str)
-                                                                    for t in v))
-            what = "a string or an array of strings"
-        if not ok:
-            raise SchemaError(f"{key} must be {what}", keyword=key, pointer=ptr)
+        shape = _SHAPES.get(key)
+        if shape is not None and not shape.test(v):
+            raise SchemaError(f"{key} must be {shape.what}", keyword=key, pointer=ptr)
 
 
 def count_keyword(schema: dict[str, Any], key: str, ptr: str) -> int | None:

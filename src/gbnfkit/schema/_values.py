@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._gbnf import alt, literal, seq
+from gbnfkit.schema._jsontext import json_string
 from gbnfkit.schema._options import PropertyOrder
 
 if TYPE_CHECKING:
@@ -94,6 +95,6 @@ def string_spellings(conv: Converter, value: str) -> str:
     or escaped (short escapes, ``\\u`` with hex digits in either case, surrogate pairs).
     llama.cpp's flavour keeps its one canonical spelling."""
     if conv.llama or not value:
-        return literal(json.dumps(value, ensure_ascii=False))
+        return literal(json_string(value))
     chars = [conv.chars.of(((ord(c), ord(c)),)) for c in value]
     return seq('"\\""', *chars, '"\\""')
