@@ -92,8 +92,8 @@ class Grammar:
         return self
 
     def __reduce__(self) -> tuple[object, ...]:
-        # pickled as its canonical GBNF text, which gives this grammar back (to_gbnf),
-        # and reads the same in pure and compiled builds of any version
+        # pickled as GBNF text, which gives this grammar back and reads the same in pure
+        # and compiled builds of any version: the text it was made from, else to_gbnf's
         text = self._text if self._text is not None else self.to_gbnf()
         return (_from_pickle, (text, self._root, self._limits))
 
