@@ -9,7 +9,12 @@ from test_masks import fast_mask, reference_mask
 import gbnfkit
 from gbnfkit._grammar import Grammar
 from gbnfkit.tokens._index import VocabularyIndex
-from gbnfkit.tokens._prewarm import fixed_documents, inside_strings, prewarm
+from gbnfkit.tokens._prewarm import (
+    fixed_documents,
+    format_document,
+    inside_strings,
+    prewarm,
+)
 from gbnfkit.tokens._vocabulary import Vocabulary
 
 # JSON text pieces, escapes, closing quotes followed by what may come next
@@ -45,7 +50,7 @@ def _check(compiled: gbnfkit.CompiledGrammar, grammar: Grammar, text: str) -> No
 
 
 def test_fixed_documents_are_instances_and_their_strings_are_found() -> None:
-    for grammar, text in fixed_documents():
+    for grammar, text in [*fixed_documents(), format_document()]:
         assert grammar.start().feed(text.encode()).is_complete
     data = b'{"k": "a\\"b", "kx": "y"}'
     inside = [data[:i] for i in inside_strings(data)]
@@ -188,3 +193,37 @@ def test_a_long_max_length_string_is_served_by_a_fixed_split() -> None:
     for text in ('{"s": "', '{"s": "a', '{"s": "' + "x" * (longest - 1)):
         _check(compiled, grammar, text)
     assert index.fixed_hits == before
+
+
+def test_format_strings_are_served_by_fixed_splits() -> None:
+    """The free text of the string formats the converter writes rules for (a URI's
+    host, path and query; an e-mail's local part and domain; a hostname; a UUID) is
+    split by ``prewarm``: another schema's strings of those formats, other values, take
+    no new wide split after ``clear_cache`` (nothing is left in the shared LRU), and
+    their masks are exact."""
+    words = ("http", "https", "://", "www.", ".com", ".org", "/a", "?q=", "#", "@", "-",
+             "mail", "lab", "docs", "f81d", "11d0", "-7dec")
+    vocabulary = _vocabulary(_WORDS + words)
+    compiler = gbnfkit.GrammarCompiler(vocabulary)
+    index = compiler._index
+    formats = {"site": "uri", "to": "email", "host": "hostname", "id": "uuid"}
+    schema = {
+        "type": "object",
+        "properties": {key: {"type": "string", "format": name} for key, name in formats.items()},
+        "required": list(formats),
+        "additionalProperties": False,
+    }
+    text = (
+        '{"site": "ftp://docs.python.org:21/3/lib.html?x=a%20b&y#top", "to": "ann.lee+x@lab.co.uk",'
+        ' "host": "db-01.internal.corp", "id": "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"}'
+    )
+    grammar = Grammar.from_json_schema(schema)
+    assert grammar.start().feed(text.encode()).is_complete
+    compiler.clear_cache()
+    before = index.fixed_hits
+    compiled = compiler.compile(grammar)
+    data = text.encode()
+    for end in inside_strings(data):
+        _check(compiled, grammar, data[:end].decode())
+    assert index.fixed_hits > before
+    assert not index.shared

@@ -2,8 +2,10 @@
 
 The library writes the same rules into every JSON grammar it makes: the ``json``
 builtin's, and the schema converter's string body, "a property name other than these",
-numbers, whitespace and literals.  The wide contexts among them (string bodies and
-property names: free text) have the same canonical form in every grammar
+numbers, whitespace and literals, and the rules of the string formats (``uri``,
+``email``, ``hostname``, ``uuid``... from ``schema/_formats.py``).  The wide contexts
+among them (string bodies, property names and the formats' free text) have the same
+canonical form in every grammar
 (``docs/masks.md``, "Canonical sharing"), so without this a server that builds its
 vocabulary index once at startup would split them again for every new schema, since
 the index keeps its shared splits in an LRU that ``clear_shared`` empties.
@@ -18,13 +20,18 @@ What this leaves in the index's shared splits is kept as *fixed*
 form, they are whatever the converter and the builtin write now.  Those grammars are
 compiled with ``follow_calls=0`` so that their wide splits keep every tail
 (``docs/masks.md``, "Tails the frames below never read"): a fixed split serves any
-context of its canonical form, whatever follows it.  Then the masks of two schema
+context of its canonical form, whatever follows it.  The converter's grammar of an
+object with a string of each of the formats that pay (:func:`format_document`: a URI,
+an e-mail address, a hostname and a UUID, the formats whose first masks cost most and
+recur across schemas) is stepped through the same way, in that pass only: its wide
+splits are kept as fixed, with no cuts.  Then the masks of two schema
 grammars with a value of every kind (:func:`top_documents`) leave the top-frame splits
 of the converter's value rules, kept by ``_fixedtops.keep_fixed_tops``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -36,13 +43,29 @@ if TYPE_CHECKING:
     from gbnfkit._grammar import Grammar
     from gbnfkit.tokens._index import VocabularyIndex
 
-__all__ = ["fixed_documents", "inside_strings", "prewarm", "top_documents"]
+__all__ = ["fixed_documents", "format_document", "inside_strings", "prewarm", "top_documents"]
 
 _DOCUMENT = '{"k": "a b\\n\\u00e9", "m": "ab", "kx": "y"}'
 # a `maxLength` string ("m") this many characters longer than the longest token: the
 # states of its first characters have the canonical form of every string of
 # `maxLength` above about the longest token plus 4 (the chain's end is out of reach)
 _BEYOND = 8
+# values of the string formats whose wide splits recur across schemas and cost a
+# first request most (bench/issue11-journal.md, "fmt17"), through their free text: a
+# URI's scheme, `//www.`, host, port, path, query and fragment; an e-mail's local part
+# and domain; a hostname's labels; a UUID's hex groups (the second URI and e-mail
+# address: MaskBench mask time -20% -> -30% on Qwen, for no measurable prewarm time).
+# Not `iri` and `ipv6`: as dear to prewarm (0.2 s each on DeepSeek) for 1 and 2
+# MaskBench dev schemas; nor `date-time`, `date`, `time` and `ipv4`, whose first masks
+# are cheap already (1-3 ms at worst)
+_FORMAT_VALUES = (
+    ("uri", "https://www.example.com/a/b.html?q=1&r=x#top"),
+    ("uri", "http://localhost:8080/api/v1/users"),
+    ("email", "john.doe@example.com"),
+    ("email", "mary_smith99@mail.co.uk"),
+    ("hostname", "mail.example.org"),
+    ("uuid", "123e4567-e89b-12d3-a456-426614174000"),
+)
 
 
 def fixed_documents(longest: int = 0) -> list[tuple[Grammar, str]]:
@@ -64,6 +87,17 @@ def fixed_documents(longest: int = 0) -> list[tuple[Grammar, str]]:
         "additionalProperties": True,
     }
     return [(Grammar.builtin("json"), _DOCUMENT), (Grammar.from_json_schema(schema), _DOCUMENT)]
+
+
+def format_document() -> tuple[Grammar, str]:
+    """The converter's grammar of an object with a string of its format for each
+    value of ``_FORMAT_VALUES`` (format name and index), and a document of those values."""
+    from gbnfkit._grammar import Grammar
+
+    values = {f"{name}{i}": (name, value) for i, (name, value) in enumerate(_FORMAT_VALUES)}
+    properties = {key: {"type": "string", "format": name} for key, (name, _) in values.items()}
+    text = json.dumps({key: value for key, (_, value) in values.items()})
+    return Grammar.from_json_schema({"type": "object", "properties": properties}), text
 
 
 # every kind of value the converter writes, with and without whitespace around
@@ -156,6 +190,10 @@ def prewarm(index: VocabularyIndex) -> None:
     # as any grammar splits them (tails cut to what the frames below read: kept as
     # cuts), then keeping every tail
     for tuning in (DEFAULT_TUNING, replace(DEFAULT_TUNING, follow_calls=0)):
+        if tuning.follow_calls == 0:
+            # the formats' splits only keeping every tail: their cuts (the first pass)
+            # cost as much again (0.1 s on DeepSeek) and saved no measurable mask time
+            documents.append(format_document())
         for grammar, text in documents:
             compiled = CompiledGrammar(grammar, index.vocabulary, index=index, tuning=tuning)
             automaton = compiled.automaton
