@@ -7,8 +7,6 @@ from __future__ import annotations
 import random
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -52,12 +50,16 @@ def _walk(compiled: gbnfkit.CompiledGrammar, vocabulary: Vocabulary, seed: int) 
     return out
 
 
-@contextmanager
-def _switching_often() -> Iterator[None]:
+def _run_switching_often(threads: list[threading.Thread]) -> None:
+    """Start ``threads`` and wait for them, with the interpreter switching between
+    threads as often as it can (so their steps interleave)."""
     before = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        yield
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     finally:
         sys.setswitchinterval(before)
 
@@ -94,11 +96,7 @@ def test_matchers_in_threads_give_the_single_threaded_masks(cached_states: int |
         threading.Thread(target=work, args=(jobs[k % 3 :: 3][:: 1 if k < 3 else -1], k % 2 == 0))
         for k in range(6)
     ]
-    with _switching_often():
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+    _run_switching_often(threads)
     assert not errors
     assert len(got) == 2 * len(jobs)
     for g, seed, walk in got:
@@ -148,10 +146,6 @@ def test_one_automaton_stepped_in_threads_while_its_table_is_cleared() -> None:
             wrong.append(exc)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    with _switching_often():
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+    _run_switching_often(threads)
     assert not wrong
     assert shared.numbering.base > 10 * 16  # numbers given past ten full tables
