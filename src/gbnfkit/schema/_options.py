@@ -138,7 +138,7 @@ def _check(opts: SchemaOptions) -> SchemaOptions:
 
 
 _ENUMS: dict[str, type[Enum]] = {"whitespace": Whitespace, "property_order": PropertyOrder}
-_COERCED = ("whitespace", "property_order", "limits")
+_COERCED = (*_ENUMS, "limits")  # what _coerce reads, in field order
 _NAMES = frozenset(f.name for f in fields(SchemaOptions))
 
 
