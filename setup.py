@@ -21,6 +21,7 @@ import os
 import runpy
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -72,13 +73,22 @@ def _mypycify() -> list[Any]:
     try:
         from mypyc.build import mypycify
 
-        exts = list(mypycify(_sources(), opt_level="3", group_name=GROUP))
+        # one C file per module (not one file of every module): build_extension
+        # compiles them in parallel
+        exts = list(mypycify(_sources(), opt_level="3", group_name=GROUP, multi_file=True))
     except (Exception, SystemExit) as exc:  # mypy's type errors end in SystemExit
         _give_up("mypyc", exc)
         return []
     print(f"gbnfkit: mypyc generated C for {len(COMPILED)} modules in "
           f"{time.monotonic() - start:.0f} s", file=sys.stderr)
     return exts
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _manifest() -> dict[str, Any]:
@@ -132,6 +142,29 @@ class BuildExt(build_ext):
         for target in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
+
+    def build_extension(self, ext: Any) -> None:
+        # distutils compiles an extension's sources one after the other; mypyc's group
+        # is one extension of ~50 C files, so they are compiled by a pool of threads
+        # (each runs the C compiler as a process), the largest first
+        jobs = min(os.cpu_count() or 1, len(ext.sources))
+        if jobs < 2:
+            super().build_extension(ext)
+            return
+        serial = self.compiler.compile
+
+        def parallel(sources: list[str], *args: Any, **kwargs: Any) -> list[str]:
+            order = sorted(range(len(sources)), key=lambda i: -_size(sources[i]))
+            with ThreadPoolExecutor(jobs) as pool:
+                done = dict(zip(order, pool.map(
+                    lambda i: serial([sources[i]], *args, **kwargs), order), strict=True))
+            return [obj for i in range(len(sources)) for obj in done[i]]
+
+        self.compiler.compile = parallel
+        try:
+            super().build_extension(ext)
+        finally:
+            del self.compiler.compile
 
     def get_outputs(self) -> list[str]:
         outputs = list(super().get_outputs())
