@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from engine_reference import grammars
+from hypothesis import HealthCheck, given, reject, settings
 
 from gbnfkit import Grammar, GrammarError, LimitError, Limits
-from gbnfkit.engine._program import CHAR, CHAR_NOT, END, REF, compile_program
+from gbnfkit.engine._program import CHAR, CHAR_NOT, END, REF, Program, compile_program
 from gbnfkit.grammar._ir import ANY, Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
 
 LIM = Limits()
@@ -23,6 +25,32 @@ def test_layout_of_a_small_grammar() -> None:
     assert p.ranges[5] == () and p.ranges[7] == ()  # above U+10FFFF: never matches
     assert p.size == 5
     assert p.pos_rule == (0, 0, 0, 0, 0, 1, 1, 1, 1)
+    # "a" and "b", the call, END (four times), "." and the class above U+10FFFF
+    assert len(set(p.elems)) == 6 and p.elems[3] == p.elems[4] == p.elems[6] == p.elems[8]
+
+
+def _assert_elems_number_the_elements(p: Program) -> None:
+    seen: dict[int, tuple[object, ...]] = {}
+    for pos, e in enumerate(p.elems):
+        assert e >= 0
+        elem = (p.kinds[pos], p.ranges[pos], p.target[pos])
+        assert seen.setdefault(e, elem) == elem  # one number, one element
+    assert len(set(seen.values())) == len(seen)  # one element, one number
+
+
+@pytest.mark.parametrize("name", ["json", "c", "chess", "english", "arithmetic", "list"])
+def test_elems_number_the_distinct_elements(name: str) -> None:
+    _assert_elems_number_the_elements(Grammar.builtin(name).program)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(grammars())
+def test_elems_number_the_distinct_elements_of_any_grammar(ir: GrammarIR) -> None:
+    try:
+        program = compile_program(ir, LIM)
+    except (GrammarError, LimitError):
+        reject()
+    _assert_elems_number_the_elements(program)
 
 
 def test_repetition_is_linear_in_the_bound() -> None:

@@ -33,3 +33,18 @@ def test_lowering_shifts_positions_after_multibyte_characters() -> None:
         assert lowered.kind[start : start + n + 1] == (TEST,) * n + (END,)
         assert lowered.arg[start : start + n] == tuple(_bits(lo, hi) for lo, hi in seq)
     assert len(lowered.kind) == class_rule[-1] + len(seqs[-1]) + 1
+
+
+def test_multibyte_characters_after_single_byte_positions_and_repeated() -> None:
+    # "é" first met at position 2 (positions 0-1 before it are one test each), then met
+    # again: each of its positions is two tests, and each later rule start moves
+    grammar = Grammar.from_gbnf('root ::= "abé" x "é"\nx ::= "é" | "c"')
+    program = grammar.program
+    assert program.rule_alts == ((0,), (6, 8))
+    lowered = lower_program(program)
+    e1, e2 = 1 << 0xC3, 1 << 0xA9
+    assert lowered.kind == (TEST, TEST, TEST, TEST, CALL, TEST, TEST, END,
+                            TEST, TEST, END, TEST, END)
+    assert lowered.arg == (1 << ord("a"), 1 << ord("b"), e1, e2, 1, e1, e2, 0,
+                           e1, e2, 0, 1 << ord("c"), 0)
+    assert lowered.rules == ((0,), (8, 11))

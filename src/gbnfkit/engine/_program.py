@@ -26,6 +26,10 @@ A program is llama.cpp's flattened rule table with integer *positions*:
   ``<rule>-g<k>`` (groups/alternations), ``<rule>-star<k>`` (unbounded repetition)
   or ``<rule>-opt<k>`` (bounded optional chains). ``pos_rule[pos]`` is the rule owning ``pos``.
 * ``root`` is the rule id of the start rule; ``size`` counts non-``END`` elements.
+* ``elems[pos]`` numbers the element ``(kinds[pos], ranges[pos], target[pos])``: small
+  non-negative integers, equal exactly for equal elements (a grammar repeats a few
+  elements many times, so a reader that transforms each element, such as the byte
+  lowering, does it once per number instead of once per position).
 
 Expansion
 ---------
@@ -85,6 +89,7 @@ class Program:
     rule_alts: tuple[tuple[int, ...], ...]
     root: int
     size: int
+    elems: tuple[int, ...]
 
     def is_char(self, pos: int) -> bool:
         """Whether ``pos`` is a ``CHAR`` or ``CHAR_NOT`` element."""
@@ -378,6 +383,7 @@ class _Builder:
             rule_alts=tuple(rule_alts),
             root=self.ids[self.ir.root],
             size=self.size,
+            elems=tuple(flat),
         )
 
 

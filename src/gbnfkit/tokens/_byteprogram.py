@@ -23,8 +23,6 @@ inline.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate, chain
-from operator import itemgetter
 from typing import Final
 
 from gbnfkit._errors import LimitError
@@ -58,6 +56,9 @@ def range_bits(lo: int, hi: int) -> int:
 
 _Op = tuple[int, int]  # (kind, arg) of one byte-program position
 _END_OPS: tuple[_Op, ...] = ((END, 0),)
+# the kind of an element in :meth:`_Lowering.run` not made yet, or made of several operations
+_UNMADE: Final = -1
+_SEVERAL: Final = -2
 
 
 class _Lowering:
@@ -68,18 +69,6 @@ class _Lowering:
         # each class rule: its single bytes and its multi-byte sequences
         self.class_seqs: list[tuple[int, list[ByteSeq]]] = []
         self.wide_seqs: dict[Ranges, list[ByteSeq]] = {}
-        # the lowering of each distinct test, by kind (CHAR = 0, CHAR_NOT = 1) then ranges: a
-        # (kind, ranges) key would be a new tuple per position, one more object for the
-        # garbage collector to track
-        self.tests: tuple[dict[Ranges, tuple[_Op, ...]], ...] = ({}, {})
-
-    def _test(self, kind: int, ranges: Ranges) -> tuple[_Op, ...]:
-        ops = self.tests[kind].get(ranges)
-        if ops is None:
-            ops = self.tests[kind][ranges] = self._lower_test(
-                complement(ranges) if kind == CHAR_NOT else ranges
-            )
-        return ops
 
     def _lower_test(self, ranges: Ranges) -> tuple[_Op, ...]:
         """The byte tests of "one code point in ``ranges``"."""
@@ -116,56 +105,83 @@ class _Lowering:
         # positions in order are every alternative in rule order: each position becomes
         # its byte operations, and an alternative starts where its first position's do.
         program = self.program
-        tests = self.tests
-        # (typed as tuples of any length: mypyc keeps a fixed-length tuple unboxed, and
-        # storing one in a list would make a new tuple at each position)
-        calls: list[tuple[_Op, ...]] = [((CALL, rule),) for rule in range(self.n_rules)]
-        end_ops = _END_OPS
         kinds, ranges, targets = program.kinds, program.ranges, program.target
-        pos_ops: list[tuple[_Op, ...]] = []
+        elems = program.elems
+        # the operations of each element, made at its first position (``elems`` numbers
+        # the distinct elements): the kind and argument of its one operation, or
+        # _SEVERAL and its operations (a multi-byte character of a literal)
+        elem_kind: list[int] = []
+        elem_arg: list[int] = []
+        several: dict[int, tuple[_Op, ...]] = {}
+        out_kind: list[int] = []
+        out_arg: list[int] = []
+        # each position's first operation, kept from the first element of several
+        # operations on (until then position ``pos`` is operation ``pos``)
+        where: list[int] = []
         for pos in range(len(kinds)):
-            k = kinds[pos]
-            if k == REF:
-                pos_ops.append(calls[targets[pos]])
-            elif k == CHAR_END:
-                pos_ops.append(end_ops)
+            e = elems[pos]
+            if e >= len(elem_kind):  # (numbers grow about as positions do)
+                more = max(e + 1, 2 * len(elem_kind)) - len(elem_kind)
+                elem_kind.extend([_UNMADE] * more)
+                elem_arg.extend([0] * more)
+            k = elem_kind[e]
+            if k == _UNMADE:
+                k = kinds[pos]
+                if k == REF:
+                    ops: tuple[_Op, ...] = ((CALL, targets[pos]),)
+                elif k == CHAR_END:
+                    ops = _END_OPS
+                else:
+                    r = ranges[pos]
+                    ops = self._lower_test(complement(r) if k == CHAR_NOT else r)
+                if len(ops) == 1:
+                    k, elem_arg[e] = ops[0]
+                else:
+                    k = _SEVERAL
+                    if not several:
+                        where = list(range(pos))
+                    several[e] = ops
+                elem_kind[e] = k
+            if several:
+                where.append(len(out_kind))
+            if k == _SEVERAL:
+                for op_kind, op_arg in several[e]:
+                    out_kind.append(op_kind)
+                    out_arg.append(op_arg)
             else:
-                r = ranges[pos]
-                got = tests[k].get(r)
-                pos_ops.append(self._test(k, r) if got is None else got)
-        ops: list[_Op] = list(chain.from_iterable(pos_ops))
-        if len(ops) == len(pos_ops):  # one operation per position (no multi-byte literal)
+                out_kind.append(k)
+                out_arg.append(elem_arg[e])
+        if not several:  # one operation per position
             rules = list(program.rule_alts)
         else:
-            where = list(accumulate(map(len, pos_ops), initial=0))
             rules = [tuple([where[a] for a in starts]) for starts in program.rule_alts]
         # the operations of each byte-range sequence, END included (negated classes
         # share most of theirs: the whole 2-, 3- and 4-byte spans)
-        seq_ops: dict[ByteSeq, tuple[_Op, ...]] = {}
+        seq_args: dict[ByteSeq, list[int]] = {}
         for single, seqs in self.class_seqs:
             # single bytes merge into one test; longer sequences are one alternative each
             starts: list[int] = []
             if single:
-                starts.append(len(ops))
-                ops += ((TEST, single), (END, 0))
+                starts.append(len(out_kind))
+                out_kind += (TEST, END)
+                out_arg += (single, 0)
             for s in seqs:
-                starts.append(len(ops))
-                more = seq_ops.get(s)
-                if more is None:
-                    more = seq_ops[s] = (*((TEST, range_bits(lo, hi)) for lo, hi in s), (END, 0))
-                ops += more
+                starts.append(len(out_kind))
+                args = seq_args.get(s)
+                if args is None:
+                    args = seq_args[s] = [range_bits(lo, hi) for lo, hi in s]
+                out_kind.extend([TEST] * len(args))
+                out_arg.extend(args)
+                out_kind.append(END)
+                out_arg.append(0)
             rules.append(tuple(starts))
-        if len(ops) > self.limits.max_grammar_size:
+        if len(out_kind) > self.limits.max_grammar_size:
             raise LimitError(
                 "the grammar is too large once lowered to bytes",
                 limit="max_grammar_size",
                 value=self.limits.max_grammar_size,
             )
-        # two passes of map(itemgetter), not zip(*ops): zip takes an iterator of every
-        # operation, each one an object the garbage collector tracks (a program of
-        # 400,000 operations set off 519 young collections, and more full ones)
-        return ByteProgram(tuple(map(itemgetter(0), ops)), tuple(map(itemgetter(1), ops)),
-                           tuple(rules), program.root)
+        return ByteProgram(tuple(out_kind), tuple(out_arg), tuple(rules), program.root)
 
 
 def lower_program(program: Program, limits: Limits = DEFAULT_LIMITS) -> ByteProgram:
