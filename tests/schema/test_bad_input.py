@@ -120,3 +120,43 @@ def test_a_schema_given_as_text_refuses_what_json_cannot_hold(text: str, pointer
             Grammar.from_json_schema(given_as)
     # large but finite numbers stay numbers
     assert json_schema_to_gbnf('{"type": "number", "maximum": 1e30}')
+
+
+def _cyclic() -> dict[str, Any]:
+    inner: dict[str, Any] = {"type": "object"}
+    inner["properties"] = {"a": {"allOf": [inner]}}
+    return {"$defs": {"d": inner}}
+
+
+@pytest.mark.parametrize(("schema", "message", "pointer"), [
+    ({"enum": ["a", None, True, (1, 2)]}, "tuple (1, 2) is not a JSON value", "/enum/3"),
+    ({"$defs": {"a/b": {"const": b"x"}}}, "bytes b'x' is not a JSON value", "/$defs/a~1b/const"),
+    ({"properties": {"a": {1: "x"}}}, "an object key must be a string, not 1", "/properties/a"),
+    ({"const": [0, [1, 2**10_001]]}, "an integer of 10002 bits is too long", "/const/1/1"),
+    ({"enum": [1.5, float("nan")]}, "nan is not a JSON number", "/enum/1"),
+    (_cyclic(), "the schema contains itself (a cycle)", "/$defs/d/properties/a/allOf/0"),
+    ({"maximum": -float("inf")}, "-inf is not a JSON number", "/maximum"),
+    # the first value that is wrong, in document order, is named
+    ({"a": [{"b": (1,)}, {2: 3}], "c": set()}, "tuple (1,) is not a JSON value", "/a/0/b"),
+])
+def test_a_schema_that_is_no_json_value_is_refused_at_its_pointer(schema: Any, message: str,
+                                                                  pointer: str) -> None:
+    with pytest.raises(SchemaError) as info:
+        json_schema_to_gbnf(schema)
+    assert info.value.message.startswith(message)
+    assert info.value.pointer == pointer
+
+
+@pytest.mark.parametrize(("schema", "values"), [
+    ({"enum": [1, "a", None, True, {"b": [2.5]}]}, 9),
+    ([[[]], "a", {}], 5),
+    ("a", 1),
+])
+def test_a_schema_of_more_values_than_allowed_is_refused(schema: Any, values: int) -> None:
+    """Every value counts, strings and None inside containers as well: a schema of
+    ``values`` values passes with that many allowed, and is refused with one fewer."""
+    from gbnfkit.schema._api import _check_json
+
+    _check_json(schema, max_values=values)
+    with pytest.raises(SchemaError, match=f"^the schema holds more than {values - 1} values$"):
+        _check_json(schema, max_values=values - 1)

@@ -103,3 +103,32 @@ def test_the_static_class_spellings_are_the_composed_ones(lone_surrogates: bool)
                        *(complement(((cp, cp),)) for cp in range(0x20, 0x7F))]:
             name = chars.of(ranges)
             assert table.rules[name] == reference.table.rules[reference.of(ranges)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_long_names_are_named_by_their_first_30_characters(seed: int) -> None:
+    """Names longer than the 30 characters a rule's name takes from its prefix: the
+    deep nodes share their hint (and get the next free number), as the reference's."""
+    rng = random.Random(seed)
+    stem = "".join(rng.choice("ab-é_") for _ in range(rng.randint(29, 34)))
+    pool = [stem + "".join(rng.choice("abc.") for _ in range(rng.randint(0, 9)))
+            for _ in range(8)]
+    fast = Converter({}, SchemaOptions())
+    slow = Converter({}, SchemaOptions())
+    for _ in range(3):
+        words = rng.sample(pool, rng.randint(1, 5))
+        assert fast.chars.not_in(words) == _reference(slow, words)
+    assert fast.table.text() == slow.table.text()
+    assert sum(name.startswith("other-key") for name in fast.table.rules) > 30
+
+
+def test_the_hex_spellings_below_u0100_are_digit_range_s() -> None:
+    """``_Static.hex4`` writes the spans below U+0100 itself (the gaps between a trie
+    node's next characters): the text ``digit_range`` writes, for every such span."""
+    from gbnfkit.schema._numbers import digit_range
+    from gbnfkit.schema._strings import _static
+
+    static = _static()
+    for lo in range(0x100):
+        for hi in range(lo, 0x100):
+            assert static.hex4(lo, hi) == digit_range(lo, hi, 4, 16, static._hex_class)

@@ -38,49 +38,60 @@ def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
     """SchemaError unless ``schema`` is a JSON value: dicts with string keys, lists,
     strings, finite numbers, booleans and None, without cycles (what ``json.loads`` can
     return; a tuple, bytes or NaN is refused).  Linear in the size of ``schema``, however
-    deep: a node's JSON pointer is only spelled out for the error."""
-    # (value, path, leaving); a path is (parent path, key) or None for the root
+    deep: a node's JSON pointer is only spelled out for the error.  The values visited
+    are checked in document order; a string, boolean or None inside a container is only
+    counted (nothing to check), not visited."""
+    # (value, path, leaving); a path is (parent path, key) or None for the root, a key
+    # an object's key or an array's index
     todo: list[tuple[Any, Any, bool]] = [(schema, None, False)]
     on_path: set[int] = set()
-    seen = 0
+    seen = 1  # values counted: the root and the items of the containers visited
     while todo:
+        if seen > max_values:  # (a container's ``leaving`` entry comes after its items)
+            raise SchemaError(f"the schema holds more than {max_values} values")
         value, path, leaving = todo.pop()
         if leaving:
             on_path.discard(id(value))
-            continue
-        seen += 1
-        if seen > max_values:
-            raise SchemaError(f"the schema holds more than {max_values} values")
-        if value is None or isinstance(value, (str, bool)):
-            continue
-        if isinstance(value, int):
-            # what json.loads refuses (more than 4,300 digits) cannot be written as text
-            if value.bit_length() > 10_000:
-                raise SchemaError(f"an integer of {value.bit_length()} bits is too long",
-                                  pointer=_pointer(path))
-            continue
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise SchemaError(f"{value} is not a JSON number (JSON has no NaN or Infinity, "
-                                  "and a number as large as 1e400 reads as infinite)",
-                                  pointer=_pointer(path))
             continue
         if isinstance(value, dict):
             for key in value:
                 if not isinstance(key, str):
                     raise SchemaError(f"an object key must be a string, not {key!r:.40}",
                                       pointer=_pointer(path))
-            items: list[tuple[str, Any]] = list(value.items())
+            items: list[tuple[Any, Any]] = list(value.items())
         elif isinstance(value, list):
-            items = [(str(i), sub) for i, sub in enumerate(value)]
+            items = list(enumerate(value))
         else:
-            raise SchemaError(f"{type(value).__name__} {value!r:.40} is not a JSON value",
-                              pointer=_pointer(path))
+            _check_scalar(value, path)
+            continue
         if id(value) in on_path:
             raise SchemaError("the schema contains itself (a cycle)", pointer=_pointer(path))
+        seen += len(items)
         on_path.add(id(value))
         todo.append((value, path, True))
-        todo.extend((sub, (path, key), False) for key, sub in reversed(items))
+        for key, sub in reversed(items):
+            if sub is not None and not isinstance(sub, (str, bool)):
+                todo.append((sub, (path, key), False))
+
+
+def _check_scalar(value: Any, path: Any) -> None:
+    """SchemaError unless ``value`` (not a dict nor a list) is a JSON value."""
+    if value is None or isinstance(value, (str, bool)):
+        return
+    if isinstance(value, int):
+        # what json.loads refuses (more than 4,300 digits) cannot be written as text
+        if value.bit_length() > 10_000:
+            raise SchemaError(f"an integer of {value.bit_length()} bits is too long",
+                              pointer=_pointer(path))
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SchemaError(f"{value} is not a JSON number (JSON has no NaN or Infinity, "
+                              "and a number as large as 1e400 reads as infinite)",
+                              pointer=_pointer(path))
+        return
+    raise SchemaError(f"{type(value).__name__} {value!r:.40} is not a JSON value",
+                      pointer=_pointer(path))
 
 
 def _pointer(path: Any) -> str:
@@ -88,7 +99,7 @@ def _pointer(path: Any) -> str:
     keys: list[str] = []
     while path is not None:
         path, key = path
-        keys.append(pointer_token(key))
+        keys.append(pointer_token(str(key)))
     return "/" + "/".join(reversed(keys)) if keys else "/"
 
 

@@ -24,7 +24,6 @@ from gbnfkit.schema._gbnf import (
     group,
     joined,
     literal,
-    name_part,
     paren,
     recording,
     seq,
@@ -103,7 +102,37 @@ class _Static:
 
     def hex4(self, lo: int, hi: int) -> str:
         """``lo..hi`` as four hex digits in either case (what follows ``\\u``)."""
+        if hi <= 0xFF:
+            return self._hex4_byte(lo, hi)
         return digit_range(lo, hi, 4, 16, self._hex_class)
+
+    def _hex4_byte(self, lo: int, hi: int) -> str:
+        """:meth:`hex4` of a span below U+0100 (the gaps between the next characters of
+        an "other key" trie node: a conversion meets a few that no static span holds),
+        the text and the notes of ``digit_range`` without its recursion, which is
+        interpreted (``_numbers`` is not compiled): ``"0"`` twice, then the two low
+        digits as ``digit_range``'s ``_fixed`` writes them for these spans."""
+        cls = self.classes
+        zero = cls[0, 0]
+        a1, a0, b1, b0 = lo >> 4, lo & 15, hi >> 4, hi & 15
+        if lo == 0 and hi == 0xFF:
+            low = cls[0, 15] + "{2}"
+        elif a0 == 0 and b0 == 15:
+            low = seq(cls[a1, b1], cls[0, 15])
+        elif a1 == b1:
+            low = seq(cls[a1, a1], cls[a0, b0])
+        else:
+            options = []
+            if a0 != 0:
+                options.append(seq(cls[a1, a1], cls[a0, 15]))
+            mid_lo = a1 if a0 == 0 else a1 + 1
+            mid_hi = b1 if b0 == 15 else b1 - 1
+            if mid_lo <= mid_hi:
+                options.append(seq(cls[mid_lo, mid_hi], cls[0, 15]))
+            if b0 != 15:
+                options.append(seq(cls[b1, b1], cls[0, b0]))
+            low = alt(options)
+        return seq(zero, seq(zero, low))
 
     def _hex_class(self, lo: int, hi: int) -> str:
         return self.classes[lo, hi]
@@ -155,15 +184,15 @@ class JsonChars:
         found = self._ones.get(ch)
         if found is None:
             cp = ord(ch)
-            found = self._ones[ch] = self.of(((cp, cp),))
+            found = self._ones[ch] = self._named(((cp, cp),))
         return found
 
     def other_than(self, chars: str) -> str:
         """``of`` every character but the sorted, distinct ``chars`` (kept by ``chars``)."""
         found = self._others.get(chars)
         if found is None:
-            found = self._others[chars] = self.of(complement(tuple((ord(c), ord(c))
-                                                                   for c in chars)))
+            found = self._others[chars] = self._named(complement(tuple((ord(c), ord(c))
+                                                                       for c in chars)))
         return found
 
     def char(self) -> str:
@@ -182,9 +211,13 @@ class JsonChars:
         found = self._names.get(ranges)
         if found is not None:  # (the keys are normalized: so is ``ranges``)
             return found
-        ranges = normalize(list(ranges))
-        if ranges in self._names:
-            return self._names[ranges]
+        return self._named(normalize(list(ranges)))
+
+    def _named(self, ranges: Ranges) -> str:
+        """:meth:`of` the normalized ``ranges`` (sorted, disjoint, not adjacent)."""
+        found = self._names.get(ranges)
+        if found is not None:
+            return found
         hint = "char" if ranges == ANY_CHAR else "char-class"
         if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and 0x21 <= ranges[0][0] < 0x7F:
             ch = chr(ranges[0][0])
@@ -216,7 +249,7 @@ class JsonChars:
         found = known.get(root)
         if found is not None:
             return found
-        stack = [_TrieNode("", root)]
+        stack = [_TrieNode("other-key", 0, root)]
         made = ""  # the rule of the node last finished
         while stack:
             node = stack[-1]
@@ -233,7 +266,7 @@ class JsonChars:
                     node.options.append(seq(first, found))
                 else:
                     node.pending = first
-                    stack.append(_TrieNode(node.prefix + ch, suffixes))
+                    stack.append(_TrieNode(_child_hint(node, ch), node.depth + 1, suffixes))
                 continue
             stack.pop()
             made = known[node.suffixes] = self._not_in_rule(node, char)
@@ -256,9 +289,7 @@ class JsonChars:
         for high, lows in highs.items():
             after = alt(['""', seq(self.of(complement(tuple(lows))), f"{char}*")])
             options.append(seq(self.of(((high, high),)), group(after)))
-        prefix = node.prefix
-        hint = "other-key-" + name_part(prefix[:30]) if prefix else "other-key"
-        return self.table.add(hint, alt(options))
+        return self.table.add(node.hint, alt(options))
 
     def _body(self, ranges: Ranges) -> str:
         options = []
@@ -316,10 +347,11 @@ class _TrieNode:
     """A node of :meth:`JsonChars.not_in`'s trie while its children are made: the
     suffixes of the forbidden words below it, grouped by their first character."""
 
-    __slots__ = ("below", "children", "next", "options", "pending", "prefix", "suffixes")
+    __slots__ = ("below", "children", "depth", "hint", "next", "options", "pending", "suffixes")
 
-    def __init__(self, prefix: str, suffixes: frozenset[str]) -> None:
-        self.prefix = prefix
+    def __init__(self, hint: str, depth: int, suffixes: frozenset[str]) -> None:
+        self.hint = hint  # the name of its rule: ``other-key-`` and the first 30 characters
+        self.depth = depth  # of its prefix (the word it stands for), ``depth`` long
         self.suffixes = suffixes
         below: dict[str, set[str]] = {}
         for suffix in suffixes:
@@ -330,6 +362,14 @@ class _TrieNode:
         self.options: list[str] = [] if "" in suffixes else ['""']
         self.next = 0  # the index of the next child to make
         self.pending = ""  # the first part of the option of the child being made
+
+
+def _child_hint(node: _TrieNode, ch: str) -> str:
+    """The hint of the child of ``node`` at ``ch``: ``name_part`` of the first 30
+    characters of its prefix after ``other-key-``."""
+    if node.depth >= 30:
+        return node.hint
+    return node.hint + ("-" if node.depth == 0 else "") + (ch if ch.isalnum() else "-")
 
 
 def _high(cp: int) -> int:
