@@ -322,21 +322,27 @@ class GrammarIR:
 def too_deep(expr: Expr, limit: int = MAX_NESTING) -> bool:
     """Whether ``expr`` nests more than ``limit`` levels of Seq / Alt / Repeat (measured
     without recursion, so that any depth can be refused safely)."""
-    # only inner nodes are pushed (most nodes are leaves: literals, classes, references)
-    todo: list[tuple[Expr, int]] = []
-    if isinstance(expr, (Seq, Alt, Repeat)):
-        todo.append((expr, 0))
-    while todo:
-        node, depth = todo.pop()
-        if isinstance(node, Repeat):
-            children: tuple[Expr, ...] = (node.item,)
-        elif isinstance(node, Seq):
-            children = node.items
-        else:
-            children = node.options  # type: ignore[union-attr]
-        if children and depth >= limit:
-            return True  # a child at depth limit + 1
-        for child in children:
-            if isinstance(child, (Seq, Alt, Repeat)):
-                todo.append((child, depth + 1))
+    # level by level, only inner nodes kept (most nodes are leaves: literals, classes,
+    # references); the level's number is the depth of all its nodes
+    level: list[Expr] = [expr] if isinstance(expr, (Seq, Alt, Repeat)) else []
+    depth = 0
+    while level:
+        below: list[Expr] = []
+        for node in level:
+            if isinstance(node, Repeat):
+                if depth >= limit:
+                    return True  # a child at depth limit + 1
+                child = node.item
+                if isinstance(child, (Seq, Alt, Repeat)):
+                    below.append(child)
+                continue
+            children = node.items if isinstance(node, Seq) else node.options  # type: ignore[union-attr]
+            if children:
+                if depth >= limit:
+                    return True
+                for child in children:
+                    if isinstance(child, (Seq, Alt, Repeat)):
+                        below.append(child)
+        level = below
+        depth += 1
     return False
