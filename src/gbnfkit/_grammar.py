@@ -59,7 +59,8 @@ class Grammar:
         return grammar
 
     def _build(self, ir: GrammarIR, limits: Limits, text: str | None) -> None:
-        program = compile_program(ir, limits)
+        # the parse of GBNF text nests no deeper than the parser allows: not measured again
+        program = compile_program(ir, limits, nesting_checked=text is not None)
         object.__setattr__(self, "_ir", ir if text is None else None)
         object.__setattr__(self, "_text", text)
         object.__setattr__(self, "_root", ir.root)

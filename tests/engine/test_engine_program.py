@@ -142,3 +142,15 @@ def test_nesting_beyond_the_limit_is_refused_before_any_recursion() -> None:
         Grammar.from_ir(GrammarIR({"root": expr}))
     with pytest.raises(GrammarError, match="nested too deeply"):
         compile_program(GrammarIR({"root": expr}), LIM)
+
+
+@pytest.mark.parametrize(("bound", "once", "twice"), [(3, 8, 12), (None, 9, 13)])
+def test_the_size_of_a_repetition_met_again_leaves_out_the_rules_built_for_it(
+    bound: int | None, once: int, twice: int
+) -> None:
+    # ("ab" | "c"){2,3}: the group's rule 3 + its call 1 + two copies 2 + the chain's
+    # call 1 + the chain's rule 1; met again, only the calls and copies: 1 + 2 + 1
+    # ({2,}: the star rule's body 2 instead of the chain's 1)
+    part = Repeat(Alt((Literal("ab"), Literal("c"))), 2, bound)
+    assert compile_program(GrammarIR({"root": part}), LIM).size == once
+    assert compile_program(GrammarIR({"root": Seq((part, part))}), LIM).size == twice

@@ -73,10 +73,6 @@ END: Final = 3
 # (Final: mypyc compiles the kinds to constants, where a plain module name is a lookup in
 # the module's dictionary at every use, in the token layer's loops too)
 
-# An element before layout: (kind, ranges, target)
-_Elem = tuple[int, Ranges, int]
-
-
 @dataclass(frozen=True, eq=False)
 class Program:
     """The flattened grammar (see the module docstring for the format)."""
@@ -96,17 +92,31 @@ class Program:
         return self.kinds[pos] <= CHAR_NOT
 
 
-# the id of the END element (every builder makes it first)
+# the id of the END element (every builder makes it first; no other element has it)
 _END_ID: Final = 0
+
+
+class _Done:
+    """What a repetition built once gives wherever an equal one occurs again: its
+    element ids and the size it adds there (see ``_Builder.created``)."""
+
+    __slots__ = ("elems", "growth")
+
+    def __init__(self, elems: list[int], growth: int) -> None:
+        self.elems = elems
+        self.growth = growth
 
 
 class _Builder:
     """Lays out the rules.  Sequences are built as lists of *element ids*: element ``i``
-    is ``(kinds[i], ranges[i], targets[i])``, one id per distinct element.  An int is
-    all a sequence holds (mypyc keeps a ``tuple[int, Ranges, int]`` unboxed in its
-    variables, so each element stored in a list would be a new tuple, one more object
-    for the garbage collector), and the memo's keys compare elements by their ids as
-    they would by value."""
+    is ``(kinds[i], ranges[i], targets[i])``.  An int is all a sequence holds (mypyc
+    keeps a ``tuple[int, Ranges, int]`` unboxed in its variables, so each element stored
+    in a list would be a new tuple, one more object for the garbage collector).  Equal
+    elements have one id (what is built on an element, a repetition's rules, is shared).
+    A rule's body is one list, each alternative followed by the END element.  The IR
+    nests at most :data:`MAX_NESTING` levels (see :func:`compile_program`): the
+    recursion over it, and the hashes and equalities of its sub-trees in the memos, are
+    bounded."""
 
     def __init__(self, ir: GrammarIR, limits: Limits) -> None:
         self.ir = ir
@@ -115,23 +125,31 @@ class _Builder:
         self.names: list[str] = list(ir.rules)
         self.n_ir_rules = len(self.names)
         self.ids: dict[str, int] = {n: i for i, n in enumerate(self.names)}
-        self.bodies: list[list[list[int]] | None] = [None] * len(self.names)
+        self.bodies: list[list[int] | None] = [None] * len(self.names)
         self.size = 0
-        self.memo: dict[tuple[object, ...], int] = {}
+        # of size, what building new rules added (a group's body, a repetition's
+        # rules): a repetition met again adds what it added less that
+        self.created = 0
         self.counter = 0
-        # the distinct elements, by id, and the id of each
+        # the elements, by id
         self.kinds: list[int] = [END]
         self.ranges: list[Ranges] = [()]
         self.targets: list[int] = [-1]
-        self.elem_ids: dict[_Elem, int] = {(END, (), -1): _END_ID}
         # the element ids of each distinct code point, literal, class and reference (a
         # grammar repeats them often: keys, punctuation, whitespace)
         self.chars: dict[int, int] = {}
+        # the element of each (kind, ranges) a code point or class gave: equal elements
+        # are one, so that what is built on an element (a repetition's rules) is shared
+        self.char_elems: dict[tuple[int, Ranges], int] = {}
         self.literals: dict[str, list[int]] = {}
-        self.classes: dict[tuple[Ranges, bool], int] = {}
+        self.classes: dict[CharClass, int] = {}
         self.refs: dict[str, int] = {}
-        self.calls: dict[int, int] = {}  # rule -> the id of its call
+        self.calls: list[int] = [-1] * len(self.names)  # rule -> the id of its call
         self.chains: dict[int, list[int]] = {}  # element -> its optional chain (see there)
+        self.groups: dict[Alt, int] = {}  # a group's rule by value
+        self.repeats: dict[Repeat, _Done] = {}  # a repetition's elements by value
+        self.items: dict[Expr, int] = {}  # a repeated sequence's rule by value
+        self.stars: dict[int, int] = {}  # element -> the rule repeating it without bound
 
     # -- bookkeeping -------------------------------------------------------------
     def grow(self, n: int) -> None:
@@ -153,40 +171,45 @@ class _Builder:
             name = f"{owner}-{tag}{self.counter}"
             if name not in self.ids:
                 break
-        self.ids[name] = len(self.names)
+        rule = self.ids[name] = len(self.names)
         self.names.append(name)
         self.bodies.append(None)
-        return self.ids[name]
+        self.calls.append(-1)
+        return rule
 
     def element(self, kind: int, ranges: Ranges, target: int) -> int:
-        """The id of the element ``(kind, ranges, target)``."""
-        key = (kind, ranges, target)
-        found = self.elem_ids.get(key)
-        if found is not None:
-            return found
-        new = self.elem_ids[key] = len(self.kinds)
+        """A new element ``(kind, ranges, target)`` (equal to none made before: see
+        char_element and call)."""
+        new = len(self.kinds)
         self.kinds.append(kind)
         self.ranges.append(ranges)
         self.targets.append(target)
         return new
 
+    def char_element(self, kind: int, ranges: Ranges) -> int:
+        """The id of the element ``(kind, ranges, -1)`` (CHAR or CHAR_NOT)."""
+        key = (kind, ranges)
+        found = self.char_elems.get(key)
+        if found is None:
+            found = self.char_elems[key] = self.element(kind, ranges, -1)
+        return found
+
     def call(self, rule: int) -> int:
         """The id of the element calling ``rule`` (made here only, so kept by rule)."""
-        found = self.calls.get(rule)
-        if found is None:
+        found = self.calls[rule]
+        if found < 0:
             found = self.calls[rule] = self.element(REF, (), rule)
         return found
 
     # -- expressions -------------------------------------------------------------
-    def alternatives(self, expr: Expr, owner: str) -> list[list[int]]:
+    def alternatives(self, expr: Expr, owner: str, out: list[int]) -> None:
+        """Append the alternatives of ``expr`` to the body ``out``."""
         if type(expr) is Alt or isinstance(expr, Alt):
-            out: list[list[int]] = []
             for option in expr.options:
-                out.extend(self.alternatives(option, owner))
-            return out
-        seq: list[int] = []
-        self.sequence(expr, owner, seq)
-        return [seq]
+                self.alternatives(option, owner, out)
+            return
+        self.sequence(expr, owner, out)
+        out.append(_END_ID)
 
     def literal(self, text: str) -> list[int]:
         elems = self.literals.get(text)
@@ -196,17 +219,16 @@ class _Builder:
             for c in map(ord, text):
                 elem = chars.get(c)
                 if elem is None:
-                    elem = chars[c] = self.element(CHAR, ((c, c),), -1)
+                    elem = chars[c] = self.char_element(CHAR, ((c, c),))
                 elems.append(elem)
             self.literals[text] = elems
         return elems
 
     def char_class(self, expr: CharClass) -> int:
-        key = (expr.ranges, expr.negated)
-        elem = self.classes.get(key)
+        elem = self.classes.get(expr)
         if elem is None:
             kind = CHAR_NOT if expr.negated else CHAR
-            elem = self.classes[key] = self.element(kind, normalize(expr.ranges), -1)
+            elem = self.classes[expr] = self.char_element(kind, normalize(expr.ranges))
         return elem
 
     def ref(self, name: str, owner: str) -> int:
@@ -222,13 +244,15 @@ class _Builder:
         return elem
 
     def sequence(self, expr: Expr, owner: str, out: list[int]) -> None:
+        """Append the elements of ``expr`` to ``out``."""
         # exact type checks first (the IR's own classes), isinstance for subclasses
         cls = type(expr)
         if cls is Seq:
             # the items of a sequence are mostly literals, classes and references
+            items = expr.items  # type: ignore[union-attr]
             literals, classes, refs = self.literals, self.classes, self.refs
             max_size = self.max_size
-            for item in expr.items:  # type: ignore[union-attr]
+            for item in items:
                 icls = type(item)
                 if icls is Literal:
                     text = item.text  # type: ignore[union-attr]
@@ -249,7 +273,7 @@ class _Builder:
                     self.size += 1
                     if self.size > max_size:
                         self.too_large()
-                    elem = classes.get((item.ranges, item.negated))  # type: ignore[union-attr]
+                    elem = classes.get(item)  # type: ignore[arg-type]
                     out.append(self.char_class(item) if elem is None else elem)  # type: ignore[arg-type]
                 else:
                     self.sequence(item, owner, out)
@@ -271,16 +295,28 @@ class _Builder:
             if len(expr.options) == 1:
                 self.sequence(expr.options[0], owner, out)
                 return
-            key: tuple[object, ...] = ("alt", expr)
-            rule = self.memo.get(key)
-            if rule is None:
-                rule = self.new_rule(owner, "g")
-                self.memo[key] = rule
-                self.bodies[rule] = self.alternatives(expr, owner)
+            rule = self.groups.get(expr, -1)
+            if rule < 0:
+                rule = self.groups[expr] = self.new_rule(owner, "g")
+                size = self.size
+                body: list[int] = []
+                self.alternatives(expr, owner, body)
+                self.bodies[rule] = body
+                self.created += self.size - size
             self.grow(1)
             out.append(self.call(rule))
         elif isinstance(expr, Repeat):
-            self.repeat(expr, owner, out)
+            # an equal repetition met again gives the same elements (what it is built
+            # from is kept by value: its item's rule, star rule, optional chain)
+            done = self.repeats.get(expr)
+            if done is None:
+                start, size, created = len(out), self.size, self.created
+                self.repeat(expr, owner, out)
+                growth = self.size - size - (self.created - created)
+                self.repeats[expr] = _Done(out[start:], growth)
+            else:
+                self.grow(done.growth)
+                out += done.elems
         else:  # pragma: no cover - the IR union is closed
             raise GrammarError(f"unknown grammar expression {expr!r} in rule {owner!r}")
 
@@ -308,23 +344,21 @@ class _Builder:
         if len(item) == 1:
             elem = item[0]
         else:
-            key: tuple[object, ...] = ("item", expr.item)
-            rule = self.memo.get(key)
-            if rule is None:
-                rule = self.new_rule(owner, "g")
-                self.memo[key] = rule
-                self.bodies[rule] = [item]
+            rule = self.items.get(expr.item, -1)
+            if rule < 0:
+                rule = self.items[expr.item] = self.new_rule(owner, "g")
+                item.append(_END_ID)
+                self.bodies[rule] = item
             elem = self.call(rule)
         self.grow(lo)
         out.extend([elem] * lo)
         if hi is None:
-            key = ("star", elem)
-            rule = self.memo.get(key)
-            if rule is None:
-                rule = self.new_rule(owner, "star")
-                self.memo[key] = rule
+            rule = self.stars.get(elem, -1)
+            if rule < 0:
+                rule = self.stars[elem] = self.new_rule(owner, "star")
                 self.grow(2)
-                self.bodies[rule] = [[elem, self.call(rule)], []]
+                self.created += 2
+                self.bodies[rule] = [elem, self.call(rule), _END_ID, _END_ID]
             self.grow(1)
             out.append(self.call(rule))
         elif hi > lo:
@@ -345,10 +379,12 @@ class _Builder:
             rule = self.new_rule(owner, "opt")
             if not chain:
                 self.grow(1)
-                self.bodies[rule] = [[elem], []]
+                self.created += 1
+                self.bodies[rule] = [elem, _END_ID, _END_ID]
             else:
                 self.grow(2)
-                self.bodies[rule] = [[elem, self.call(chain[-1])], []]
+                self.created += 2
+                self.bodies[rule] = [elem, self.call(chain[-1]), _END_ID, _END_ID]
             chain.append(rule)
         return chain[-1]
 
@@ -358,21 +394,30 @@ class _Builder:
             raise GrammarError(
                 f"the start rule {self.ir.root!r} is not defined", rules=(self.ir.root,)
             )
-        for i, name in enumerate(list(self.names[: len(self.ir.rules)])):
-            self.bodies[i] = self.alternatives(self.ir.rules[name], name)
+        rules = self.ir.rules
+        for i in range(self.n_ir_rules):
+            name = self.names[i]
+            body: list[int] = []
+            self.alternatives(rules[name], name, body)
+            self.bodies[i] = body
         flat: list[int] = []  # element ids
         pos_rule: list[int] = []
         rule_alts: list[tuple[int, ...]] = []
-        for rule, body in enumerate(self.bodies):
-            assert body is not None
+        for rule, built in enumerate(self.bodies):
+            assert built is not None
             first = len(flat)
-            starts: list[int] = []
-            for alt in body:
-                starts.append(len(flat))
-                flat.extend(alt)
-                flat.append(_END_ID)
-            pos_rule.extend([rule] * (len(flat) - first))
-            rule_alts.append(tuple(starts))
+            n = len(built)
+            if n:
+                # an alternative starts at the body's start and after each END but the last
+                starts = [first]
+                for i in range(n - 1):
+                    if built[i] == _END_ID:
+                        starts.append(first + i + 1)
+                rule_alts.append(tuple(starts))
+                flat.extend(built)
+                pos_rule.extend([rule] * n)
+            else:
+                rule_alts.append(())
         kinds, ranges, targets = self.kinds, self.ranges, self.targets
         return Program(
             kinds=tuple([kinds[e] for e in flat]),
@@ -387,9 +432,15 @@ class _Builder:
         )
 
 
-def compile_program(ir: GrammarIR, limits: Limits) -> Program:
-    """Flatten ``ir`` (see the module docstring); raises GrammarError or LimitError."""
-    if any(too_deep(expr) for expr in ir.rules.values()):
+def compile_program(ir: GrammarIR, limits: Limits, *, nesting_checked: bool = False) -> Program:
+    """Flatten ``ir`` (see the module docstring); raises GrammarError or LimitError.
+
+    ``ir`` must nest at most :data:`MAX_NESTING` levels (the builder recurses over it;
+    compiled, without a RecursionError): it is measured first unless ``nesting_checked``
+    says that it was (:func:`gbnfkit.grammar._checks.check_grammar`), or that ``ir`` is
+    the parse of GBNF text (:func:`gbnfkit.grammar.parse_gbnf` refuses more than
+    ``_MAX_DEPTH`` levels, far fewer)."""
+    if not nesting_checked and any(too_deep(expr) for expr in ir.rules.values()):
         raise GrammarError(_TOO_DEEP)
     try:
         return _Builder(ir, limits).build()

@@ -27,6 +27,12 @@ Ranges = tuple[tuple[int, int], ...]
 
 def normalize(ranges: Iterable[tuple[int, int]]) -> Ranges:
     """Clip to valid code points, drop empty ranges, sort and merge."""
+    if isinstance(ranges, tuple):
+        # canonical already (a class's ranges mostly are: sorted, merged, from 0 up) and
+        # within U+10FFFF: given back as it is
+        merged = merge_ranges(ranges)
+        if merged is ranges and (not merged or merged[-1][1] <= MAX_CODE_POINT):
+            return merged
     return merge_ranges(
         (lo if lo > 0 else 0, hi if hi < MAX_CODE_POINT else MAX_CODE_POINT)
         for lo, hi in ranges

@@ -130,8 +130,8 @@ def _check_start_and_recursion(
 ) -> None:
     if ir.root not in ir.rules:
         raise _missing_root(ir, source)
-    scans = {name: _scan(body) for name, body in ir.rules.items()}
-    nullable = _nullable_rules(ir.rules, scans)
+    users, stars = _scan(ir.rules)
+    nullable = _nullable_rules(ir.rules, users)
     edges: dict[str, list[tuple[str, bool]]] = {
         name: _left_refs(body, False, nullable) for name, body in ir.rules.items()
     }
@@ -141,7 +141,7 @@ def _check_start_and_recursion(
         # are left edges: it finds no cycle either.  Every component is one rule
         # without an edge to itself: no pushdown loop, and of _may_loop_for_llama only
         # the repeated nullable items are left to look at.
-        if raw is not None and _nullable_star(scans, nullable):
+        if raw is not None and _nullable_star(stars, nullable):
             cycle = llama_left_recursion(raw() if callable(raw) else raw, exact=True)
             if cycle is not None:
                 raise left_recursion_error(ir, source, cycle)
@@ -162,14 +162,14 @@ def _check_start_and_recursion(
             source=source,
             rules=names[:-1],
         )
-    if raw is not None and _may_loop_for_llama(scans, edges, component, nullable):
+    if raw is not None and _may_loop_for_llama(stars, edges, component, nullable):
         cycle = llama_left_recursion(raw() if callable(raw) else raw, exact=True)
         if cycle is not None:
             raise left_recursion_error(ir, source, cycle)
 
 
 def _may_loop_for_llama(
-    scans: Mapping[str, tuple[set[str], list[Expr]]],
+    stars: list[Expr],
     edges: Mapping[str, list[tuple[str, bool]]],
     component: Mapping[str, int],
     nullable: Collection[str],
@@ -185,16 +185,12 @@ def _may_loop_for_llama(
         return True
     if any(target == name for name, out in edges.items() for target, _ in out):
         return True
-    return _nullable_star(scans, nullable)
+    return _nullable_star(stars, nullable)
 
 
-def _nullable_star(
-    scans: Mapping[str, tuple[set[str], list[Expr]]], nullable: Collection[str]
-) -> bool:
-    """Whether some item repeated without an upper bound may be empty."""
-    return any(
-        _nullable(item, nullable) for _, stars in scans.values() for item in stars
-    )
+def _nullable_star(stars: list[Expr], nullable: Collection[str]) -> bool:
+    """Whether some item repeated without an upper bound (``stars``) may be empty."""
+    return any(_nullable(item, nullable) for item in stars)
 
 
 def _has_cycle(edges: Mapping[str, list[tuple[str, bool]]]) -> bool:
@@ -309,16 +305,11 @@ def left_recursion_error(ir: GrammarIR, source: str | None, cycle: list[str]) ->
 
 def nullable_rules(rules: Mapping[str, Expr]) -> set[str]:
     """Names of the rules that can match the empty string (a worklist fixpoint)."""
-    return _nullable_rules(rules, {name: _scan(body) for name, body in rules.items()})
+    return _nullable_rules(rules, _scan(rules)[0])
 
 
-def _nullable_rules(
-    rules: Mapping[str, Expr], scans: Mapping[str, tuple[set[str], list[Expr]]]
-) -> set[str]:
-    users: dict[str, list[str]] = {}
-    for name, (refs, _) in scans.items():
-        for ref in refs:
-            users.setdefault(ref, []).append(name)
+def _nullable_rules(rules: Mapping[str, Expr], users: Mapping[str, list[str]]) -> set[str]:
+    """``users``: the rules referring to each rule (see :func:`_scan`)."""
     nullable: set[str] = set()
     pending = list(rules)
     while pending:
@@ -329,34 +320,41 @@ def _nullable_rules(
     return nullable
 
 
-def _scan(expr: Expr) -> tuple[set[str], list[Expr]]:
-    """The rules ``expr`` refers to, and the items it repeats without an upper bound
-    (one pass; exact type tests first, the IR's own classes being the usual ones)."""
-    refs: set[str] = set()
+def _scan(rules: Mapping[str, Expr]) -> tuple[dict[str, list[str]], list[Expr]]:
+    """The rules referring to each rule referred to (each once, in rule order), and the
+    items repeated without an upper bound (one pass over each rule; exact type tests
+    first, the IR's own classes being the usual ones)."""
+    users: dict[str, list[str]] = {}
     stars: list[Expr] = []
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        t = type(e)
-        if t is Literal or t is CharClass:
-            continue
-        if t is RuleRef:
-            refs.add(e.name)  # type: ignore[union-attr]
-        elif t is Seq:
-            stack.extend(e.items)  # type: ignore[union-attr]
-        elif t is Alt:
-            stack.extend(e.options)  # type: ignore[union-attr]
-        elif isinstance(e, Repeat):
-            if e.max is None:
-                stars.append(e.item)
-            stack.append(e.item)
-        elif isinstance(e, RuleRef):
-            refs.add(e.name)
-        elif isinstance(e, Seq):
-            stack.extend(e.items)
-        elif isinstance(e, Alt):
-            stack.extend(e.options)
-    return refs, stars
+    stack: list[Expr] = []
+    for name, body in rules.items():
+        stack.append(body)
+        while stack:
+            e = stack.pop()
+            t = type(e)
+            if t is Literal or t is CharClass:
+                continue
+            if t is RuleRef or isinstance(e, RuleRef):
+                # (a rule's references are met one after another: it is the last user
+                # of a rule it referred to already)
+                found = users.get(e.name)  # type: ignore[union-attr]
+                if found is None:
+                    users[e.name] = [name]  # type: ignore[union-attr]
+                elif found[-1] != name:
+                    found.append(name)
+            elif t is Seq:
+                stack.extend(e.items)  # type: ignore[union-attr]
+            elif t is Alt:
+                stack.extend(e.options)  # type: ignore[union-attr]
+            elif isinstance(e, Repeat):
+                if e.max is None:
+                    stars.append(e.item)
+                stack.append(e.item)
+            elif isinstance(e, Seq):
+                stack.extend(e.items)
+            elif isinstance(e, Alt):
+                stack.extend(e.options)
+    return users, stars
 
 
 def _nullable(expr: Expr, nullable: Collection[str]) -> bool:

@@ -104,11 +104,12 @@ class CharClass:
     is legal GBNF); they never match any input.
     """
 
-    __slots__ = ("_negated", "_ranges")
+    __slots__ = ("_hash", "_negated", "_ranges")
 
     def __init__(self, ranges: tuple[tuple[int, int], ...], negated: bool = False) -> None:
         self._ranges = ranges
         self._negated = negated
+        self._hash: int | None = None  # kept once computed, as for Seq
 
     @property
     def ranges(self) -> tuple[tuple[int, int], ...]:
@@ -135,7 +136,10 @@ class CharClass:
                 and self._negated == other._negated)
 
     def __hash__(self) -> int:
-        return hash((self._ranges, self._negated))
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self._ranges, self._negated))
+        return h
 
     def __repr__(self) -> str:
         return f"{type(self).__qualname__}(ranges={self._ranges!r}, negated={self._negated!r})"
@@ -181,8 +185,9 @@ class Seq:
 
     def __init__(self, items: tuple[Expr, ...]) -> None:
         self._items = items
-        # kept once computed: the engine compiler keys its memo by sub-trees, and a
-        # nested tree would otherwise be hashed again at every level
+        # kept once computed: the engine compiler keys its memos by sub-trees (classes,
+        # groups, repetitions), and a nested tree would otherwise be hashed again at
+        # every level
         self._hash: int | None = None
 
     @property
@@ -241,12 +246,13 @@ class Alt:
 class Repeat:
     """``item`` repeated at least ``min`` and at most ``max`` times (``None``: no bound)."""
 
-    __slots__ = ("_item", "_max", "_min")
+    __slots__ = ("_hash", "_item", "_max", "_min")
 
     def __init__(self, item: Expr, min: int, max: int | None) -> None:  # noqa: A002
         self._item = item
         self._min = min
         self._max = max
+        self._hash: int | None = None  # kept once computed, as for Seq
 
     @property
     def item(self) -> Expr:
@@ -267,7 +273,10 @@ class Repeat:
                 and self._max == other._max)
 
     def __hash__(self) -> int:
-        return hash((self._item, self._min, self._max))
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self._item, self._min, self._max))
+        return h
 
     def __repr__(self) -> str:
         name = type(self).__qualname__
@@ -313,21 +322,27 @@ class GrammarIR:
 def too_deep(expr: Expr, limit: int = MAX_NESTING) -> bool:
     """Whether ``expr`` nests more than ``limit`` levels of Seq / Alt / Repeat (measured
     without recursion, so that any depth can be refused safely)."""
-    # only inner nodes are pushed (most nodes are leaves: literals, classes, references)
-    todo: list[tuple[Expr, int]] = []
-    if isinstance(expr, (Seq, Alt, Repeat)):
-        todo.append((expr, 0))
-    while todo:
-        node, depth = todo.pop()
-        if isinstance(node, Repeat):
-            children: tuple[Expr, ...] = (node.item,)
-        elif isinstance(node, Seq):
-            children = node.items
-        else:
-            children = node.options  # type: ignore[union-attr]
-        if children and depth >= limit:
-            return True  # a child at depth limit + 1
-        for child in children:
-            if isinstance(child, (Seq, Alt, Repeat)):
-                todo.append((child, depth + 1))
+    # level by level, only inner nodes kept (most nodes are leaves: literals, classes,
+    # references); the level's number is the depth of all its nodes
+    level: list[Expr] = [expr] if isinstance(expr, (Seq, Alt, Repeat)) else []
+    depth = 0
+    while level:
+        below: list[Expr] = []
+        for node in level:
+            if isinstance(node, Repeat):
+                if depth >= limit:
+                    return True  # a child at depth limit + 1
+                child = node.item
+                if isinstance(child, (Seq, Alt, Repeat)):
+                    below.append(child)
+                continue
+            children = node.items if isinstance(node, Seq) else node.options  # type: ignore[union-attr]
+            if children:
+                if depth >= limit:
+                    return True
+                for child in children:
+                    if isinstance(child, (Seq, Alt, Repeat)):
+                        below.append(child)
+        level = below
+        depth += 1
     return False
