@@ -24,6 +24,7 @@ from gbnfkit.schema._gbnf import (
     group,
     joined,
     literal,
+    name_part,
     paren,
     recording,
     seq,
@@ -369,7 +370,7 @@ def _child_hint(node: _TrieNode, ch: str) -> str:
     characters of its prefix after ``other-key-``."""
     if node.depth >= 30:
         return node.hint
-    return node.hint + ("-" if node.depth == 0 else "") + (ch if ch.isalnum() else "-")
+    return node.hint + ("-" if node.depth == 0 else "") + name_part(ch)
 
 
 def _high(cp: int) -> int:
