@@ -124,7 +124,11 @@ class Grammar:
         # every one of those raise, long after the grammar was built
         for name in ir.rules:
             check_rule_name(name)
-        return cls(ir, limits=limits)
+        grammar = cls(ir, limits=limits)
+        # and so is a nesting too deep to print (checked by printing it, once: the
+        # fingerprint is kept)
+        grammar.fingerprint  # noqa: B018
+        return grammar
 
     @classmethod
     def from_json_schema(

@@ -24,11 +24,12 @@ from gbnfkit.grammar import (
     RuleRef,
     Seq,
     check_grammar,
+    normalize,
     normalize_ir,
     parse_gbnf,
 )
 from gbnfkit.grammar._builtins import builtin_names, builtin_text
-from gbnfkit.grammar._printer import to_gbnf
+from gbnfkit.grammar._printer import canonical_gbnf, expr_to_gbnf, to_gbnf
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -318,3 +319,50 @@ def test_from_ir_refuses_a_rule_name_gbnf_cannot_write(name: str) -> None:
     for name_ok in ("-x", "1x", "Rule-2"):
         grammar = Grammar.from_ir(GrammarIR({"root": RuleRef(name_ok), name_ok: Literal("a")}))
         assert pickle.loads(pickle.dumps(grammar)) == grammar
+
+
+def _nested(kind: str, depth: int) -> Expr:
+    expr: Expr = Literal("a")
+    for _ in range(depth):
+        expr = Repeat(expr, 0, 2) if kind == "repeat" else Alt((Literal("b"), expr))
+    return expr
+
+
+@pytest.mark.parametrize(("kind", "depth"), [("repeat", 1000), ("alternative", 400),
+                                             ("alternative", 1000)])
+def test_from_ir_refuses_a_nesting_it_cannot_check_or_print(kind: str, depth: int) -> None:
+    """Within MAX_NESTING levels, a RecursionError escaped from_ir (the interpreted
+    checks: 400 nested alternatives) or came later from the fingerprint, ==, hash and
+    pickle (the printer: 1,000 nested repetitions, compiled checks)."""
+    ir = GrammarIR({"root": _nested(kind, depth)})
+    try:
+        grammar = Grammar.from_ir(ir)
+    except GrammarError as err:
+        assert "nested too deeply" in err.message and "named rules" in err.message
+        return
+    assert grammar == Grammar.from_ir(ir) and hash(grammar) == hash(Grammar.from_ir(ir))
+    assert grammar.to_gbnf() == Grammar.from_ir(GrammarIR({"root": _nested(kind, depth)})).to_gbnf()
+
+
+def test_a_nesting_too_deep_to_print_or_normalize_is_a_grammar_error() -> None:
+    """Compiled, normalize recursed on the C stack over any depth it was given: 100,000
+    nested repetitions crashed the process (to_gbnf, normalize_ir, normalize); 1,000
+    (within MAX_NESTING) raised RecursionError from the printer."""
+    for depth in (1000, 1001, 100_000):
+        ir = GrammarIR({"root": _nested("repeat", depth)})
+        for write in (to_gbnf, canonical_gbnf):
+            with pytest.raises(GrammarError, match="nested too deeply") as info:
+                write(ir)
+            assert info.value.rules in {("root",), ()}
+    for kind in ("repeat", "alternative"):
+        deep = _nested(kind, 100_000)
+        with pytest.raises(GrammarError, match="the expression is nested too deeply"):
+            normalize(deep)
+        with pytest.raises(GrammarError, match="rule 'root' is nested too deeply") as info:
+            normalize_ir(GrammarIR({"root": deep}))
+        assert info.value.rules == ("root",)
+    with pytest.raises(GrammarError, match="the expression is nested too deeply"):
+        expr_to_gbnf(_nested("repeat", 5000))
+    shallow = GrammarIR({"root": _nested("repeat", 50)})
+    assert normalize_ir(shallow).rules["root"] == normalize(shallow.rules["root"])
+    assert parse_gbnf(to_gbnf(shallow)).rules["root"] == normalize(shallow.rules["root"])

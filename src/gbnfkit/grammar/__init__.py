@@ -1,7 +1,7 @@
 """Grammar syntax: GBNF text <-> grammar IR."""
 
 from gbnfkit.grammar._builtins import builtin_names, builtin_text
-from gbnfkit.grammar._entry import check_grammar, parse_gbnf
+from gbnfkit.grammar._entry import check_grammar, normalize, normalize_ir, parse_gbnf
 from gbnfkit.grammar._ir import (
     ANY,
     Alt,
@@ -13,7 +13,6 @@ from gbnfkit.grammar._ir import (
     RuleRef,
     Seq,
 )
-from gbnfkit.grammar._normalize import normalize, normalize_ir
 from gbnfkit.grammar._printer import to_gbnf
 
 __all__ = [

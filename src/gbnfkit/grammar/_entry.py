@@ -1,19 +1,22 @@
-"""The public ``gbnfkit.grammar.parse_gbnf``: its argument check, outside the parser.
+"""The public ``gbnfkit.grammar.parse_gbnf``, ``check_grammar``, ``normalize`` and
+``normalize_ir``: their argument checks, outside the compiled modules.
 
 ``grammar/_parser.py`` may be compiled by mypyc (``gbnfkit/_native.py``), whose compiled
 functions check their annotated argument types themselves, raising ``TypeError``; the
 public entry checks first, so a wrong type is a :class:`GrammarError` on both paths.
+Compiled recursion has no ``RecursionError`` either: an expression nested deeper than
+``MAX_NESTING`` levels is refused here before the compiled ``normalize`` recurses over it.
 """
 
 from __future__ import annotations
 
 from gbnfkit._errors import GrammarError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
-from gbnfkit.grammar import _checks, _parser
-from gbnfkit.grammar._ir import GrammarIR
+from gbnfkit.grammar import _checks, _normalize, _parser
+from gbnfkit.grammar._ir import MAX_NESTING, Expr, GrammarIR, too_deep
 from gbnfkit.grammar._validate import validate_ir
 
-__all__ = ["check_grammar", "parse_gbnf"]
+__all__ = ["check_grammar", "normalize", "normalize_ir", "parse_gbnf"]
 
 
 def parse_gbnf(text: str, root: str = "root", *, limits: Limits = DEFAULT_LIMITS) -> GrammarIR:
@@ -38,4 +41,47 @@ def check_grammar(ir: GrammarIR, source: str | None = None) -> None:
     validate_ir(ir)
     if source is not None and not isinstance(source, str):
         raise GrammarError(f"source must be a str or None, not {type(source).__name__}")
-    _checks.check_grammar(ir, source)
+    try:
+        _checks.check_grammar(ir, source)
+    except RecursionError:
+        # the interpreted checks recurse once or twice per level (compiled, they reach
+        # MAX_NESTING, which _checks refuses beyond before any recursion)
+        raise GrammarError(
+            "grammar expressions are nested too deeply to check; "
+            "split deeply nested groups into named rules"
+        ) from None
+
+
+def normalize(expr: Expr) -> Expr:
+    """The canonical form of ``expr`` (same meaning); GrammarError if it nests more than
+    ``MAX_NESTING`` levels (or, interpreted, more than Python's recursion allows)."""
+    _check_depth(expr, None)
+    try:
+        return _normalize.normalize(expr)
+    except RecursionError:
+        raise _too_deep(None) from None
+
+
+def normalize_ir(ir: GrammarIR) -> GrammarIR:
+    """``ir`` with every rule body in canonical form (positions kept); GrammarError as
+    :func:`normalize`, naming the rule."""
+    for name, body in ir.rules.items():
+        _check_depth(body, name)
+    try:
+        return _normalize.normalize_ir(ir)
+    except RecursionError:
+        raise _too_deep(None) from None
+
+
+def _check_depth(expr: Expr, name: str | None) -> None:
+    if too_deep(expr):
+        raise _too_deep(name)
+
+
+def _too_deep(name: str | None) -> GrammarError:
+    where = f"rule {name!r}" if name is not None else "the expression"
+    return GrammarError(
+        f"{where} is nested too deeply (more than {MAX_NESTING} levels, or more "
+        "than Python's recursion allows); split deeply nested groups into named rules",
+        rules=(name,) if name is not None else (),
+    )
