@@ -160,3 +160,18 @@ def test_a_schema_of_more_values_than_allowed_is_refused(schema: Any, values: in
     _check_json(schema, max_values=values)
     with pytest.raises(SchemaError, match=f"^the schema holds more than {values - 1} values$"):
         _check_json(schema, max_values=values - 1)
+
+
+@pytest.mark.parametrize("keyword", ["items", "anyOf", "properties", "not"])
+def test_a_schema_nested_past_the_converters_bound_names_no_ref(keyword: str) -> None:
+    """Subschemas nested 250 deep without any $ref were refused as "a recursive $ref
+    combined with other keywords?" with keyword "$ref"."""
+    schema: Any = {"type": "string"}
+    for _ in range(250):
+        schema = {"anyOf": [schema, {"type": "integer"}]} if keyword == "anyOf" else \
+            {"properties": {"a": schema}} if keyword == "properties" else {keyword: schema}
+    with pytest.raises(SchemaError, match="more than 200 subschemas") as info:
+        json_schema_to_gbnf(schema)
+    assert info.value.keyword is None and "$ref" not in str(info.value)
+    # (not of not is rewritten in place: the pointer stays at the root)
+    assert info.value.pointer.startswith(f"/{keyword}/") or keyword == "not"

@@ -272,8 +272,11 @@ class Converter:
                 self.pending[key] = self.table.fresh(hint + "-rec")
             return self.pending[key]
         if len(self.active) > 200:
-            raise SchemaError("schema nests too deeply (a recursive $ref combined with other "
-                              "keywords?)", keyword="$ref", pointer=ptr)
+            if self.ref_rules:  # a $ref was followed: it may be what recurses
+                raise SchemaError("schema nests too deeply (a recursive $ref combined with "
+                                  "other keywords?)", keyword="$ref", pointer=ptr)
+            raise SchemaError("schema nests too deeply: more than 200 subschemas one "
+                              "inside another, the most the converter follows", pointer=ptr)
         self.active.add(key)
         try:
             result = self._visit(schema, ptr, hint)
