@@ -12,6 +12,13 @@ vocabulary and compiler every 100 schemas, then the compiled grammars still aliv
 a collection: a leak shows as growth from one pass to the next, or more than
 ``cache_size`` grammars alive. The bound it is checked against is in ``docs/masks.md``
 ("Memory bounds").
+
+It also prints what Python's garbage collector pays in such a process (the vocabulary
+and compiler ``gc.freeze()``d first, as ``gbnfkit serve`` does): the full collections
+that came on their own during the run (count, longest pauses, CPU), and at the end the
+tracked objects alive (what every full collection traverses: mostly the byte states of
+the compiler's cached grammars), the time of a full collection then, and after
+``clear_cache()``.
 """
 
 from __future__ import annotations
@@ -36,6 +43,29 @@ def rss_mib() -> float:
     return 0.0
 
 
+class FullCollections:
+    """CPU time of each full collection that starts on its own (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.pauses_ms: list[float] = []
+        self._started = 0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._started = time.thread_time_ns()
+        else:
+            self.pauses_ms.append((time.thread_time_ns() - self._started) / 1e6)
+
+
+def timed_collect() -> float:
+    """CPU ms of one full collection."""
+    started = time.thread_time_ns()
+    gc.collect()
+    return (time.thread_time_ns() - started) / 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vocab", choices=sorted(VOCABS), default="deepseek")
@@ -50,6 +80,10 @@ def main() -> None:
     print(f"{args.vocab} ({vocabulary.size} ids): {before:.0f} MiB with the vocabulary, "
           f"{base:.0f} MiB with the compiler")
     bitmask = gbnfkit.allocate_bitmask(1, vocabulary.size)
+    gc.collect()
+    gc.freeze()
+    fulls = FullCollections()
+    gc.callbacks.append(fulls)
     seen = compiled = masks = 0
     start = time.process_time()
     for _ in range(args.passes):
@@ -74,10 +108,22 @@ def main() -> None:
                 print(f"{seen} schemas ({compiled} compiled, {masks} masks): "
                       f"+{rss_mib() - base:.0f} MiB, {time.process_time() - start:.0f} s CPU",
                       flush=True)
+    gc.callbacks.remove(fulls)
+    pauses = sorted(fulls.pauses_ms)
+    print(f"full collections during the run: {len(pauses)}, {sum(pauses):.0f} ms CPU, "
+          f"longest {', '.join(f'{ms:.0f}' for ms in pauses[:-6:-1])} ms")
     gc.collect()
-    alive = sum(type(o).__name__ == "CompiledGrammar" for o in gc.get_objects())
+    tracked = gc.get_objects()
+    alive = sum(type(o).__name__ == "CompiledGrammar" for o in tracked)
+    states = sum(type(o).__name__ == "ByteState" for o in tracked)
     print(f"end: +{rss_mib() - base:.0f} MiB; compiled grammars alive {alive} "
-          f"(cache_size {compiler.cache_size})")
+          f"(cache_size {compiler.cache_size}); tracked objects {len(tracked)} "
+          f"({states} byte states), a full collection {timed_collect():.1f} ms CPU")
+    del tracked
+    compiler.clear_cache()
+    gc.collect()
+    print(f"after clear_cache(): tracked objects {len(gc.get_objects())}, "
+          f"a full collection {timed_collect():.1f} ms CPU")
 
 
 if __name__ == "__main__":
