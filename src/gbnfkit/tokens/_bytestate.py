@@ -397,6 +397,9 @@ class ByteAutomaton:
             nxt = p + 1
             tail = kind[nxt] == END
             out: set[Stack] = set()
+            # in tail position the stacks are the alternatives' own: while one
+            # alternative only has any, its tuple is kept as it is (no set, no copy)
+            only: tuple[Stack, ...] = ()
             pops = False
             after: tuple[tuple[Stack, ...], bool] | None = None
             local = self._local
@@ -407,7 +410,14 @@ class ByteAutomaton:
                     if sub is None:
                         return None
                 if tail:
-                    out.update(sub[0])
+                    stacks = sub[0]
+                    if stacks and not only and not out:
+                        only = stacks
+                    elif stacks:
+                        if only:
+                            out.update(only)
+                            only = ()
+                        out.update(stacks)
                 else:
                     for suffix in sub[0]:
                         out.add((nxt,) + suffix)
@@ -428,7 +438,7 @@ class ByteAutomaton:
                     limit="max_stacks",
                     value=self.limits.max_stacks,
                 )
-            entry = (tuple(out), pops)
+            entry = (only if only else tuple(out), pops)
         self._local[p] = entry
         return entry
 

@@ -12,7 +12,6 @@ starts from, and climbs to, tops only (the links of a counted repetition,
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +29,23 @@ def rule_starts(rules: tuple[tuple[int, ...], ...]) -> tuple[list[int], list[int
     rule's alternatives in order (``lower_program``): when every alternative starts
     after the one before, a rule runs from its first alternative to the next rule's;
     otherwise every alternative's start, sorted, with its rule."""
-    every = list(chain.from_iterable(rules))
-    starts = [alts[0] for alts in rules if alts]
-    if len(starts) == len(rules) and every == sorted(every):
+    # one pass, nothing copied: a program lowered from a grammar is in order
+    starts: list[int] = []
+    last = -1
+    ordered = True
+    for alts in rules:
+        if not alts:
+            ordered = False
+            break
+        for a in alts:
+            if a < last:
+                ordered = False
+                break
+            last = a
+        if not ordered:
+            break
+        starts.append(alts[0])
+    if ordered:
         return starts, []
     pairs = sorted((a, r) for r, alts in enumerate(rules) for a in alts)
     return [a for a, _ in pairs], [r for _, r in pairs]
@@ -54,9 +67,13 @@ class CallIndex:
         # where each rule starts and the rule of each start: rule_starts(program.rules)
         self.starts, self.owners = starts, owners
         n_rules = len(program.rules)
-        kinds = np.array(program.kind, dtype=np.int8)
+        # the kinds are 0-2 (bytes() reads a tuple of small ints in one C loop) and only
+        # the call sites' args are read: a test's arg is a 256-bit set, and converting
+        # every arg to an object array cost more than the rest of the index
+        kinds = np.frombuffer(bytes(program.kind), dtype=np.int8)
         sites = np.flatnonzero(kinds == CALL)
-        called = np.array(program.arg, dtype=object)[sites].astype(np.int64)
+        arg = program.arg
+        called = np.array([arg[s] for s in sites.tolist()], dtype=np.int64)
         order = np.argsort(called, kind="stable")
         self._sites: npt.NDArray[np.int64] = sites[order].astype(np.int64)
         counts = np.bincount(called, minlength=n_rules)
