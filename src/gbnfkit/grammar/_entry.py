@@ -70,7 +70,7 @@ def normalize_ir(ir: GrammarIR) -> GrammarIR:
     try:
         return _normalize.normalize_ir(ir)
     except RecursionError:
-        raise _too_deep(None) from None
+        raise _too_deep(None, "the grammar") from None
 
 
 def _check_depth(expr: Expr, name: str | None) -> None:
@@ -78,8 +78,9 @@ def _check_depth(expr: Expr, name: str | None) -> None:
         raise _too_deep(name)
 
 
-def _too_deep(name: str | None) -> GrammarError:
-    where = f"rule {name!r}" if name is not None else "the expression"
+def _too_deep(name: str | None, where: str = "the expression") -> GrammarError:
+    if name is not None:
+        where = f"rule {name!r}"
     return GrammarError(
         f"{where} is nested too deeply (more than {MAX_NESTING} levels, or more "
         "than Python's recursion allows); split deeply nested groups into named rules",

@@ -19,19 +19,9 @@ import sys
 
 from gbnfkit._errors import GrammarError
 from gbnfkit._limits import Limits
-from gbnfkit.grammar._ir import (
-    Alt,
-    CharClass,
-    Expr,
-    GrammarIR,
-    Literal,
-    Repeat,
-    RuleRef,
-    Seq,
-    too_deep,
-)
+from gbnfkit.grammar._entry import normalize_ir
+from gbnfkit.grammar._ir import Alt, CharClass, Expr, GrammarIR, Literal, Repeat, RuleRef, Seq
 from gbnfkit.grammar._llama_leftrec import llama_left_recursion
-from gbnfkit.grammar._normalize import normalize_ir
 from gbnfkit.grammar._text import class_char, literal_char
 from gbnfkit.grammar._validate import validate_ir
 
@@ -51,7 +41,7 @@ def to_gbnf(ir: GrammarIR) -> str:
     """
     validate_ir(ir)
     text = canonical_gbnf(ir)
-    ir = _normalized(ir)
+    ir = normalize_ir(ir)
     if llama_left_recursion(ir.rules, exact=False) is None:
         # the grammar is fine; make sure llama.cpp's reading of the text agrees
         for level in (1, 2):
@@ -74,19 +64,7 @@ def canonical_gbnf(ir: GrammarIR) -> str:
     """
     for name in ir.rules:
         check_rule_name(name)
-    return _print(_normalized(ir), 0)
-
-
-def _normalized(ir: GrammarIR) -> GrammarIR:
-    """``normalize_ir(ir)``; GrammarError for a rule nested too deeply to print (the
-    compiled ``normalize`` recurses on the C stack: refused past MAX_NESTING first)."""
-    for name, body in ir.rules.items():
-        if too_deep(body):
-            raise _too_deep(name)
-    try:
-        return normalize_ir(ir)
-    except RecursionError:  # interpreted
-        raise _too_deep(None) from None
+    return _print(normalize_ir(ir), 0)
 
 
 def _print(ir: GrammarIR, level: int) -> str:
@@ -95,23 +73,19 @@ def _print(ir: GrammarIR, level: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _body(printer: _Printer, expr: Expr, name: str | None) -> str:
-    """``printer.body(expr)``; a nesting deeper than Python's recursion allows (the
-    printer recurses once per level of groups and repetitions) is a GrammarError."""
+def _body(printer: _Printer, expr: Expr, rule: str | None) -> str:
+    """``printer.body(expr)`` (of ``rule``, if it is one); a nesting deeper than Python's
+    recursion allows (the printer recurses once per level of groups and repetitions) is
+    a GrammarError."""
     try:
         return printer.body(expr)
     except RecursionError:
-        raise _too_deep(name) from None
-
-
-def _too_deep(name: str | None, where: str = "the grammar") -> GrammarError:
-    if name is not None:
-        where = f"rule {name!r}"
-    return GrammarError(
-        f"{where} is nested too deeply to write as GBNF text; "
-        "split deeply nested groups into named rules",
-        rules=(name,) if name is not None else (),
-    )
+        where = f"rule {rule!r}" if rule is not None else "the expression"
+        raise GrammarError(
+            f"{where} is nested too deeply to write as GBNF text; "
+            "split deeply nested groups into named rules",
+            rules=(rule,) if rule is not None else (),
+        ) from None
 
 
 def _llama_refuses(text: str) -> bool:
@@ -125,10 +99,7 @@ def _llama_refuses(text: str) -> bool:
 
 def expr_to_gbnf(expr: Expr) -> str:
     """GBNF text of one expression (as a rule body)."""
-    try:
-        return _Printer(0).body(expr)
-    except RecursionError:
-        raise _too_deep(None, "the expression") from None
+    return _body(_Printer(0), expr, None)
 
 
 def check_rule_name(name: str) -> None:
