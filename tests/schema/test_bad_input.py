@@ -175,3 +175,72 @@ def test_a_schema_nested_past_the_converters_bound_names_no_ref(keyword: str) ->
     assert info.value.keyword is None and "$ref" not in str(info.value)
     # (not of not is rewritten in place: the pointer stays at the root)
     assert info.value.pointer.startswith(f"/{keyword}/") or keyword == "not"
+
+
+def _nested_list(levels: int) -> Any:
+    value: Any = []
+    for _ in range(levels):
+        value = [value, {"k": 1}]
+    return value
+
+
+@pytest.mark.parametrize("levels", [40, 100, 300, 505])
+def test_a_deeply_nested_constant_is_written_in_rules(levels: int) -> None:
+    """A constant's containers were nested groups: at 100 levels the GBNF parser refused
+    the converter's own text (a GrammarError about parentheses, from a schema); past
+    ~450 a RecursionError was reported as 'nests too deeply to convert'."""
+    import json
+
+    value = _nested_list(levels)
+    for schema in ({"const": value}, {"enum": [1, value]},
+                   {"properties": {"a": {"const": value}}, "required": ["a"]}):
+        grammar = Grammar.from_json_schema(schema)
+        text = json.dumps(value) if "properties" not in schema else \
+            json.dumps({"a": value})
+        assert grammar.match(text).status.name == "ACCEPT"
+        assert grammar.match(text.replace("1", "2", 1)).status.name == "REJECT"
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_schema_nested_past_the_json_depth_bound_is_refused_with_its_pointer(
+        as_text: bool) -> None:
+    """Past ~950 levels (a dict, or JSON text) the $ref index or json.loads overflowed
+    Python's stack; between ~400 and ~950 the canonical JSON of a subschema did: all were
+    'schema nests too deeply to convert', without a pointer (JSON text past Python's
+    recursion limit still has none: json.loads gives no position)."""
+    from gbnfkit.schema._api import MAX_SCHEMA_DEPTH
+
+    for levels in (MAX_SCHEMA_DEPTH, 600, 5000):
+        text = '{"type": "array", "items": ' * levels + '{"type": "string"}' + "}" * levels
+        schema: Any = {"type": "string"}
+        for _ in range(levels):
+            schema = {"type": "array", "items": schema}
+        with pytest.raises(SchemaError, match=f"more than {MAX_SCHEMA_DEPTH} objects and "
+                           "arrays one inside another") as info:
+            Grammar.from_json_schema(text if as_text else schema)
+        if levels < 900 or not as_text:
+            assert info.value.pointer == "/items" * MAX_SCHEMA_DEPTH
+
+
+def test_subschemas_and_a_constant_deep_together_are_refused_where_they_meet() -> None:
+    """199 subschemas (the converter follows 200) around a constant nested 300 levels:
+    the canonical JSON of the innermost overflowed the stack, reported without a
+    pointer."""
+    schema: Any = {"const": _nested_list(300)}
+    for _ in range(199):
+        schema = {"type": "array", "items": schema}
+    with pytest.raises(SchemaError, match="nests too deeply to convert here") as info:
+        json_schema_to_gbnf(schema)
+    assert info.value.pointer.startswith("/items/items/") and info.value.keyword is None
+
+
+def test_the_text_parsed_when_ir_cannot_be_built_reports_only_its_own_error() -> None:
+    """The parse of the whole text (when the IR cannot be built from the notes) ran
+    inside the handler of the builder's internal exception, which every error it raised
+    then carried as its context ('During handling of the above exception ...')."""
+    from gbnfkit import GrammarError, Limits
+
+    with pytest.raises(GrammarError, match="repetition bound 10") as info:
+        Grammar.from_json_schema({"type": "string", "maxLength": 10},
+                                 limits=Limits(max_repetition=3))
+    assert info.value.__context__ is None

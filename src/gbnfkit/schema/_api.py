@@ -14,7 +14,11 @@ from gbnfkit.schema._refs import pointer_token
 if TYPE_CHECKING:
     from gbnfkit.schema._direct import RecordedConversion
 
-__all__ = ["json_schema_to_gbnf", "load_schema", "pydantic_to_gbnf"]
+__all__ = ["MAX_SCHEMA_DEPTH", "json_schema_to_gbnf", "load_schema", "pydantic_to_gbnf"]
+
+MAX_SCHEMA_DEPTH = 512
+"""The most objects and arrays a schema nests one inside another (the converter follows
+at most 200 subschemas one inside another; MaskBench's deepest schema nests 23)."""
 
 
 def load_schema(schema: Any) -> Any:
@@ -24,6 +28,9 @@ def load_schema(schema: Any) -> Any:
             loaded = json.loads(schema)
         except ValueError as e:
             raise SchemaError(f"the schema is not valid JSON: {e}") from None
+        except RecursionError:  # (past Python's recursion limit, about 1,000 levels)
+            raise SchemaError(f"the schema nests more than {MAX_SCHEMA_DEPTH} objects and "
+                              "arrays one inside another") from None
         # json.loads reads NaN and Infinity, and a number beyond a float's range (1e400)
         # as an infinite float: refused here as in a dict
         _check_json(loaded)
@@ -34,10 +41,12 @@ def load_schema(schema: Any) -> Any:
     raise SchemaError(f"a schema must be a dict, a bool or JSON text, not {type(schema).__name__}")
 
 
-def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
+def _check_json(schema: Any, max_values: int = 1_000_000,
+                max_depth: int = MAX_SCHEMA_DEPTH) -> None:
     """SchemaError unless ``schema`` is a JSON value: dicts with string keys, lists,
     strings, finite numbers, booleans and None, without cycles (what ``json.loads`` can
-    return; a tuple, bytes or NaN is refused).  Linear in the size of ``schema``, however
+    return; a tuple, bytes or NaN is refused), of at most ``max_values`` values nesting
+    at most ``max_depth`` containers.  Linear in the size of ``schema``, however
     deep: a node's JSON pointer is only spelled out for the error.  The values visited
     are checked in document order; a string, boolean or None inside a container is only
     counted (nothing to check), not visited."""
@@ -66,6 +75,9 @@ def _check_json(schema: Any, max_values: int = 1_000_000) -> None:
             continue
         if id(value) in on_path:
             raise SchemaError("the schema contains itself (a cycle)", pointer=_pointer(path))
+        if len(on_path) >= max_depth:  # (the containers around this one)
+            raise SchemaError(f"the schema nests more than {max_depth} objects and arrays "
+                              "one inside another", pointer=_pointer(path))
         seen += len(items)
         on_path.add(id(value))
         todo.append((value, path, True))

@@ -257,11 +257,16 @@ class Converter:
             return None
         if not isinstance(schema, dict):
             raise SchemaError("a schema must be an object or a boolean", pointer=ptr)
-        if id(schema) in self.document_dicts:
-            key = self.canon_texts.get(id(schema)) or \
-                self.canon_texts.setdefault(id(schema), canonical(schema))
-        else:
-            key = canonical(schema)
+        try:
+            if id(schema) in self.document_dicts:
+                key = self.canon_texts.get(id(schema)) or \
+                    self.canon_texts.setdefault(id(schema), canonical(schema))
+            else:
+                key = canonical(schema)
+        except RecursionError:  # the subschemas around this one and the JSON inside it
+            raise SchemaError("schema nests too deeply to convert here: the subschemas "
+                              "around this one and the values inside it are too many "
+                              "levels together", pointer=ptr) from None
         if self.resolver.scoped and self.resolver.nested_ids:
             # the same text may hold a $ref that resolves elsewhere under another $id
             key = self.resolver.base_at(ptr) + "\n" + key

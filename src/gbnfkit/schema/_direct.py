@@ -75,11 +75,13 @@ class RecordedConversion:
         (which raises the same errors)."""
         text = self.text
         try:
-            ir = _Builder(self._recorder, limits).grammar(self._rules, text)
+            built: GrammarIR | None = _Builder(self._recorder, limits).grammar(self._rules, text)
         except (_Fallback, RecursionError):
+            built = None
+        if built is None:  # (parsed outside the handler: its errors chain nothing of ours)
             return parse_gbnf(text, limits=limits)
-        check_reference_complete_grammar(ir, text, lambda: raw_rules(text, limits))
-        return ir
+        check_reference_complete_grammar(built, text, lambda: raw_rules(text, limits))
+        return built
 
 
 class _Builder:

@@ -33,25 +33,28 @@ class Resolver:
         self._index(root, "", self.base if isinstance(self.base, str) else "")
         self.nested_ids = bool(self.bases.keys() - {""})  # a schema below the root has an $id
 
-    def _index(self, node: Any, ptr: str, base: str) -> None:
-        if isinstance(node, dict):
-            node_id = node.get("$id")
-            if isinstance(node_id, str) and not node_id.startswith("#"):
-                base = urljoin(base, node_id)
-                self.ids.setdefault(urldefrag(base)[0], ptr)
-                self.bases[ptr] = base
-            elif isinstance(node_id, str) and node_id.startswith("#") and len(node_id) > 1:
-                self.anchors.setdefault((urldefrag(base)[0], node_id[1:]), ptr)  # draft 7
-            anchor = node.get("$anchor")
-            if isinstance(anchor, str):
-                self.anchors.setdefault((urldefrag(base)[0], anchor), ptr)
-            for k, v in node.items():
-                if k in ("enum", "const", "examples", "default"):
-                    continue
-                self._index(v, f"{ptr}/{pointer_token(k)}", base)
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                self._index(v, f"{ptr}/{i}", base)
+    def _index(self, root: Any, root_ptr: str, root_base: str) -> None:
+        # depth first, in document order (the first of equal ids and anchors wins), with
+        # a stack: a document nests as deep as its author made it
+        stack: list[tuple[Any, str, str]] = [(root, root_ptr, root_base)]
+        while stack:
+            node, ptr, base = stack.pop()
+            if isinstance(node, dict):
+                node_id = node.get("$id")
+                if isinstance(node_id, str) and not node_id.startswith("#"):
+                    base = urljoin(base, node_id)
+                    self.ids.setdefault(urldefrag(base)[0], ptr)
+                    self.bases[ptr] = base
+                elif isinstance(node_id, str) and node_id.startswith("#") and len(node_id) > 1:
+                    self.anchors.setdefault((urldefrag(base)[0], node_id[1:]), ptr)  # draft 7
+                anchor = node.get("$anchor")
+                if isinstance(anchor, str):
+                    self.anchors.setdefault((urldefrag(base)[0], anchor), ptr)
+                stack.extend(reversed([
+                    (v, f"{ptr}/{pointer_token(k)}", base) for k, v in node.items()
+                    if k not in ("enum", "const", "examples", "default")]))
+            elif isinstance(node, list):
+                stack.extend(reversed([(v, f"{ptr}/{i}", base) for i, v in enumerate(node)]))
 
     def base_at(self, where: str) -> str:
         """The base URI at pointer ``where``: that of the nearest schema with an ``$id``

@@ -18,13 +18,19 @@ if TYPE_CHECKING:
 __all__ = ["render_value", "string_spellings"]
 
 
+# a constant's containers nest as groups: every this many levels one is a rule of its own,
+# so that a constant nested deeper than the GBNF parser's groups can be written
+_LEVELS_PER_RULE = 32
+
+
 def render_value(conv: Converter, value: Any, compact: bool | None = None,
-                 ptr: str = "") -> str:
+                 ptr: str = "", depth: int = 0) -> str:
     """Exactly the JSON texts equal to ``value``: a string (or a key) in any JSON spelling
     of its characters (``"caf\\u00e9"`` for ``"café"``, ``\\/``), integral numbers with or
     without a ``.0...`` fraction, an object's members in the given order, or in any order
     with ``property_order=ANY`` (``_members``).  With ``compact_constants`` (and
-    llama.cpp's flavour, which spells strings canonically) no whitespace."""
+    llama.cpp's flavour, which spells strings canonically) no whitespace.  ``depth``: the
+    containers around ``value`` in the constant."""
     if compact is None:
         compact = conv.opts.compact_constants
     if value is None:
@@ -47,23 +53,35 @@ def render_value(conv: Converter, value: Any, compact: bool | None = None,
     if conv.llama and compact:
         return literal(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
     if isinstance(value, list):
-        items = [render_value(conv, v, compact, ptr) for v in value]
+        # (loops, not comprehensions: one frame a level of the constant)
+        items = []
+        for v in value:
+            items.append(render_value(conv, v, compact, ptr, depth + 1))
         if compact:
-            return seq('"["', ' "," '.join(f"({i})" for i in items), '"]"')
-        body = f" {conv.comma()} ".join(f"({i})" for i in items)
-        return seq('"["', conv.ws("open"), seq(conv.ws("first"), body) if items else "",
-                   conv.ws("close"), '"]"')
+            text = seq('"["', ' "," '.join(f"({i})" for i in items), '"]"')
+        else:
+            body = f" {conv.comma()} ".join(f"({i})" for i in items)
+            text = seq('"["', conv.ws("open"), seq(conv.ws("first"), body) if items else "",
+                       conv.ws("close"), '"]"')
+        return _nested(conv, text, depth)
     if isinstance(value, dict):
+        members = []
+        for k, v in value.items():
+            inner = render_value(conv, v, True if compact else None, ptr, depth + 1)
+            members.append(seq(string_spellings(conv, k), '":"' if compact else conv.colon(),
+                               f"({inner})"))
         if compact:
-            members = [seq(string_spellings(conv, k), '":"',
-                           f"({render_value(conv, v, True, ptr)})") for k, v in value.items()]
-            return seq('"{"', _members(conv, members, '","', ptr), '"}"')
-        members = [seq(string_spellings(conv, k), conv.colon(),
-                       f"({render_value(conv, v, None, ptr)})") for k, v in value.items()]
+            return _nested(conv, seq('"{"', _members(conv, members, '","', ptr), '"}"'), depth)
         body = _members(conv, members, conv.comma(), ptr)
-        return seq('"{"', conv.ws("open"), seq(conv.ws("first"), body) if members else "",
-                   conv.ws("close"), '"}"')
+        return _nested(conv, seq('"{"', conv.ws("open"), seq(conv.ws("first"), body)
+                                 if members else "", conv.ws("close"), '"}"'), depth)
     raise SchemaError(f"{type(value).__name__} {value!r:.40} is not a JSON value")
+
+
+def _nested(conv: Converter, text: str, depth: int) -> str:
+    """``text``, a container's, as a rule of its own every ``_LEVELS_PER_RULE`` levels."""
+    return conv.table.add("const-value", text) if depth % _LEVELS_PER_RULE == \
+        _LEVELS_PER_RULE - 1 else text
 
 
 def _members(conv: Converter, members: list[str], comma: str, ptr: str) -> str:
