@@ -20,12 +20,18 @@ class Limits:
         max_grammar_size: grammar elements after repetitions are expanded. Default 2,000,000.
         max_cached_states: parse states one grammar keeps in its transition cache
             before the cache is dropped and rebuilt. Default 100,000.
+        max_expansion_size: stack frames (pending rule positions, summed over its stacks)
+            that expanding the rule calls at one grammar position may give, and stacks
+            that expansion may visit: a chain of ``n`` optional rules each calling the
+            next, ``r_i ::= r_{i+1}? "x"``, expands to ``n`` stacks of up to ``n``
+            frames. Default 2,000,000.
     """
 
     max_stacks: int = 20_000
     max_repetition: int = 100_000
     max_grammar_size: int = 2_000_000
     max_cached_states: int = 100_000
+    max_expansion_size: int = 2_000_000
 
 
 DEFAULT_LIMITS = Limits()

@@ -111,14 +111,17 @@ def test_from_ir_runs_the_checks() -> None:
         Grammar.from_ir(GrammarIR({"x": Literal("a")}))
 
 
-def test_unchecked_left_recursion_hits_the_stack_limit() -> None:
-    # bypass the checks: the pushdown expansion would grow forever; the limit stops it
+def test_unchecked_left_recursion_hits_the_expansion_limit() -> None:
+    # bypass the checks: the pushdown expansion would grow forever; the limit on the
+    # stacks one expansion explores stops it (before the stacks it keeps reach 50: it
+    # goes deeper first)
     ir = GrammarIR({"root": Seq((RuleRef("opt"), RuleRef("root"), Literal("x"))),
                     "opt": Alt((Literal("a"), Literal(""))),})
-    g = Grammar(ir, limits=Limits(max_stacks=50))
+    g = Grammar(ir, limits=Limits(max_stacks=50, max_expansion_size=1_000))
     with pytest.raises(LimitError) as info:
         g.start()
-    assert info.value.limit == "max_stacks" and info.value.value == 50
+    assert info.value.limit == "max_expansion_size" and info.value.value == 1_000
+    assert "rule 'opt'" in str(info.value)
 
 
 def test_max_stacks_on_an_ambiguous_state() -> None:

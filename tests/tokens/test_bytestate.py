@@ -200,9 +200,30 @@ def test_intern_checks_the_stacks_behind_a_hash() -> None:
 
 
 def _explored(automaton: ByteAutomaton, p: int) -> tuple[set[tuple[int, ...]], bool]:
-    """The local closure of ``p`` explored stack by stack (the reference)."""
+    """The local closure of ``p`` explored stack by stack, each stack a tuple (the
+    reference): a call pushes the frame after it (none in tail position) and starts each
+    alternative, an end pops, a test or the bottom marker is found."""
+    program = automaton.program
+    kind, arg, rules = program.kind, program.arg, program.rules
     found: set[tuple[int, ...]] = set()
-    automaton._explore((BOTTOM, p), found)
+    seen: set[tuple[int, ...]] = set()
+    todo: list[tuple[int, ...]] = [(BOTTOM, p)]
+    while todo:
+        s = todo.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        top = s[-1]
+        if top < 0 or kind[top] == TEST:
+            found.add(s)
+        elif kind[top] == END:
+            todo.append(s[:-1])
+        else:
+            base = s[:-1] if kind[top + 1] == END else s[:-1] + (top + 1,)
+            todo.extend(base + (start,) for start in rules[arg[top]])
+    got = automaton._explore(p)
+    assert len(set(got[0])) == len(got[0])
+    assert (set(got[0]), got[1]) == ({s[1:] for s in found if s != (BOTTOM,)}, (BOTTOM,) in found)
     return {s[1:] for s in found if s != (BOTTOM,)}, (BOTTOM,) in found
 
 

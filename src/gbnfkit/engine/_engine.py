@@ -36,7 +36,8 @@ A :class:`~gbnfkit.engine._state.State` is ``State(grammar, grammar.engine, core
 Semantics follow llama.cpp's ``llama_grammar_accept``: a stack whose top matches the
 character advances (pops finished sequences) and is expanded again; the result is
 empty iff the character is rejected. ``Limits.max_stacks`` bounds the stacks one
-expansion or one state may hold.
+expansion or one state may hold; ``Limits.max_expansion_size`` the frames one position's
+expansion may give (summed over its chains) and the stacks it may explore.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from gbnfkit.engine._program import CHAR_NOT, END, REF, Program
 from gbnfkit.engine._ranges import Ranges, complement, intersect, union
 from gbnfkit.engine._rules import CharExcludeRule, CharRule, EndRule
 
-__all__ = ["Core", "Engine", "Node"]
+__all__ = ["Core", "Engine", "Node", "StackNodes", "expansion_too_big"]
 
 _EMPTY_HASH = hash(("gbnfkit-empty-stack",))
 AllowedRule = CharRule | CharExcludeRule | EndRule
@@ -74,6 +75,51 @@ class Node:
         while node is not None and node.parent is not None:
             out.append(node.pos)
             node = node.parent
+        return tuple(out)
+
+
+class StackNodes:
+    """The stacks met while one frame is expanded, each an interned node: node ``i`` is
+    position ``pos[i]`` over node ``up[i]``; node 0 is what lies below the frame (an
+    opaque rest, or a bottom marker).  Pushing, popping or replacing the top frame is one
+    node whatever the depth, and equal stacks are the same node, so a stack met twice is
+    found in ``seen`` without comparing tuples.  Only the stacks an expansion keeps are
+    made into tuples (:meth:`frames`).  (Exploring tuples copied the whole stack at every
+    call: a chain of ``n`` rules each calling the next cost ``n**2``.)"""
+
+    __slots__ = ("_ids", "_stride", "depth", "pos", "seen", "up")
+
+    def __init__(self, bottom: int, stride: int) -> None:
+        # ``stride``: more than any position (a node's key is ``base * stride + pos``)
+        self._stride = stride
+        self._ids: dict[int, int] = {}
+        self.up: list[int] = [-1]
+        self.pos: list[int] = [bottom]
+        self.depth: list[int] = [0]
+        self.seen = bytearray(1)
+
+    def node(self, base: int, p: int) -> int:
+        """The node of position ``p`` over node ``base``."""
+        key = base * self._stride + p
+        got = self._ids.get(key)
+        if got is None:
+            got = len(self.pos)
+            self._ids[key] = got
+            self.up.append(base)
+            self.pos.append(p)
+            self.depth.append(self.depth[base] + 1)
+            self.seen.append(0)
+        return got
+
+    def frames(self, n: int) -> tuple[int, ...]:
+        """The positions of node ``n``'s stack above node 0, bottom first."""
+        up = self.up
+        pos = self.pos
+        out: list[int] = []
+        while n:
+            out.append(pos[n])
+            n = up[n]
+        out.reverse()
         return tuple(out)
 
 
@@ -226,29 +272,53 @@ class Engine:
         if got is not None:
             return got
         kinds, alts, target = self._kinds, self._alts, self._target
+        if kinds[q] != REF:  # a character position is its own expansion
+            got = self._templates[q] = (((q,),), False)
+            return got
         max_stacks = self.limits.max_stacks
-        chains: list[tuple[int, ...]] = []
+        max_size = self.limits.max_expansion_size
+        # the stacks met, as nodes over node 0 (the rest); a chain is a stack with a
+        # character position on top
+        nodes = StackNodes(-1, len(kinds))
+        up, pos, depth, seen = nodes.up, nodes.pos, nodes.depth, nodes.seen
+        found: list[int] = []
+        size = 0
+        visits = 0
         pops = False
-        seen: set[tuple[int, ...]] = {(q,)}
-        todo: list[tuple[int, ...]] = [(q,)]
+        first = nodes.node(0, q)
+        seen[first] = 1
+        todo = [first]
         while todo:
-            t = todo.pop()
-            p = t[-1]
+            n = todo.pop()
+            p = pos[n]
+            visits += 1
             if kinds[p] != REF:
-                chains.append(t)
+                found.append(n)
+                size += depth[n]
+                if len(found) > max_stacks:
+                    self._too_many(len(found))
+                if size > max_size:
+                    self._too_big(q, "stack frames")
                 continue
-            rest = t[:-1] if kinds[p + 1] == END else t[:-1] + (p + 1,)
+            if visits > max_size:
+                self._too_big(q, "stacks explored")
+            rest = up[n]
+            if kinds[p + 1] != END:
+                rest = nodes.node(rest, p + 1)
             for a in alts[target[p]]:
-                nxt = rest + (a,) if kinds[a] != END else rest
+                nxt = rest if kinds[a] == END else nodes.node(rest, a)
                 if not nxt:
                     pops = True
-                elif nxt not in seen:
-                    seen.add(nxt)
+                elif not seen[nxt]:
+                    seen[nxt] = 1
                     todo.append(nxt)
-            if len(seen) > max_stacks:
-                self._too_many(len(seen))
-        got = self._templates[q] = (tuple(chains), pops)
+        got = self._templates[q] = (tuple(nodes.frames(n) for n in found), pops)
         return got
+
+    def _too_big(self, q: int, what: str) -> None:
+        program = self.program
+        rule = program.target[q] if self._kinds[q] == REF else program.pos_rule[q]
+        raise expansion_too_big(program.rule_names[rule], what, self.limits)
 
     def closure(self, start: Node) -> frozenset[Node]:
         """Expand rule references on top of ``start`` (llama_grammar_advance_stack)."""
@@ -404,3 +474,14 @@ class Engine:
         if core.complete:
             rules.append(EndRule())
         core.allowed = tuple(rules)
+
+
+def expansion_too_big(rule: str, what: str, limits: Limits) -> LimitError:
+    """The error of an expansion of rule ``rule`` past ``limits.max_expansion_size``
+    (``what``: stack frames, or stacks explored)."""
+    return LimitError(
+        f"expanding rule {rule!r} needs more than {limits.max_expansion_size:,} {what} "
+        "(a long chain of rules each calling the next, some of them optional?)",
+        limit="max_expansion_size",
+        value=limits.max_expansion_size,
+    )

@@ -12,7 +12,10 @@ that still grows past ``BYTE_STACKS_PER_STACK * Limits.max_stacks`` raises
 :class:`LimitError`.  The factor is there because one character-level stack
 becomes one byte-level stack per UTF-8 branch of the character class on its top
 (a class like ``[^"]`` has 9), so the byte automaton must not give up on a state
-the character engine holds within ``max_stacks``.
+the character engine holds within ``max_stacks``.  Expanding one position's calls
+(its local closure) may give at most ``Limits.max_expansion_size`` frames, summed over
+its stacks, and explore at most that many stacks: a chain of optional calls gives a
+stack per depth, so ``n`` frames grow as ``n**2`` (the character engine's bound too).
 
 Transition caches hold state *numbers*, not states (a dict of ints is not tracked by
 Python's garbage collector, and no state refers to another).  Matchers of one grammar
@@ -84,6 +87,7 @@ from typing import Final
 
 from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
+from gbnfkit.engine._engine import StackNodes, expansion_too_big
 from gbnfkit.tokens._byteprogram import END, TEST, ByteProgram
 
 __all__ = ["BOTTOM", "DEAD", "UNKNOWN", "ByteAutomaton", "ByteState", "Numbering", "Stack"]
@@ -234,9 +238,12 @@ class ByteAutomaton:
     reuses) but not kept, so the collector does not traverse one per live state.
     """
 
-    def __init__(self, program: ByteProgram, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self, program: ByteProgram, limits: Limits = DEFAULT_LIMITS, names: tuple[str, ...] = ()
+    ) -> None:
         self.program = program
         self.limits = limits
+        self._names = names  # the rules' names (the grammar's first), for errors
         self._kind = program.kind
         self._arg = program.arg
         self._rules = program.rules
@@ -368,9 +375,7 @@ class ByteAutomaton:
         """
         entry = self._composed(p, 0)
         if entry is None:
-            found: set[Stack] = set()
-            self._explore((BOTTOM, p), found)
-            entry = (tuple(s[1:] for s in found if s != (BOTTOM,)), (BOTTOM,) in found)
+            entry = self._explore(p)
             self._local[p] = entry
         return entry
 
@@ -438,51 +443,78 @@ class ByteAutomaton:
                     limit="max_stacks",
                     value=self.limits.max_stacks,
                 )
+            if out:
+                # (each part was checked; a frame more on each stack may pass the bound)
+                size = 0
+                for s in out:
+                    size += len(s)
+                if size > self.limits.max_expansion_size:
+                    self._too_big(p, "stack frames")
             entry = (only if only else tuple(out), pops)
         self._local[p] = entry
         return entry
 
-    def _explore(self, stack: Stack, out: set[Stack]) -> None:
+    def _explore(self, p0: int) -> tuple[tuple[Stack, ...], bool]:
+        """The local closure of ``p0`` explored stack by stack from ``(BOTTOM, p0)``,
+        each stack an interned node (:class:`~gbnfkit.engine._engine.StackNodes`): a
+        move costs one node whatever the depth, and only the stacks found are made into
+        tuples, once their frames are known to stay within
+        ``limits.max_expansion_size``.  (Exploring tuples copied every stack at every
+        move: a chain of ``n`` calls ``r_i ::= r_{i+1} "x"``, whose closure is one stack
+        of ``n`` frames, cost ``n**2``, 26 s at 32,000 rules.)
+        """
         kind = self._kind
         arg = self._arg
         rules = self._rules
-        seen: set[Stack] = set()
-        todo = [stack]
         limit = self._max_stacks
+        max_size = self.limits.max_expansion_size
+        nodes = StackNodes(BOTTOM, len(kind))
+        up, pos, depth, seen = nodes.up, nodes.pos, nodes.depth, nodes.seen
+        visits = 0
+        size = 0
+        found: list[int] = []
+        pops = False
+        todo = [nodes.node(0, p0)]
         while todo:
-            s = todo.pop()
-            if s in seen:
+            n = todo.pop()
+            if seen[n]:
                 continue
-            seen.add(s)
-            if len(seen) > 4 * limit:
-                raise LimitError(
-                    "too many parse stacks (ambiguous or deeply nested grammar)",
-                    limit="max_stacks",
-                    value=self.limits.max_stacks,
-                )
-            if not s:
-                out.add(s)
-                continue
-            p = s[-1]
+            seen[n] = 1
+            visits += 1
+            p = pos[n]
             if p < 0:
-                out.add(s)
+                pops = True
                 continue
             k = kind[p]
             if k == TEST:
-                out.add(s)
+                found.append(n)
+                size += depth[n]
+                if size > max_size:
+                    self._too_big(p0, "stack frames")
             elif k == END:
-                todo.append(s[:-1])
+                todo.append(up[n])
             else:
+                if visits > max_size:
+                    self._too_big(p0, "stacks explored")
                 nxt = p + 1
-                base = s[:-1] if kind[nxt] == END else s[:-1] + (nxt,)
+                base = up[n] if kind[nxt] == END else nodes.node(up[n], nxt)
                 for start in rules[arg[p]]:
-                    todo.append(base + (start,))
-        if len(out) > limit:
+                    todo.append(nodes.node(base, start))
+        if len(found) + pops > limit:
             raise LimitError(
                 "too many parse stacks (ambiguous grammar)",
                 limit="max_stacks",
                 value=self.limits.max_stacks,
             )
+        return tuple([nodes.frames(n) for n in found]), pops
+
+    def _too_big(self, p: int, what: str) -> None:
+        """Refuse the expansion of the call at position ``p`` (only a call's expansion
+        grows) past ``limits.max_expansion_size``, naming the rule it calls."""
+        rule = self._arg[p]
+        names = self._names
+        name = names[rule] if 0 <= rule < len(names) else f"#{rule}"
+        raise expansion_too_big(name, what, self.limits)
 
     # -- stepping -----------------------------------------------------------
     def step(self, state: ByteState, byte: int) -> ByteState | None:

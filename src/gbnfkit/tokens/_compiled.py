@@ -190,7 +190,7 @@ class CompiledGrammar:
         self._vocabulary = vocabulary
         self._index = index
         program = lower_program(grammar.program, grammar.limits)
-        self._automaton = ByteAutomaton(program, grammar.limits)
+        self._automaton = ByteAutomaton(program, grammar.limits, grammar.program.rule_names)
         self._lock = threading.RLock()
         self._contexts: OrderedDict[Stack, _Context] = OrderedDict()
         self._masks: OrderedDict[ByteState, npt.NDArray[np.int32]] = OrderedDict()
