@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from gbnfkit._errors import SchemaError
+from gbnfkit.schema._arrays import array_expr
 from gbnfkit.schema._dfa import (
     TooBig,
     dfa_of,
@@ -26,6 +27,7 @@ from gbnfkit.schema._limits import limit_hint
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._negate import FRACTION, NOT_PATTERNS, NOT_STRINGS, Unnegatable, negate
 from gbnfkit.schema._numbers import decimal_interval, int_range, repeat
+from gbnfkit.schema._objects import object_expr
 from gbnfkit.schema._oneof import (
     exclusion,
     exclusive_required_branches,
@@ -632,9 +634,6 @@ class Converter:
         return list(dict.fromkeys(types))
 
     def typed(self, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
-        from gbnfkit.schema._arrays import array_expr
-        from gbnfkit.schema._objects import object_expr
-
         options: list[str] = []
         for t in self.types_of(schema, ptr):
             e: str | None

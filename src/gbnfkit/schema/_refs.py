@@ -46,12 +46,14 @@ class Resolver:
             if isinstance(anchor, str):
                 self.anchors.setdefault((urldefrag(base)[0], anchor), ptr)
             for k, v in node.items():
-                if k in ("enum", "const", "examples", "default"):
-                    continue
-                self._index(v, f"{ptr}/{pointer_token(k)}", base)
+                # (a value that is neither holds no schema: no call, no pointer)
+                if isinstance(v, (dict, list)) and k not in ("enum", "const", "examples",
+                                                              "default"):
+                    self._index(v, f"{ptr}/{pointer_token(k)}", base)
         elif isinstance(node, list):
             for i, v in enumerate(node):
-                self._index(v, f"{ptr}/{i}", base)
+                if isinstance(v, (dict, list)):
+                    self._index(v, f"{ptr}/{i}", base)
 
     def base_at(self, where: str) -> str:
         """The base URI at pointer ``where``: that of the nearest schema with an ``$id``
