@@ -147,11 +147,17 @@ def test_long_names_are_named_by_their_first_30_characters(seed: int) -> None:
 
 def test_the_hex_spellings_below_u0100_are_digit_range_s() -> None:
     """``_Static.hex4`` writes the spans below U+0100 itself (the gaps between a trie
-    node's next characters): the text ``digit_range`` writes, for every such span."""
+    node's next characters): the text ``digit_range`` writes, for every such span, and
+    the notes it records (what the IR is built from)."""
+    from gbnfkit.schema._gbnf import Recorder, recording
     from gbnfkit.schema._numbers import digit_range
     from gbnfkit.schema._strings import _static
 
     static = _static()
     for lo in range(0x100):
         for hi in range(lo, 0x100):
-            assert static.hex4(lo, hi) == digit_range(lo, hi, 4, 16, static._hex_class)
+            with recording(Recorder()) as fast:
+                text = static.hex4(lo, hi)
+            with recording(Recorder()) as slow:
+                assert text == digit_range(lo, hi, 4, 16, static._hex_class)
+            assert fast.notes == slow.notes

@@ -24,7 +24,6 @@ from gbnfkit.schema._gbnf import (
     group,
     joined,
     literal,
-    name_part,
     paren,
     recording,
     seq,
@@ -116,24 +115,28 @@ class _Static:
         cls = self.classes
         zero = cls[0, 0]
         a1, a0, b1, b0 = lo >> 4, lo & 15, hi >> 4, hi & 15
+        # (the classes are atoms without a space: ``joined`` writes and notes what
+        # ``seq`` would, without its checks for parts to group)
         if lo == 0 and hi == 0xFF:
             low = cls[0, 15] + "{2}"
         elif a0 == 0 and b0 == 15:
-            low = seq(cls[a1, b1], cls[0, 15])
+            low = joined(cls[a1, b1], cls[0, 15])
         elif a1 == b1:
-            low = seq(cls[a1, a1], cls[a0, b0])
+            low = joined(cls[a1, a1], cls[a0, b0])
         else:
             options = []
             if a0 != 0:
-                options.append(seq(cls[a1, a1], cls[a0, 15]))
+                options.append(joined(cls[a1, a1], cls[a0, 15]))
             mid_lo = a1 if a0 == 0 else a1 + 1
             mid_hi = b1 if b0 == 15 else b1 - 1
             if mid_lo <= mid_hi:
-                options.append(seq(cls[mid_lo, mid_hi], cls[0, 15]))
+                options.append(joined(cls[mid_lo, mid_hi], cls[0, 15]))
             if b0 != 15:
-                options.append(seq(cls[b1, b1], cls[0, b0]))
+                options.append(joined(cls[b1, b1], cls[0, b0]))
             low = alt(options)
-        return seq(zero, seq(zero, low))
+        # ``seq(zero, seq(zero, low))``: a part holding " | " (never an atom here) grouped
+        inner = joined(zero, paren(low) if " | " in low else low)
+        return joined(zero, paren(inner) if " | " in inner else inner)
 
     def _hex_class(self, lo: int, hi: int) -> str:
         return self.classes[lo, hi]
@@ -420,7 +423,7 @@ def _child_hint(hint: str, depth: int, ch: str) -> str:
     after ``other-key-``."""
     if depth >= 30:
         return hint
-    return hint + ("-" if depth == 0 else "") + name_part(ch)
+    return hint + ("-" if depth == 0 else "") + (ch if ch.isalnum() else "-")  # (name_part)
 
 
 def _high(cp: int) -> int:
