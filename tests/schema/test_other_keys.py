@@ -61,6 +61,29 @@ def test_other_key_rules_match_the_reference(seed: int) -> None:
     assert fast.table.text() == slow.table.text()
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_chains_below_the_last_branch_stop_at_kept_tails(seed: int) -> None:
+    """Property names like a schema's (``user_id``, ``created_at``...): below the last
+    branch of a name its nodes are one chain (``JsonChars._chain``), and a later object's
+    chain stops where a tail kept from an earlier object starts (a tail word of its own,
+    ``_at`` under ``updated``, or the whole of an earlier name).  Against the reference,
+    rule by rule and in the order the table holds them."""
+    rng = random.Random(seed)
+    stems = ["user", "created", "updated", "item", "x", "", "name", "a\u00e9b"]
+    tails = ["_id", "_at", "_name", "", "s", "_by_user_id"]
+    pool = [rng.choice(stems) + rng.choice(tails) for _ in range(14)]
+    fast = Converter({}, SchemaOptions())
+    slow = Converter({}, SchemaOptions())
+    for _ in range(rng.randint(2, 9)):
+        words = rng.sample(pool, rng.randint(1, 6))
+        assert fast.chars.not_in(words) == _reference(slow, words)
+        assert list(fast.table.rules.items()) == list(slow.table.rules.items())
+    for tail in tails:  # a word that is a kept tail, alone and beside others
+        assert fast.chars.not_in([tail]) == _reference(slow, [tail])
+        assert fast.chars.not_in([tail, "q" + tail]) == _reference(slow, [tail, "q" + tail])
+    assert list(fast.table.rules.items()) == list(slow.table.rules.items())
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_fresh_names_are_the_first_free_ones(seed: int) -> None:
     """``RuleTable.fresh`` resumes numbering where it stopped for a hint: still the first
@@ -124,11 +147,17 @@ def test_long_names_are_named_by_their_first_30_characters(seed: int) -> None:
 
 def test_the_hex_spellings_below_u0100_are_digit_range_s() -> None:
     """``_Static.hex4`` writes the spans below U+0100 itself (the gaps between a trie
-    node's next characters): the text ``digit_range`` writes, for every such span."""
+    node's next characters): the text ``digit_range`` writes, for every such span, and
+    the notes it records (what the IR is built from)."""
+    from gbnfkit.schema._gbnf import Recorder, recording
     from gbnfkit.schema._numbers import digit_range
     from gbnfkit.schema._strings import _static
 
     static = _static()
     for lo in range(0x100):
         for hi in range(lo, 0x100):
-            assert static.hex4(lo, hi) == digit_range(lo, hi, 4, 16, static._hex_class)
+            with recording(Recorder()) as fast:
+                text = static.hex4(lo, hi)
+            with recording(Recorder()) as slow:
+                assert text == digit_range(lo, hi, 4, 16, static._hex_class)
+            assert fast.notes == slow.notes

@@ -101,6 +101,27 @@ def test_no_format_needs_a_dfa(name: str) -> None:
     assert "string-dfa" not in Grammar.from_json_schema(schema).to_gbnf()
 
 
+@pytest.mark.parametrize("name", sorted(FORMAT_PATTERNS))
+def test_format_patterns_are_parsed_once_per_process(name: str) -> None:
+    """``format_branches``: a format's pattern parsed as ``parse_regex`` parses it, the
+    same branches for every conversion after the first (frozen: nothing a conversion does
+    changes them), and two conversions of a schema with the format write the same text;
+    a text that is no format's pattern is refused, not parsed and kept."""
+    from gbnfkit.schema._api import convert_schema
+    from gbnfkit.schema._formats import format_branches
+
+    pattern = FORMAT_PATTERNS[name]
+    schema = {"type": "object", "properties": {"a": {"type": "string", "format": name},
+                                               "b": {"type": "string", "format": name,
+                                                     "title": "b"}}}
+    first = convert_schema(schema).text
+    assert format_branches(pattern) is format_branches(pattern)
+    assert list(format_branches(pattern)) == parse_regex(pattern)
+    assert convert_schema(schema).text == first
+    with pytest.raises(ValueError):
+        format_branches(pattern + "x")
+
+
 def test_pattern_dfa_gives_up_past_its_limit() -> None:
     # the URL's minimal DFA has 14 states, its subset construction 149
     assert pattern_dfa(parse_regex(URL), SchemaLimits(max_pattern_dfa_states=14)) is not None

@@ -270,8 +270,9 @@ def _uri_grammar() -> Grammar:
 
 @pytest.fixture
 def parse_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The patterns the converter parses (``parse_regex``'s calls), in order."""
-    from gbnfkit.schema import _convert, _instance
+    """The patterns the converter parses (``parse_regex``'s calls), in order; the
+    formats' patterns (parsed once per process, ``format_branches``) parsed anew."""
+    from gbnfkit.schema import _convert, _formats, _instance
 
     calls: list[str] = []
     parse = _convert.parse_regex
@@ -282,13 +283,17 @@ def parse_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(_convert, "parse_regex", counted)
     monkeypatch.setattr(_instance, "parse_regex", counted)
+    monkeypatch.setattr(_formats, "parse_regex", counted)
+    _formats.format_branches.cache_clear()
     return calls
 
 
-def test_a_format_pattern_is_parsed_once_per_document(parse_calls: list[str]) -> None:
+def test_a_format_pattern_is_parsed_once_per_process(parse_calls: list[str]) -> None:
     # uri's pattern takes ~20 ms to parse; MaskBench documents have up to 24 uri fields
     fields = {f"u{i}": {"type": "string", "format": "uri"} for i in range(8)}
     json_schema_to_gbnf({"type": "object", "properties": fields, "required": sorted(fields)})
+    assert parse_calls == [FORMAT_PATTERNS["uri"]]
+    json_schema_to_gbnf({"type": "object", "properties": fields})  # the next document
     assert parse_calls == [FORMAT_PATTERNS["uri"]]
 
 

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from gbnfkit._errors import SchemaError
+from gbnfkit.schema._arrays import array_expr
 from gbnfkit.schema._dfa import (
     TooBig,
     dfa_of,
@@ -18,7 +19,7 @@ from gbnfkit.schema._dfa import (
     pattern_dfa,
     product,
 )
-from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS
+from gbnfkit.schema._formats import FORMAT_PATTERNS, SPEC_FORMATS, format_branches
 from gbnfkit.schema._gbnf import RuleTable, alt, char_class, group, literal, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_pattern, check_value
 from gbnfkit.schema._jsontext import canonical, json_string
@@ -26,6 +27,7 @@ from gbnfkit.schema._limits import limit_hint
 from gbnfkit.schema._merge import PATTERNS_KEY, UNSUPPORTED_MERGE, merge_all
 from gbnfkit.schema._negate import FRACTION, NOT_PATTERNS, NOT_STRINGS, Unnegatable, negate
 from gbnfkit.schema._numbers import decimal_interval, int_range, repeat
+from gbnfkit.schema._objects import object_expr
 from gbnfkit.schema._oneof import (
     exclusion,
     exclusive_required_branches,
@@ -98,9 +100,6 @@ class Converter:
         self.memo: dict[str, str | None] = {}
         # the DFA rule of each ambiguous pattern with its length bounds ("": not ambiguous)
         self.pattern_rules: dict[tuple[str, int, int | None], str] = {}
-        # each format's pattern, parsed once per document (uri's takes ~20 ms to parse,
-        # and a document may have dozens of uri fields)
-        self.format_branches: dict[str, list[Branch]] = {}
         # the canonical text of the document's own dicts, which the conversion never
         # changes, by id: a subschema reached again (a $ref used in many places) is not
         # serialized again (the dicts the conversion builds are, every time)
@@ -637,9 +636,6 @@ class Converter:
         return list(dict.fromkeys(types))
 
     def typed(self, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
-        from gbnfkit.schema._arrays import array_expr
-        from gbnfkit.schema._objects import object_expr
-
         options: list[str] = []
         for t in self.types_of(schema, ptr):
             e: str | None
@@ -705,12 +701,10 @@ class Converter:
 
     def parsed(self, kw: str, regex: str) -> list[Branch]:
         """``parse_regex(regex)``; a format's own pattern (``kw`` ``"format"``) is parsed
-        once per document."""
+        once per process (:func:`gbnfkit.schema._formats.format_branches`)."""
         if kw != "format":
             return parse_regex(regex)
-        if regex not in self.format_branches:
-            self.format_branches[regex] = parse_regex(regex)
-        return list(self.format_branches[regex])
+        return list(format_branches(regex))
 
     def simple_string(self, pattern: tuple[str, str] | None, lo: int, hi: int | None,
                       ptr: str) -> str | None | bool:

@@ -20,7 +20,7 @@ from gbnfkit.schema._dfa import (
     emit_dfa,
     product,
 )
-from gbnfkit.schema._gbnf import alt, literal, name_part, paren, seq
+from gbnfkit.schema._gbnf import alt, joined, literal, name_part, paren, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, pattern_search
 from gbnfkit.schema._jsontext import json_string
 from gbnfkit.schema._negate import NEED_OTHER_KEY
@@ -257,7 +257,7 @@ class _Members:
         for nxt, group in keyed.items():
             if len(group) == 1:
                 _, nm, value = group[0]
-                listed.append(seq(self.member(nm, value), nxt))
+                listed.append(joined(self.member(nm, value), nxt))  # (two rule names)
             else:
                 names = tuple([nm for _, nm, _ in group])
                 read = self.group_rules.get(names)

@@ -35,7 +35,8 @@ class Resolver:
 
     def _index(self, root: Any, root_ptr: str, root_base: str) -> None:
         # depth first, in document order (the first of equal ids and anchors wins), with
-        # a stack: a document nests as deep as its author made it
+        # a stack: a document nests as deep as its author made it; a value that is
+        # neither a dict nor a list holds no schema (no entry, no pointer)
         stack: list[tuple[Any, str, str]] = [(root, root_ptr, root_base)]
         while stack:
             node, ptr, base = stack.pop()
@@ -52,9 +53,11 @@ class Resolver:
                     self.anchors.setdefault((urldefrag(base)[0], anchor), ptr)
                 stack.extend(reversed([
                     (v, f"{ptr}/{pointer_token(k)}", base) for k, v in node.items()
-                    if k not in ("enum", "const", "examples", "default")]))
+                    if isinstance(v, (dict, list))
+                    and k not in ("enum", "const", "examples", "default")]))
             elif isinstance(node, list):
-                stack.extend(reversed([(v, f"{ptr}/{i}", base) for i, v in enumerate(node)]))
+                stack.extend(reversed([(v, f"{ptr}/{i}", base) for i, v in enumerate(node)
+                                       if isinstance(v, (dict, list))]))
 
     def base_at(self, where: str) -> str:
         """The base URI at pointer ``where``: that of the nearest schema with an ``$id``

@@ -24,7 +24,6 @@ from gbnfkit.schema._gbnf import (
     group,
     joined,
     literal,
-    name_part,
     paren,
     recording,
     seq,
@@ -116,24 +115,28 @@ class _Static:
         cls = self.classes
         zero = cls[0, 0]
         a1, a0, b1, b0 = lo >> 4, lo & 15, hi >> 4, hi & 15
+        # (the classes are atoms without a space: ``joined`` writes and notes what
+        # ``seq`` would, without its checks for parts to group)
         if lo == 0 and hi == 0xFF:
             low = cls[0, 15] + "{2}"
         elif a0 == 0 and b0 == 15:
-            low = seq(cls[a1, b1], cls[0, 15])
+            low = joined(cls[a1, b1], cls[0, 15])
         elif a1 == b1:
-            low = seq(cls[a1, a1], cls[a0, b0])
+            low = joined(cls[a1, a1], cls[a0, b0])
         else:
             options = []
             if a0 != 0:
-                options.append(seq(cls[a1, a1], cls[a0, 15]))
+                options.append(joined(cls[a1, a1], cls[a0, 15]))
             mid_lo = a1 if a0 == 0 else a1 + 1
             mid_hi = b1 if b0 == 15 else b1 - 1
             if mid_lo <= mid_hi:
-                options.append(seq(cls[mid_lo, mid_hi], cls[0, 15]))
+                options.append(joined(cls[mid_lo, mid_hi], cls[0, 15]))
             if b0 != 15:
-                options.append(seq(cls[b1, b1], cls[0, b0]))
+                options.append(joined(cls[b1, b1], cls[0, b0]))
             low = alt(options)
-        return seq(zero, seq(zero, low))
+        # ``seq(zero, seq(zero, low))``: a part holding " | " (never an atom here) grouped
+        inner = joined(zero, paren(low) if " | " in low else low)
+        return joined(zero, paren(inner) if " | " in inner else inner)
 
     def _hex_class(self, lo: int, hi: int) -> str:
         return self.classes[lo, hi]
@@ -166,6 +169,8 @@ class JsonChars:
         self._pair_texts: dict[tuple[int, int], list[str]] = {}
         # the "other key" rule of each set of forbidden suffixes (``not_in``)
         self._not_in: dict[frozenset[str], str] = {}
+        # (that of one suffix, by the suffix)
+        self._not_in_one: dict[str, str] = {}
         # (``static``: the one being built, which composes its bodies with this class)
         self._static = static if static is not None else _static()
         self._static_hex = self._static.spans
@@ -241,12 +246,16 @@ class JsonChars:
         rule for the same body anyway).  The trie is walked with a stack, not by
         recursion (a word is as long as a user makes it, and this module is compiled:
         its recursion would run on the C stack); a node's rule is made after its
-        children's, in the order of its sorted next characters."""
+        children's, in the order of its sorted next characters.  Below the last branch
+        of a word its nodes form a chain (one suffix each), made by :meth:`_chain` without
+        a trie node each."""
         char = self.char()
         if not words:
             return f"{char}*"
-        known = self._not_in
         root = frozenset(words)
+        if len(root) == 1:
+            return self._chain("other-key", 0, words[0], char)
+        known = self._not_in
         found = known.get(root)
         if found is not None:
             return found
@@ -255,42 +264,85 @@ class JsonChars:
         while stack:
             node = stack[-1]
             if node.pending:  # its child at index ``next - 1`` is finished
-                node.options.append(seq(node.pending, made))
+                node.options.append(joined(node.pending, made))
                 node.pending = ""
             if node.next < len(node.children):
                 ch = node.children[node.next]
                 node.next += 1
                 first = self.one(ch)
-                suffixes = frozenset(node.below[ch])
+                below = node.below[ch]
+                hint = _child_hint(node.hint, node.depth, ch)
+                if len(below) == 1:  # a chain: made at once
+                    node.options.append(joined(first, self._chain(hint, node.depth + 1,
+                                                                  next(iter(below)), char)))
+                    continue
+                suffixes = frozenset(below)
                 found = known.get(suffixes)
                 if found is not None:
-                    node.options.append(seq(first, found))
+                    node.options.append(joined(first, found))
                 else:
                     node.pending = first
-                    stack.append(_TrieNode(_child_hint(node, ch), node.depth + 1, suffixes))
+                    stack.append(_TrieNode(hint, node.depth + 1, suffixes))
                 continue
             stack.pop()
-            made = known[node.suffixes] = self._not_in_rule(node, char)
+            made = known[node.suffixes] = self._not_in_rule(node.hint, node.options,
+                                                            node.children, char)
         return made
 
-    def _not_in_rule(self, node: _TrieNode, char: str) -> str:
-        """The rule of a trie node of :meth:`not_in` whose children's options are made."""
-        options, children, below = node.options, node.children, node.below
+    def _chain(self, hint: str, depth: int, word: str, char: str) -> str:
+        """The rule of the trie node of :meth:`not_in` whose one suffix is ``word``
+        (named after ``hint``, ``depth`` characters below the root), and those of the
+        nodes below it, made in the order a trie node each would be: down the word
+        (``one`` of each character) until a suffix whose rule is kept, then up.  The
+        rules of single suffixes are kept by the suffix (``_not_in_one``: the same as
+        ``_not_in`` would by the one-element set)."""
+        kept = self._not_in_one
+        found = kept.get(word)
+        if found is not None:
+            return found
+        hints = [hint]
+        firsts: list[str] = []
+        made = ""  # the kept rule below the last node, if the walk stopped at one
+        i = 0
+        while i < len(word):
+            firsts.append(self.one(word[i]))
+            found = kept.get(word[i + 1:])
+            if found is not None:
+                made = found
+                break
+            hints.append(_child_hint(hints[-1], depth + i, word[i]))
+            i += 1
+        # ``i``: the last node made here (``len(word)``: the word's end, no child)
+        while i >= 0:
+            options = ['""'] if i < len(word) else []
+            children: list[str] = []
+            if i < len(word):
+                options.append(joined(firsts[i], made))
+                children.append(word[i])
+            made = kept[word[i:]] = self._not_in_rule(hints[i], options, children, char)
+            i -= 1
+        return made
+
+    def _not_in_rule(self, hint: str, options: list[str], children: list[str],
+                     char: str) -> str:
+        """The rule of a trie node of :meth:`not_in` (its sorted next characters
+        ``children``) whose children's ``options`` are made."""
         # a character outside the BMP may be written as a surrogate pair; its high half
         # alone is any other character only when the next escape is not the low half
         # of a child (``"\\ud83d\\ude00"`` is 😀, not a lone surrogate and another
         # character)
         highs: dict[int, list[tuple[int, int]]] = {}
         for ch in children:
-            if ord(ch) > 0xFFFF and self.lone_surrogates and chr(_high(ord(ch))) not in below:
+            if ord(ch) > 0xFFFF and self.lone_surrogates and chr(_high(ord(ch))) not in children:
                 low = 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)
                 highs.setdefault(_high(ord(ch)), []).append((low, low))
-        options.append(seq(self.other_than("".join(sorted(children + [chr(h) for h in highs]))),
-                           f"{char}*"))
+        others = "".join(sorted(children + [chr(h) for h in highs])) if highs else \
+            "".join(children)
+        options.append(joined(self.other_than(others), f"{char}*"))
         for high, lows in highs.items():
             after = alt(['""', seq(self.of(complement(tuple(lows))), f"{char}*")])
             options.append(seq(self.of(((high, high),)), group(after)))
-        return self.table.add(node.hint, alt(options))
+        return self.table.add(hint, alt(options))
 
     def _body(self, ranges: Ranges) -> str:
         options = []
@@ -365,12 +417,13 @@ class _TrieNode:
         self.pending = ""  # the first part of the option of the child being made
 
 
-def _child_hint(node: _TrieNode, ch: str) -> str:
-    """The hint of the child of ``node`` at ``ch``: ``name_part`` of the first 30
-    characters of its prefix after ``other-key-``."""
-    if node.depth >= 30:
-        return node.hint
-    return node.hint + ("-" if node.depth == 0 else "") + name_part(ch)
+def _child_hint(hint: str, depth: int, ch: str) -> str:
+    """The hint of the child at ``ch`` of the node named after ``hint``, ``depth``
+    characters below the root: ``name_part`` of the first 30 characters of its prefix
+    after ``other-key-``."""
+    if depth >= 30:
+        return hint
+    return hint + ("-" if depth == 0 else "") + (ch if ch.isalnum() else "-")  # (name_part)
 
 
 def _high(cp: int) -> int:
