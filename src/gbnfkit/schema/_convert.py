@@ -264,8 +264,8 @@ class Converter:
                 key = canonical(schema)
         except RecursionError:  # the subschemas around this one and the JSON inside it
             raise SchemaError("schema nests too deeply to convert here: the subschemas "
-                              "around this one and the values inside it are too many "
-                              "levels together", pointer=ptr) from None
+                              "around this one and the JSON values inside it nest too "
+                              "many levels in all", pointer=ptr) from None
         if self.resolver.scoped and self.resolver.nested_ids:
             # the same text may hold a $ref that resolves elsewhere under another $id
             key = self.resolver.base_at(ptr) + "\n" + key
