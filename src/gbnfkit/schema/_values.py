@@ -67,9 +67,10 @@ def render_value(conv: Converter, value: Any, compact: bool | None = None,
     if isinstance(value, dict):
         members = []
         for k, v in value.items():
+            key = string_spellings(conv, k)  # (first: the rules it adds come first)
+            colon = '":"' if compact else conv.colon()
             inner = render_value(conv, v, True if compact else None, ptr, depth + 1)
-            members.append(seq(string_spellings(conv, k), '":"' if compact else conv.colon(),
-                               f"({inner})"))
+            members.append(seq(key, colon, f"({inner})"))
         if compact:
             return _nested(conv, seq('"{"', _members(conv, members, '","', ptr), '"}"'), depth)
         body = _members(conv, members, conv.comma(), ptr)
