@@ -29,8 +29,7 @@ def load_schema(schema: Any) -> Any:
         except ValueError as e:
             raise SchemaError(f"the schema is not valid JSON: {e}") from None
         except RecursionError:  # (past Python's recursion limit, about 1,000 levels)
-            raise SchemaError(f"the schema nests too deeply: more than {MAX_SCHEMA_DEPTH} "
-                              "objects and arrays one inside another") from None
+            raise _too_deep(MAX_SCHEMA_DEPTH) from None
         # json.loads reads NaN and Infinity, and a number beyond a float's range (1e400)
         # as an infinite float: refused here as in a dict
         _check_json(loaded)
@@ -76,14 +75,20 @@ def _check_json(schema: Any, max_values: int = 1_000_000,
         if id(value) in on_path:
             raise SchemaError("the schema contains itself (a cycle)", pointer=_pointer(path))
         if len(on_path) >= max_depth:  # (the containers around this one)
-            raise SchemaError(f"the schema nests too deeply: more than {max_depth} objects "
-                              "and arrays one inside another", pointer=_pointer(path))
+            raise _too_deep(max_depth, _pointer(path))
         seen += len(items)
         on_path.add(id(value))
         todo.append((value, path, True))
         for key, sub in reversed(items):
             if sub is not None and not isinstance(sub, (str, bool)):
                 todo.append((sub, (path, key), False))
+
+
+def _too_deep(max_depth: int, pointer: str = "") -> SchemaError:
+    """The error of a schema nesting more than ``max_depth`` containers (``pointer``:
+    where, when known)."""
+    return SchemaError(f"the schema nests too deeply: more than {max_depth} objects and "
+                       "arrays one inside another", pointer=pointer)
 
 
 def _check_scalar(value: Any, path: Any) -> None:
