@@ -24,6 +24,7 @@ from gbnfkit.schema._gbnf import (
     group,
     joined,
     literal,
+    name_part,
     paren,
     recording,
     seq,
@@ -423,7 +424,7 @@ def _child_hint(hint: str, depth: int, ch: str) -> str:
     after ``other-key-``."""
     if depth >= 30:
         return hint
-    return hint + ("-" if depth == 0 else "") + (ch if ch.isalnum() else "-")  # (name_part)
+    return hint + ("-" if depth == 0 else "") + name_part(ch)
 
 
 def _high(cp: int) -> int:
