@@ -98,14 +98,18 @@ def test_the_text_is_not_parsed_for_a_usual_schema() -> None:
 
 
 def test_classes_sharing_their_escapes_are_built_from_notes() -> None:
-    """The "other key" classes of one schema share the class of short escapes and the
-    surrogate pairs (composed once per conversion, then reused as text): each use is
-    built from its note, never parsed, and the IR is the parsed text's."""
+    """The "other key" classes of one schema share the class of short escapes (composed
+    once per conversion, then reused as text) and call one rule for the escapes from
+    U+0100 on (the surrogate pairs in it): each use is built from its note, never
+    parsed, and the IR is the parsed text's."""
     names = ["alpha", "beta", "gamma", "delta", "ab/c", 'q"t', "\U0001F600x"]
     schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names},
               "additionalProperties": {"type": "boolean"}}
     converted = convert_schema(schema, property_order="any")
-    assert converted.text.count('"u" [dD] [89abAB]') >= 8  # the pairs, in each class
+    # the pairs of ``char`` and of the class after the emoji's high surrogate (all but one
+    # low surrogate), whose characters from U+0100 on are not all
+    assert converted.text.count('"u" [dD] [89abAB]') == 2
+    assert converted.text.count("| char-wide-hex)") >= 8  # (each class's wide escapes)
     assert converted.ir() == parse_gbnf(converted.text)
     fragments = _built_from_notes(converted).parsed_texts
     assert fragments  # (the converter's f-strings, such as a repeated "char")
@@ -212,7 +216,7 @@ def test_the_static_spellings_repeat_at_most_static_max_bound() -> None:
             elif isinstance(e, Alt):
                 stack.extend(e.options)
     assert 0 < max(bounds) <= direct.STATIC_MAX_BOUND
-    assert not builder.refs
+    assert builder.refs == {_static().wide_name}  # (the complements' wide escapes)
 
 
 def test_small_repetition_limits_do_not_use_the_shared_static_ir() -> None:

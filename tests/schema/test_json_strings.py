@@ -138,3 +138,34 @@ def test_another_spelling_of_a_listed_property_is_not_an_extra_property() -> Non
     assert grammar.match('{"name": 5}').status == "accept"
     assert grammar.match('{"other": "x"}').status == "accept"
     assert grammar.match('{"n\\u0061me": "x"}').status == "reject"  # not an extra property
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sets(st.integers(0, 0xFF) | st.sampled_from([0x22, 0x2F, 0x5C, 0x0A, 0x61, 0x6E]),
+               min_size=1, max_size=6), st.booleans())
+def test_a_class_but_a_few_low_characters_spells_each_escape_exactly(
+    excluded: set[int], lone: bool
+) -> None:
+    """All characters but a few below U+0100 (the "other key" tries' classes): their
+    ``\\u00XY`` escapes are written digit by digit, the rest call one shared rule; every
+    ``\\u`` escape below U+0200 in both cases, each raw and short spelling, and the
+    escapes from U+0100 on (surrogates and pairs) against the class."""
+    cls = "".join(f"\\u{cp:04x}" for cp in sorted(excluded))
+    grammar = Grammar.from_json_schema({"type": "string", "pattern": f"^[^{cls}]$"},
+                                       lone_surrogates=lone)
+    texts = {}  # spelling -> expected
+    for cp in range(0x200):
+        for text in (f'"\\u{cp:04x}"', f'"\\u{cp:04X}"'):
+            texts[text] = cp not in excluded
+        if chr(cp) in SHORT:
+            texts[f'"{SHORT[chr(cp)]}"'] = cp not in excluded
+        if cp >= 0x20 and chr(cp) not in '"\\':
+            texts[json.dumps(chr(cp), ensure_ascii=False)] = cp not in excluded
+    for text in ('"\\uFFFF"', '"\\uD83D\\uDE00"', '"\\u1234"', '"\\uE000"', '"\\u0fFf"'):
+        texts[text] = True
+    for text in ('"\\uD800"', '"\\udfff"'):
+        texts[text] = lone
+    for text in ('"\\u00"', '"\\u0g00"', '"ab"', '""'):
+        texts[text] = False
+    got = {text: grammar.match(text).status == "accept" for text in texts}
+    assert got == texts

@@ -14,6 +14,7 @@ parser refuses them): then a surrogate is only ever the half of a pair.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 from gbnfkit.schema._gbnf import (
     Recorder,
@@ -41,7 +42,7 @@ _SURROGATES = ((0xD800, 0xDFFF),)
 _NOT_RAW = normalize([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F), *_SURROGATES])
 
 
-def _intersect(a: Ranges, lo: int, hi: int) -> list[tuple[int, int]]:
+def _intersect(a: Sequence[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
     return [(max(x, lo), min(y, hi)) for x, y in a if max(x, lo) <= min(y, hi)]
 
 
@@ -74,13 +75,15 @@ class _Static:
     constants, not caches): the class of each hex digit range, and the ``\\u``
     spellings of the spans that the classes of property names keep meeting
     (``JsonChars.not_in`` takes the complement of a few ASCII characters): one ASCII code
-    point, everything below or above one, the whole BMP and the two surrogate halves of
-    a pair; and the JSON spelling (``JsonChars._body``) of any character (with and
-    without lone surrogates: every schema with a string meets it), of each printable
-    ASCII character and of every character but one of them (with lone surrogates, the
-    default), the classes of the "other key" tries' nodes: a schema's objects meet
-    dozens, about 15 µs each to compose.  ``notes`` records how they were composed, for
-    the conversions that build grammar IR directly (:mod:`gbnfkit.schema._direct`)."""
+    point, everything below or above one, the whole BMP, all of it from U+0100 on (with
+    and without the surrogates) and the two surrogate halves of a pair; and the JSON
+    spelling (``JsonChars._body``) of any character (with and without lone surrogates:
+    every schema with a string meets it), of each printable ASCII character and of every
+    character but one of them (with lone surrogates, the default), the classes of the
+    "other key" tries' nodes: a schema's objects meet dozens.  Those complements call the
+    rule of the escapes from U+0100 on, named ``wide_name`` here.  ``notes`` records how
+    they were composed, for the conversions that build grammar IR directly
+    (:mod:`gbnfkit.schema._direct`)."""
 
     def __init__(self) -> None:
         self.notes = Recorder()
@@ -90,6 +93,7 @@ class _Static:
             self.spans = {
                 span: self.hex4(*span)
                 for span in [(0xD800, 0xDBFF), (0xDC00, 0xDFFF), (0, 0xFFFF),
+                             (0x100, 0xFFFF), (0x100, 0xD7FF), (0xE000, 0xFFFF),
                              *((cp, cp) for cp in range(0x80)),
                              *((0, cp) for cp in range(0x80)),
                              *((cp, 0xFFFF) for cp in range(0x80))]
@@ -100,6 +104,7 @@ class _Static:
                            *(((cp, cp),) for cp in range(0x20, 0x7F)),
                            *(complement(((cp, cp),)) for cp in range(0x20, 0x7F))]:
                 self.bodies[ranges] = chars._body(ranges)
+        self.wide_name = chars._wide_name  # (the rule that the bodies of complements call)
 
     def hex4(self, lo: int, hi: int) -> str:
         """``lo..hi`` as four hex digits in either case (what follows ``\\u``)."""
@@ -173,6 +178,11 @@ class JsonChars:
         # (that of one suffix, by the suffix)
         self._not_in_one: dict[str, str] = {}
         # (``static``: the one being built, which composes its bodies with this class)
+        # every character a class may spell, and those from U+0100 on; the rule of the
+        # latter's escapes after ``\\u``, once made (``_wide_escapes``)
+        self._any = ANY_CHAR if lone_surrogates else tuple(_minus(ANY_CHAR, _SURROGATES))
+        self._wide = _intersect(self._any, 0x100, 0x10FFFF)
+        self._wide_name = ""
         self._static = static if static is not None else _static()
         self._static_hex = self._static.spans
         self._static_bodies = self._static.bodies if static is None else {}
@@ -231,6 +241,9 @@ class JsonChars:
             hint = "char-" + (ch if ch.isalnum() else f"x{ranges[0][0]:02x}")
         spelled = ranges if self.lone_surrogates else tuple(_minus(ranges, _SURROGATES))
         body = self._static_bodies.get(spelled)
+        if body is not None and self._calls_wide(spelled) and \
+                self._wide_escapes() != self._static.wide_name:
+            body = None  # (the static body calls a rule this table names otherwise)
         name = self.table.add(hint, body if body is not None else self._body(spelled))
         self._names[ranges] = name
         return name
@@ -357,8 +370,33 @@ class JsonChars:
             if found is None:
                 found = self._shorts[shorts] = char_class([(ord(c), ord(c)) for c in shorts])
             escapes.append(found)
-        # every BMP code point as \\uXXXX, lone surrogates included (JSON's grammar allows
-        # them and Python's json reads them); pairs of surrogates below
+        if self._calls_wide(ranges):
+            # every character from U+0100 on, as in "any character but a few ASCII or
+            # Latin-1 ones" (the "other key" tries' classes: a schema meets dozens): their
+            # escapes are one rule that all such classes call, and only the two digits
+            # after ``\\u00`` are the class's own
+            after_u = [self._wide_escapes()]
+            low = _intersect(ranges, 0, 0xFF)
+            if low:
+                after_u.insert(0, joined('"00"', group(_low_digits(low))))
+            escapes.append(joined('"u"', paren(alt(after_u))))
+        else:
+            escapes.extend(self._escapes(ranges))
+        if escapes:
+            options.append(joined('"\\\\"', paren(alt(escapes))) if len(escapes) > 1
+                           else seq('"\\\\"', escapes[0]))
+        return alt(options) if options else "[^\\x00-\\U0010FFFF]"
+
+    def _calls_wide(self, ranges: Ranges) -> bool:
+        """Whether the body of (spelled) ``ranges`` calls :meth:`_wide_escapes`: it holds
+        every character from U+0100 on, and not all."""
+        return ranges != self._any and _intersect(ranges, 0x100, 0x10FFFF) == self._wide
+
+    def _escapes(self, ranges: Ranges) -> list[str]:
+        """What may follow ``\\`` to spell a character of ``ranges`` with four hex
+        digits: every BMP code point as ``\\uXXXX``, lone surrogates included (JSON's
+        grammar allows them and Python's json reads them), then surrogate pairs."""
+        escapes = []
         bmp = _intersect(ranges, 0, 0xFFFF)
         hexes = [self._hex4(lo, hi) for lo, hi in bmp]
         if hexes:
@@ -370,17 +408,27 @@ class JsonChars:
             if pairs is None:
                 pairs = self._pair_texts[lo, hi] = self._pairs(lo, hi)
             escapes.extend(pairs)
-        if escapes:
-            options.append(joined('"\\\\"', paren(alt(escapes))) if len(escapes) > 1
-                           else seq('"\\\\"', escapes[0]))
-        return alt(options) if options else "[^\\x00-\\U0010FFFF]"
+        return escapes
 
-    def _pairs(self, lo: int, hi: int) -> list[str]:
+    def _wide_escapes(self) -> str:
+        """The rule for what may follow ``\\u`` to spell any character from U+0100 on
+        (the surrogate pairs' ``u`` included)."""
+        name = self._wide_name
+        if not name:
+            options = [self._hex4(lo, hi) for lo, hi in _intersect(self._wide, 0x100, 0xFFFF)]
+            for lo, hi in _intersect(self._wide, 0x10000, 0x10FFFF):
+                options.extend(self._pairs(lo, hi, ""))
+            name = self._wide_name = self.table.add("char-wide-hex", alt(options))
+        return name
+
+    def _pairs(self, lo: int, hi: int, lead: str = '"u"') -> list[str]:
+        """The surrogate pairs of ``lo..hi`` after ``\\``: ``lead`` (``""`` after
+        ``\\u``) and the two halves."""
         hs_lo, hs_hi = (lo - 0x10000) >> 10, (hi - 0x10000) >> 10
         a, b = (lo - 0x10000) & 0x3FF, (hi - 0x10000) & 0x3FF
 
         def pair(h1: int, h2: int, l1: int, l2: int) -> str:
-            return seq('"u"', self._hex4(0xD800 + h1, 0xD800 + h2), '"\\\\u"',
+            return seq(lead, self._hex4(0xD800 + h1, 0xD800 + h2), '"\\\\u"',
                        self._hex4(0xDC00 + l1, 0xDC00 + l2))
 
         if hs_lo == hs_hi:
@@ -425,6 +473,45 @@ def _child_hint(hint: str, depth: int, ch: str) -> str:
     if depth >= 30:
         return hint
     return hint + ("-" if depth == 0 else "") + name_part(ch)
+
+
+def _low_digits(low: Sequence[tuple[int, int]]) -> str:
+    """The two hex digits after ``\\u00`` of the code points ``low`` (below U+0100):
+    the first digits grouped by the second digits each allows."""
+    seconds = [0] * 16  # by first digit, the second digits it allows (bit d: digit d)
+    for lo, hi in low:
+        for first in range(lo >> 4, (hi >> 4) + 1):
+            a, b = max(lo, first << 4) & 15, min(hi, (first << 4) | 15) & 15
+            seconds[first] |= ((2 << b) - 1) ^ ((1 << a) - 1)
+    firsts: dict[int, int] = {}  # by second digits, in order: the first digits
+    for first in range(16):
+        if seconds[first]:
+            firsts[seconds[first]] = firsts.get(seconds[first], 0) | (1 << first)
+    return alt([joined(_hex_set(digits), _hex_set(second))
+                for second, digits in firsts.items()])
+
+
+def _hex_set(digits: int) -> str:
+    """The class of the hex digits whose bits are set in ``digits``, in either case (a
+    decimal digit alone: a literal)."""
+    if digits & (digits - 1) == 0 and digits < 1 << 10:
+        return literal(str(digits.bit_length() - 1))
+    decimal: list[tuple[int, int]] = []
+    letters: list[tuple[int, int]] = []
+    d = 0
+    while d < 16:
+        if not digits >> d & 1:
+            d += 1
+            continue
+        start = d
+        while d < 16 and digits >> d & 1 and d != 10 or d == start:
+            d += 1
+        if start <= 9:
+            decimal.append((ord("0") + start, ord("0") + d - 1))
+        else:
+            letters.append((start - 10, d - 11))
+    return char_class([*decimal, *((ord("A") + a, ord("A") + b) for a, b in letters),
+                       *((ord("a") + a, ord("a") + b) for a, b in letters)])
 
 
 def _high(cp: int) -> int:
