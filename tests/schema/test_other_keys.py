@@ -161,3 +161,17 @@ def test_the_hex_spellings_below_u0100_are_digit_range_s() -> None:
             with recording(Recorder()) as slow:
                 assert text == digit_range(lo, hi, 4, 16, static._hex_class)
             assert fast.notes == slow.notes
+
+
+def test_the_hex_digit_sets_of_a_class_are_written_as_hex_digits_writes_a_range() -> None:
+    """``_hex_set`` (the digits after ``\\u00`` of an "other key" class) writes a range of
+    digits as ``hex_digits`` does, so a class and the spans beside it spell (and note) the
+    same digit class once; a set of several runs keeps that order (digits, a-f, A-F)."""
+    from gbnfkit.schema._numbers import hex_digits
+    from gbnfkit.schema._strings import _hex_set
+
+    for lo in range(16):
+        for hi in range(lo, 16):
+            assert _hex_set((2 << hi) - (1 << lo)) == hex_digits(lo, hi)
+    assert _hex_set(0b1010_0000_0000_0001) == "[0dfDF]"
+    assert _hex_set(0b1111_1111_0111_1110) == "[1-689a-fA-F]"

@@ -492,26 +492,24 @@ def _low_digits(low: Sequence[tuple[int, int]]) -> str:
 
 
 def _hex_set(digits: int) -> str:
-    """The class of the hex digits whose bits are set in ``digits``, in either case (a
-    decimal digit alone: a literal)."""
+    """The class of the hex digits whose bits are set in ``digits``, in either case,
+    written as ``hex_digits`` writes a range of them (a decimal digit alone: a literal;
+    the decimal digits, then the lower-case letters, then the upper-case ones)."""
     if digits & (digits - 1) == 0 and digits < 1 << 10:
         return literal(str(digits.bit_length() - 1))
-    decimal: list[tuple[int, int]] = []
-    letters: list[tuple[int, int]] = []
-    d = 0
-    while d < 16:
-        if not digits >> d & 1:
-            d += 1
-            continue
-        start = d
-        while d < 16 and digits >> d & 1 and d != 10 or d == start:
-            d += 1
-        if start <= 9:
-            decimal.append((ord("0") + start, ord("0") + d - 1))
-        else:
-            letters.append((start - 10, d - 11))
-    return char_class([*decimal, *((ord("A") + a, ord("A") + b) for a, b in letters),
-                       *((ord("a") + a, ord("a") + b) for a, b in letters)])
+    ranges: list[tuple[int, int]] = []
+    for first, bits, width in ((ord("0"), digits & 0x3FF, 10), (ord("a"), digits >> 10, 6),
+                               (ord("A"), digits >> 10, 6)):
+        d = 0
+        while d < width:
+            start = d
+            while d < width and bits >> d & 1:
+                d += 1
+            if d > start:
+                ranges.append((first + start, first + d - 1))
+            else:
+                d += 1
+    return char_class(ranges)
 
 
 def _high(cp: int) -> int:
