@@ -8,9 +8,9 @@ least ``--min-ms`` CPU milliseconds is listed with the text before it, the CPU t
 context splits it made, and each wide split (``CompiledGrammar._wide_split``: a numpy
 pass over the trie, or the part of it under some first bytes) with its time and the
 rules of its context's top frames, innermost first (``ws-star49/if-stmt``: the loop of
-``ws`` where ``if-stmt`` calls it).  Then the number of wide splits per context, over
-the run: a context listed for several callers is one place of the grammar walked once
-per caller.
+``ws`` where ``if-stmt`` calls it).  Then the wide splits' share of the mask time and
+their number and time per context over the run (a context's rules name no position:
+``ws-star49/stmt`` counts every place of ``stmt`` that calls ``ws``).
 
 The times are those of the pure-Python modules (the recording wraps methods, which
 mypyc-compiled classes do not allow), about 1-1.5x the compiled build's on these masks.
@@ -127,7 +127,8 @@ def main() -> None:
 
     print(f"{args.vocab}, {args.workload}: masks of at least {args.min_ms} ms (pure Python)")
     times: list[float] = []
-    contexts: Counter[str] = Counter()
+    contexts: Counter[str] = Counter()  # wide splits per context
+    spent_in: Counter[str] = Counter()  # their CPU ns
     for doc in workload.documents:
         compiler.clear_cache()
         if workload.grammar_kind == "builtin":
@@ -142,8 +143,9 @@ def main() -> None:
             matcher.fill_bitmask(bitmask, 0)
             ms = (time.process_time_ns() - t0) / 1e6
             times.append(ms)
-            for _, tops in recorder.wide:
+            for spent, tops in recorder.wide:
                 contexts[" + ".join(tops)] += 1
+                spent_in[" + ".join(tops)] += spent
             if ms >= args.min_ms:
                 split_ms = sum(recorder.splits) / 1e6
                 print(
@@ -155,14 +157,16 @@ def main() -> None:
                     print(f"         wide {spent / 1e6:5.1f} ms  {', '.join(tops[:4])}")
             matcher.accept_token(token)
             before += bench.tokens[token]
+    total = sum(times)
+    wide = sum(spent_in.values()) / 1e6
     times.sort()
     slow = sum(1 for t in times if t > 2.0)
     p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
-    print(f"{len(times)} masks: p99 {p99:.2f} ms, {slow} over 2 ms (pure Python)")
-    print("wide splits per context, over the run:")
-    for context, count in contexts.most_common(15):
-        print(f"  {count:3}  {context}")
-
+    print(f"{len(times)} masks, {total:.0f} ms: p99 {p99:.2f} ms, {slow} over 2 ms (pure Python)")
+    print(f"wide splits: {sum(contexts.values())}, {wide:.0f} ms ({wide / total:.0%} of the masks)")
+    print("wide splits per context over the run (count, ms), the costliest first:")
+    for context, ns in spent_in.most_common(15):
+        print(f"  {contexts[context]:3} {ns / 1e6:6.1f}  {context}")
 
 if __name__ == "__main__":
     main()
