@@ -109,6 +109,11 @@ def _bound(n: int) -> dict[str, Any]:
     return {"type": "number", "maximum": 10**n}
 
 
+def _members(n: int) -> dict[str, Any]:
+    """At most n members, any names: one grammar rule per count."""
+    return {"type": "object", "maxProperties": n}
+
+
 def _convert(schema: Any, **limits: int) -> str:
     return json_schema_to_gbnf(schema, options=SchemaOptions(
         property_order="any", limits=SchemaLimits(**limits)))
@@ -131,6 +136,7 @@ CASES = [
     ("max_oneof_chars", "oneOf", _addresses, (5, None), None, (3000, (2, 3))),
     ("max_grammar_chars", "anyOf", _spread, (40, 320), None, (3000, (2, 5))),
     ("max_number_digits", "maximum", _bound, (39, 40), 400, (5, (4, 5))),
+    ("max_counted_members", "maxProperties", _members, (500, 501), 501, (10, (10, 11))),
 ]
 IDS = [case[0] for case in CASES]
 

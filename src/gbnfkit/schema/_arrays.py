@@ -8,7 +8,7 @@ from gbnfkit._errors import SchemaError
 from gbnfkit.schema._gbnf import alt, seq
 from gbnfkit.schema._instance import ANNOTATIONS, check_value, json_equal
 from gbnfkit.schema._negate import Unnegatable, negate
-from gbnfkit.schema._shapes import count_keyword
+from gbnfkit.schema._numbers import repeat
 from gbnfkit.schema._values import render_value
 
 if TYPE_CHECKING:
@@ -25,8 +25,8 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
         prefix, items, rest_key = items, schema.get("additionalItems", True), "additionalItems"
     if not isinstance(prefix, list):
         raise SchemaError("prefixItems must be an array", keyword="prefixItems", pointer=ptr)
-    lo = count_keyword(schema, "minItems", ptr) or 0
-    hi = count_keyword(schema, "maxItems", ptr)
+    lo = conv.count(schema, "minItems", ptr) or 0
+    hi = conv.count(schema, "maxItems", ptr)
     if hi is not None and lo > hi:
         return None
     if schema.get("uniqueItems") is True and (hi is None or hi > 1):
@@ -62,12 +62,8 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
         room = None if hi is None else hi - k
         if rest is None or room == 0:
             return "" if need == 0 else None
-        unit = f"({seq(comma, rest)})"
-        if need == 0 and room is None:
-            return f"{unit}*"
-        if room is None:
-            return f"{unit}{{{need},}}"
-        return f"{unit}{{{need},{room}}}" if need != room else f"{unit}{{{need}}}"
+        # (counts above 10,000 in blocks: within the engine's repetition limit)
+        return repeat(f"({seq(comma, rest)})", need, room)
 
     first = elems[0] if prefix else rest
     body: str | None = None
@@ -97,9 +93,9 @@ def _contains(conv: Converter, schema: dict[str, Any], ptr: str, hint: str, item
     """``contains`` with ``minContains``/``maxContains`` (default 1..unbounded) on a
     plain item list: the items that match are counted; with ``maxContains`` the others
     are ``items`` and ``not contains`` (refused when that negation is not supported)."""
-    cmin = count_keyword(schema, "minContains", ptr)
+    cmin = conv.count(schema, "minContains", ptr)
     cmin = 1 if cmin is None else cmin
-    cmax = count_keyword(schema, "maxContains", ptr)
+    cmax = conv.count(schema, "maxContains", ptr)
     without = {k: v for k, v in schema.items() if k not in ("contains", "minContains",
                                                             "maxContains")}
     if cmax is not None and cmin > cmax:
@@ -122,7 +118,7 @@ def _contains(conv: Converter, schema: dict[str, Any], ptr: str, hint: str, item
         # at least cmin matching items, anything around them
         before = f"({seq(any_item, comma)})*" if any_item else ""
         unit = seq(before, match)
-        body = seq(unit, f"({seq(comma, unit)}){{{cmin - 1}}}" if cmin > 1 else "",
+        body = seq(unit, repeat(f"({seq(comma, unit)})", cmin - 1, cmin - 1) if cmin > 1 else "",
                    f"({seq(comma, any_item)})*" if any_item else "")
         return seq('"["', open_, first, body, close, '"]"')
     try:
@@ -142,7 +138,7 @@ def _contains(conv: Converter, schema: dict[str, Any], ptr: str, hint: str, item
             options.append(seq(first, other, tail))
     if match is not None and cmax > 0:
         unit = seq(others, match)
-        reps = f"({seq(comma, unit)}){{{max(cmin - 1, 0)},{cmax - 1}}}" if cmax > 1 else ""
+        reps = repeat(f"({seq(comma, unit)})", max(cmin - 1, 0), cmax - 1) if cmax > 1 else ""
         options.append(seq(first, unit, reps, tail))
     if not options:
         return None

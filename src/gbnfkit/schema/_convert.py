@@ -136,6 +136,20 @@ class Converter:
         self.notes.append(note)
         warnings.warn(note, SchemaWarning, stacklevel=4)
 
+    def count(self, schema: dict[str, Any], key: str, ptr: str) -> int | None:
+        """The count keyword ``key`` (``minLength``, ``maxItems``...) as
+        :func:`count_keyword` reads it; ``None`` where it is absent, or refused (strict)
+        or ignored with a warning for having more digits than
+        ``SchemaLimits.max_number_digits`` (a count is written as nested blocks of a
+        thousand items, one level per three digits)."""
+        value = count_keyword(schema, key, ptr)
+        digits = self.opts.limits.max_number_digits
+        if value is not None and value >= 10**digits:
+            self.unsupported(f"{key} has {len(str(value))} digits, too many to be written "
+                             "as a grammar", key, ptr, "max_number_digits")
+            return None
+        return value
+
     def restricted(self, message: str, keyword: str, pointer: str) -> None:
         """Warn that the grammar accepts fewer instances than the schema allows."""
         note = f"{message} [{keyword}] at {pointer or '/'}"
@@ -685,8 +699,8 @@ class Converter:
             except re.error as e:
                 raise SchemaError(f"invalid regular expression {pattern!r}: {e}", keyword=kw,
                                   pointer=ptr) from None
-        lo = count_keyword(schema, "minLength", ptr) or 0
-        hi = count_keyword(schema, "maxLength", ptr)
+        lo = self.count(schema, "minLength", ptr) or 0
+        hi = self.count(schema, "maxLength", ptr)
         if hi is not None and lo > hi:
             return None
         not_patterns = list(schema.get(NOT_PATTERNS, []))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Generator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gbnfkit._errors import SchemaError
@@ -28,7 +30,6 @@ from gbnfkit.schema._oneof import within
 from gbnfkit.schema._options import PropertyOrder
 from gbnfkit.schema._regex import regex_expr
 from gbnfkit.schema._regex_parse import Branch, Cat, Chars, RegexUnsupported, parse_regex
-from gbnfkit.schema._shapes import count_keyword
 
 if TYPE_CHECKING:
     from gbnfkit.schema._convert import Converter
@@ -38,6 +39,38 @@ __all__ = ["object_expr"]
 _MAX_FACTOR_DEPTH = 64
 """Longest key prefix below which listed keys are left-factored (``_Members.keys``):
 bounds the recursion (keys like ``a``, ``aa``, ``aaa``... nest one rule per key)."""
+
+_State = tuple[int, int, bool]
+_Steps = Generator[_State, "str | None", "str | None"]
+"""A state's work: it yields each state whose rule it needs and is sent that rule."""
+
+
+def _run(memo: dict[_State, str | None], state: _State,
+         work: Callable[[int, int, bool], _Steps]) -> str | None:
+    """The rule of ``state``: its ``work``, and that of the states it asks for, done one
+    after the other on a list instead of Python's stack (a count of members is one
+    state per count: ``maxProperties: 1000`` nested that deep).  ``memo`` holds the
+    states done, or begun (a state ``any_order`` names before its work, for the loops);
+    the order of the work, and so of the rules written, is that of plain recursion."""
+    if state in memo:
+        return memo[state]
+    stack = [work(*state)]
+    sent: str | None = None
+    while True:
+        try:
+            wanted = stack[-1].send(sent)
+        except StopIteration as done:
+            stack.pop()
+            if not stack:
+                result: str | None = done.value
+                return result
+            sent = done.value
+            continue
+        if wanted in memo:
+            sent = memo[wanted]
+        else:
+            stack.append(work(*wanted))
+            sent = None
 
 
 class _Members:
@@ -129,9 +162,13 @@ class _Members:
 
     # schema order ------------------------------------------------------------------
     def ordered(self, i: int, c: int, e: bool) -> str | None:
+        """The rule of the members from the ``i``-th listed one on, ``c`` members
+        seen (``e``: as in :meth:`any_order`)."""
+        return _run(self.rules, (i, c, e), self._ordered)
+
+    def _ordered(self, i: int, c: int, e: bool) -> _Steps:
+        """:meth:`ordered`'s work; it yields the states it needs first (see ``_run``)."""
         key = (i, c, e)
-        if key in self.rules:
-            return self.rules[key]
         n = len(self.known)
         options: list[str] = []
         if i < n:
@@ -139,14 +176,14 @@ class _Members:
             member = self.member(name, value)
             if self.hi is None or c < self.hi:
                 for expr, e2 in self.variants(name, member, e):
-                    nxt = self.ordered(i + 1, self.inc(c), e2)
+                    nxt = yield (i + 1, self.inc(c), e2)
                     if nxt is not None:
                         # the member and what follows as one rule, shared whether it
                         # comes first or after another (see any_order)
                         then = self.conv.table.add(f"{self.hint}-m{i}-then", seq(expr, nxt))
                         options.append(seq(self.sep(c), then))
             if not required:
-                nxt = self.ordered(i + 1, c, e)
+                nxt = yield (i + 1, c, e)
                 if nxt is not None:
                     options.append(nxt)
         elif self.extra and (self.hi is None or c < self.hi):
@@ -160,7 +197,7 @@ class _Members:
                                 for expr, e2 in self.variants(None, extra, e) if e2]
             else:
                 for expr, e2 in self.variants(None, extra, e):
-                    nxt = self.ordered(i, c + 1, e2)
+                    nxt = yield (i, c + 1, e2)
                     if nxt is not None:
                         options.append(seq(self.sep(c), expr, nxt))
                 if c >= self.lo and e:
@@ -192,10 +229,16 @@ class _Members:
                   sequential: bool) -> str | None:
         """State ``seen``: bit set of required members present, or with ``sequential``
         the number of required members present (they then come in schema order);
-        ``e``: a member outside the needed names was seen (or none is needed)."""
+        ``e``: a member outside the needed names was seen (or none is needed); ``c``
+        members seen (up to the bounds)."""
+        return _run(memo, (seen, c, e), partial(self._any_order, memo=memo,
+                                                sequential=sequential))
+
+    def _any_order(self, seen: int, c: int, e: bool,
+                   memo: dict[tuple[int, int, bool], str | None],
+                   sequential: bool) -> _Steps:
+        """:meth:`any_order`'s work; it yields the states it needs (see ``_run``)."""
         key = (seen, c, e)
-        if key in memo:
-            return memo[key]
         name = self.conv.table.fresh(f"{self.hint}-s{seen}" + (f"-c{c}" if c else "") +
                                      ("" if e else "-x"))
         memo[key] = name
@@ -228,13 +271,12 @@ class _Members:
                     after = seen | bit
                 if plain:
                     state = (after, c2, e)
-                    found = memo[state] if state in memo else self.any_order(
-                        after, c2, e, memo, sequential)
+                    found = yield state
                     if found is not None:
                         keyed.setdefault(found, []).append((written[nm], nm, value))
                     continue
                 for k, (expr, e2) in enumerate(self.variants(nm, value, e)):
-                    nxt = self.any_order(after, c2, e2, memo, sequential)
+                    nxt = yield (after, c2, e2)
                     if nxt is None:
                         continue
                     if k == 0:  # the member itself (``variants`` lists it first)
@@ -246,8 +288,7 @@ class _Members:
                     self.extra_member = paren(alt(self.extra))
                 for expr, e2 in self.variants(None, self.extra_member, e):
                     state = (seen, c2, e2)
-                    nxt = memo[state] if state in memo else self.any_order(
-                        seen, c2, e2, memo, sequential)
+                    nxt = yield state
                     if nxt is not None:
                         members.append(seq(expr, nxt))
         # the listed members that lead to the same next state (the optional ones, whose
@@ -308,8 +349,8 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
     additional = _closed(conv, schema)
     if "unevaluatedProperties" in schema and "additionalProperties" in schema:
         conv.unsupported("unevaluatedProperties is not supported", "unevaluatedProperties", ptr)
-    lo = count_keyword(schema, "minProperties", ptr) or 0
-    hi = count_keyword(schema, "maxProperties", ptr)
+    lo = conv.count(schema, "minProperties", ptr) or 0
+    hi = conv.count(schema, "maxProperties", ptr)
     # properties, with the pattern schemas that also apply to them
     schemas: dict[str, Any] = {}
     for name, sub in props.items():
@@ -330,6 +371,15 @@ def object_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) ->
             continue
         known.append((name, value, name in req))
     extra_members = _extra_members(conv, schema, ptr, hint, list(schemas), patterns, additional)
+    if extra_members:
+        # one grammar rule per count of members (``_Members``), as many as the bound
+        most = conv.opts.limits.max_counted_members
+        for key, bound in (("minProperties", lo), ("maxProperties", hi)):
+            if bound is not None and bound > most:
+                conv.unsupported(f"{key} {bound:,} is enforced only up to {most:,} beside "
+                                 "properties not listed (one grammar rule per count)", key,
+                                 ptr, "max_counted_members")
+                lo, hi = (0, hi) if key == "minProperties" else (lo, None)
     sequential = len(req) > conv.opts.max_required_any_order
     if sequential and conv.opts.property_order is PropertyOrder.ANY:
         conv.restricted(f"{len(req)} required properties (more than max_required_any_order="
