@@ -74,13 +74,13 @@ class SchemaLimits:
             ``maxItems``, ``minContains``, ``maxContains``, ``minProperties``,
             ``maxProperties``), written as nested blocks of a thousand items.
             Default 40; past it: the keyword refused.
-        max_counted_members: the largest ``minProperties`` or ``maxProperties``
-            enforced on an object that allows properties it does not list (one grammar
-            rule per count of members). Default 500; past it: that keyword refused.
         max_format_dfa_states: deterministic automaton states of a ``format`` (one of
             the converter's own patterns, such as RFC 3986's ``URI``: 844, ``ipv6``:
             1,037) where it joins a product (beside a ``pattern``, length limits, in a
             ``oneOf`` disjointness test). Default 2,000; past it: as ``max_dfa_states``.
+        max_counted_members: the largest ``minProperties`` or ``maxProperties``
+            enforced on an object that allows properties it does not list (one grammar
+            rule per count of members). Default 500; past it: that keyword refused.
     """
 
     max_grammar_chars: int = 2_000_000
@@ -99,8 +99,8 @@ class SchemaLimits:
     max_counted_characters: int = 1000
     max_tracked_required: int = 16
     max_number_digits: int = 40
-    max_counted_members: int = 500
     max_format_dfa_states: int = 2000
+    max_counted_members: int = 500
 
     def __post_init__(self) -> None:
         for f in fields(self):
