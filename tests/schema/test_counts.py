@@ -6,7 +6,6 @@ own text nor a recursion reported as nesting."""
 
 from __future__ import annotations
 
-import time
 import warnings
 from typing import Any
 
@@ -63,10 +62,8 @@ def test_a_count_of_more_than_max_number_digits_is_refused(key: str) -> None:
     schema: dict[str, Any] = {key: 10**300}
     if "Contains" in key:
         schema["contains"] = {"const": 1}
-    t0 = time.process_time()
     with pytest.raises(SchemaError) as info:
         Grammar.from_json_schema(schema)
-    assert time.process_time() - t0 < 5  # not a timing test: a hang is the bug
     assert (info.value.limit, info.value.keyword) == ("max_number_digits", key)
     assert "301 digits" in str(info.value)
     # strict=False: the keyword is ignored, with a warning (the grammar accepts more)
