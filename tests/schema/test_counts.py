@@ -132,3 +132,21 @@ def test_thousands_of_listed_properties_convert(order: str) -> None:
     g = Grammar.from_json_schema(schema, property_order=order, whitespace="compact")
     assert _accepts(g, '{"p0":1,"p2999":2}')
     assert _accepts(g, '{"p2999":2,"p0":1}') == (order == "any")
+
+
+@pytest.mark.parametrize(("n", "lo", "hi"), [(40, 0, None), (500, 150, 480), (3000, 0, None)])
+def test_long_tuples_convert_and_count_exactly(n: int, lo: int, hi: int | None) -> None:
+    """``prefixItems`` of 500 items gave a GrammarError on the converter's own text (its
+    optional items nested in parentheses more than 100 deep) and of 1,200 "schema nests
+    too deeply"; now every 32 optional items become a rule, made in a loop."""
+    schema: dict[str, Any] = {"type": "array", "items": False, "minItems": lo,
+                              "prefixItems": [{"const": i} for i in range(n)]}
+    if hi is not None:
+        schema["maxItems"] = hi
+    g = Grammar.from_json_schema(schema, whitespace="compact")
+    top = n if hi is None else hi
+    for m in {0, 1, lo - 1, lo, 31, 32, 33, 64, 65, top - 1, top, top + 1}:
+        if 0 <= m <= n:
+            text = "[" + ",".join(str(i) for i in range(m)) + "]"
+            assert _accepts(g, text) == (lo <= m <= top), (n, lo, hi, m)
+    assert not _accepts(g, "[0,2]")

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 
 __all__ = ["array_expr"]
 
+_TUPLE_NESTING = 32
+"""Optional ``prefixItems`` written one inside another before the rest becomes a rule
+(the GBNF parser refuses parentheses nested more than 100 deep)."""
+
 
 def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
     items = schema.get("items", True)
@@ -47,23 +51,38 @@ def array_expr(conv: Converter, schema: dict[str, Any], ptr: str, hint: str) -> 
         return _contains(conv, schema, ptr, hint, items, prefix, lo, hi)
     comma = conv.comma()
 
-    def after(k: int) -> str | None:
-        """Items from index k on, preceded by at least one item; None: impossible."""
-        if k < len(prefix):
-            e = elems[k]
-            if hi is not None and k >= hi:
-                return "" if k >= lo else None
-            nxt = after(k + 1) if e is not None else None
-            present = None if e is None or nxt is None else seq(comma, e, nxt)
-            if k >= lo:
-                return f"({present})?" if present else ""
-            return present
+    def rest_after(k: int) -> str | None:
+        """The items after the ``k`` of ``prefixItems`` (``k`` at least one, and at least
+        ``len(prefix)``); None: impossible."""
         need = max(lo - k, 0)
         room = None if hi is None else hi - k
         if rest is None or room == 0:
             return "" if need == 0 else None
         # (counts above 10,000 in blocks: within the engine's repetition limit)
         return repeat(f"({seq(comma, rest)})", need, room)
+
+    def after(k: int) -> str | None:
+        """Items from index k on, preceded by at least one item; None: impossible.
+        Made from the last of ``prefixItems`` back (a loop: a tuple of thousands of
+        items nested that deep); every ``_TUPLE_NESTING`` optional items the text so
+        far becomes a rule, so parentheses nest within the grammar parser's bound."""
+        if k >= len(prefix):
+            return rest_after(k)
+        tail = rest_after(len(prefix))
+        nesting = 0
+        for j in range(len(prefix) - 1, k - 1, -1):
+            e = elems[j]
+            if hi is not None and j >= hi:
+                tail, nesting = ("" if j >= lo else None), 0
+                continue
+            if nesting >= _TUPLE_NESTING and tail:
+                tail, nesting = conv.table.add(conv.child_hint(hint, f"from{j + 1}"), tail), 0
+            present = None if e is None or tail is None else seq(comma, e, tail)
+            if j >= lo:
+                tail, nesting = (f"({present})?", nesting + 1) if present else ("", 0)
+            else:
+                tail = present
+        return tail
 
     first = elems[0] if prefix else rest
     body: str | None = None
