@@ -210,3 +210,19 @@ def test_refused_with_keyword(schema: Any, keyword: str) -> None:
     with pytest.raises(SchemaError) as info:
         Grammar.from_json_schema(schema)
     assert info.value.keyword == keyword
+
+
+def test_a_long_flat_all_of_is_merged_and_a_recursive_one_refused() -> None:
+    """The bound on ``allOf`` merging counted every member: 1,000 flat members were
+    refused as "allOf nests too deeply (recursive $ref inside allOf?)".  It counts the
+    ``$ref`` and nested ``allOf`` opened, which a recursive ``$ref`` opens without end."""
+    flat = {"allOf": [{"type": "object", "properties": {f"p{i}": {"type": "integer"}}}
+                      for i in range(1500)]}
+    g = Grammar.from_json_schema(flat, whitespace="compact")
+    assert g.match('{"p0":1,"p1499":2}').status.value == "accept"
+    assert g.match('{"p0":"x"}').status.value == "reject"
+    loop = {"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}, {"minimum": 1}]},
+                      "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
+            "allOf": [{"$ref": "#/$defs/a"}]}
+    with pytest.raises(SchemaError, match="allOf nests too deeply"):
+        Grammar.from_json_schema(loop)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -184,14 +185,12 @@ def merge_all(parts: list[Any], resolve: Resolve, pointer: str,
     ``unevaluatedProperties``, must be settled before the object is merged with others).
     """
     result: dict[str, Any] | bool = {}
-    todo = list(zip(parts, pointers or [pointer] * len(parts), strict=True))
-    steps = 0
+    todo = deque(zip(parts, pointers or [pointer] * len(parts), strict=True))
+    # the ``$ref`` and nested ``allOf`` opened, which a recursive ``$ref`` would open
+    # without end (the members themselves are as many as the schema lists)
+    opened = 0
     while todo:
-        steps += 1
-        if steps > 1000:
-            raise SchemaError("allOf nests too deeply (recursive $ref inside allOf?)",
-                              keyword="allOf", pointer=pointer)
-        part, where = todo.pop(0)
+        part, where = todo.popleft()
         if prepare is not None:
             part = prepare(part, where)
         if part is True:
@@ -201,17 +200,22 @@ def merge_all(parts: list[Any], resolve: Resolve, pointer: str,
         if not isinstance(part, dict):
             raise SchemaError("a schema must be an object or a boolean", keyword="allOf",
                               pointer=where)
+        if "$ref" in part or "allOf" in part:
+            opened += 1
+            if opened > 1000:
+                raise SchemaError("allOf nests too deeply (recursive $ref inside allOf?)",
+                                  keyword="allOf", pointer=pointer)
         if "$ref" in part:
             rest = {k: v for k, v in part.items() if k != "$ref"}
-            todo[:0] = [(resolve(part["$ref"]), f"{where}/$ref"), (rest, where)]
+            todo.extendleft([(rest, where), (resolve(part["$ref"]), f"{where}/$ref")])
             continue
         if "allOf" in part:
             members = part["allOf"]
             if not isinstance(members, list):
                 raise SchemaError("allOf must be an array", keyword="allOf", pointer=where)
             rest = {k: v for k, v in part.items() if k != "allOf"}
-            todo[:0] = [*((m, f"{where}/allOf/{i}") for i, m in enumerate(members)),
-                        (rest, where)]
+            todo.extendleft([(rest, where), *reversed(
+                [(m, f"{where}/allOf/{i}") for i, m in enumerate(members)])])
             continue
         check_shapes(part, where)
         if result is False:
