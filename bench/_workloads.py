@@ -310,6 +310,19 @@ def builtin_workload(name: str, suffix: str) -> Workload | None:
     return Workload(name, "builtin", name, _documents(name, suffix))
 
 
+GRAMMAR_WORKLOADS = ("json", "arithmetic", "c")
+"""The GBNF workloads, by name (``grammar_workload``)."""
+_SUFFIXES = {"arithmetic": ".txt", "c": ".c"}  # of the builtins' documents
+
+
+def grammar_workload(name: str) -> Workload | None:
+    """The GBNF workload ``name`` (one of ``GRAMMAR_WORKLOADS``); None: its builtin
+    grammar is not there."""
+    if name == "json":
+        return json_workload()
+    return builtin_workload(name, _SUFFIXES[name])
+
+
 def maskbench_cases(limit: int | None) -> Iterator[tuple[str, dict[str, object], list[Document]]]:
     """(id, schema, instances) of the MaskBench development set, in file order."""
     path = SHARED / "maskbench" / "dev.jsonl"

@@ -40,11 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _mask_engines import PEERS, Engine, Gbnfkit, Unsupported, installed  # noqa: E402
 from _workloads import (  # noqa: E402
+    GRAMMAR_WORKLOADS,
     VOCABS,
     BenchVocab,
     Document,
     Workload,
-    builtin_workload,
+    grammar_workload,
     json_workload,
     maskbench_cases,
 )
@@ -625,11 +626,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def grammar_workloads(selected: set[str], max_docs: int | None) -> tuple[list[Workload], list[str]]:
     out: list[Workload] = []
     notes: list[str] = []
-    if "json" in selected:
-        out.append(json_workload())
-    for name, suffix in (("arithmetic", ".txt"), ("c", ".c")):
+    for name in GRAMMAR_WORKLOADS:
         if name in selected:
-            wl = builtin_workload(name, suffix)
+            wl = grammar_workload(name)
             if wl is None:
                 notes.append(f"workload {name} skipped: builtin grammar {name}.gbnf not there yet")
             else:

@@ -35,17 +35,8 @@ os.environ["GBNFKIT_PURE"] = "1"
 
 import gbnfkit  # noqa: E402
 from _mask_engines import Gbnfkit  # noqa: E402
-from _workloads import (  # noqa: E402
-    builtin_workload,
-    json_workload,
-    load_deepseek,
-    load_qwen,
-    load_smollm2,
-)
+from _workloads import GRAMMAR_WORKLOADS, VOCABS, grammar_workload  # noqa: E402
 from gbnfkit.tokens import _compiled  # noqa: E402
-
-LOADERS = {"qwen": load_qwen, "deepseek": load_deepseek, "smollm2": load_smollm2}
-SUFFIXES = {"c": ".c", "arithmetic": ".txt"}
 
 
 class Recorder:
@@ -104,22 +95,19 @@ def top_rules(grammar: Any, key: Any) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--vocab", default="qwen", choices=sorted(LOADERS))
-    parser.add_argument("--workload", default="c", choices=["c", "json", "arithmetic"])
+    parser.add_argument("--vocab", default="qwen", choices=sorted(VOCABS))
+    parser.add_argument("--workload", default="c", choices=GRAMMAR_WORKLOADS)
     parser.add_argument("--min-ms", type=float, default=5.0, help="list masks this slow")
     args = parser.parse_args()
 
-    bench = LOADERS[args.vocab]()
-    workload = (
-        json_workload() if args.workload == "json"
-        else builtin_workload(args.workload, SUFFIXES[args.workload])
-    )
+    bench = VOCABS[args.vocab]()
+    workload = grammar_workload(args.workload)
     if workload is None:
         sys.exit(f"no builtin grammar {args.workload!r}")
+    builtin = workload.grammar if workload.grammar_kind == "builtin" else None
     engine = Gbnfkit()  # the vocabulary and compiler of bench/masks.py
     engine.setup(bench)
-    compiler, vocab = engine.compiler, engine.vocab
-    bitmask = gbnfkit.allocate_bitmask(1, vocab.size)
+    bitmask = gbnfkit.allocate_bitmask(1, engine.vocab.size)
     recorder = Recorder()
     recorder.install()
     gc.collect()
@@ -130,12 +118,8 @@ def main() -> None:
     contexts: Counter[str] = Counter()  # wide splits per context
     spent_in: Counter[str] = Counter()  # their CPU ns
     for doc in workload.documents:
-        compiler.clear_cache()
-        if workload.grammar_kind == "builtin":
-            grammar = gbnfkit.Grammar.builtin(workload.grammar)
-        else:
-            grammar = gbnfkit.Grammar.from_gbnf(workload.grammar)
-        matcher = compiler.compile(grammar).matcher()
+        engine.forget()  # bench/masks.py's first mode
+        matcher = engine.compile_gbnf(workload.grammar, builtin).matcher()
         before = b""
         for step, token in enumerate(bench.encode(doc.text)):
             recorder.clear()
@@ -144,8 +128,9 @@ def main() -> None:
             ms = (time.process_time_ns() - t0) / 1e6
             times.append(ms)
             for spent, tops in recorder.wide:
-                contexts[" + ".join(tops)] += 1
-                spent_in[" + ".join(tops)] += spent
+                context = " + ".join(tops)
+                contexts[context] += 1
+                spent_in[context] += spent
             if ms >= args.min_ms:
                 split_ms = sum(recorder.splits) / 1e6
                 print(
