@@ -143,8 +143,7 @@ class Converter:
         ``SchemaLimits.max_number_digits`` (a count is written as nested blocks of a
         thousand items, one level per three digits)."""
         value = count_keyword(schema, key, ptr)
-        digits = self.opts.limits.max_number_digits
-        if value is not None and value >= 10**digits:
+        if value is not None and _too_long(Decimal(value), self.opts.limits.max_number_digits):
             self.unsupported(f"{key} has {len(str(value))} digits, too many to be written "
                              "as a grammar", key, ptr, "max_number_digits")
             return None
