@@ -141,7 +141,7 @@ CASES = [
 IDS = [case[0] for case in CASES]
 
 
-def _refused(schema: Any, limit: str, keyword: str, **limits: int) -> SchemaError:
+def _refused(schema: Any, limit: str, keyword: str | None, **limits: int) -> SchemaError:
     with pytest.raises(SchemaError) as info:
         _convert(schema, **limits)
     assert (info.value.limit, info.value.keyword) == (limit, keyword)
@@ -271,6 +271,17 @@ def test_grammar_size_cap_names_the_composition() -> None:
     error = _refused(_spread(320), "max_grammar_chars", "anyOf")
     assert f"{DEFAULTS.max_grammar_chars:,}" in str(error)
     assert error.pointer is not None and error.pointer.startswith("/anyOf/")
+
+
+def test_grammar_size_cap_without_a_composition_names_the_subschema() -> None:
+    # a property name of 40,000 characters: a rule per character for the keys other
+    # than it; no composition to blame (the message guessed one, "[anyOf]", before)
+    schema = {"type": "object", "properties": {"n": {"type": "object", "properties": {
+        "k" * 40_000: {"type": "integer"}}}}}
+    error = _refused(schema, "max_grammar_chars", None)
+    assert error.pointer == "/properties/n"
+    assert "this subschema's own rules: " in str(error)
+    assert "sibling keywords" not in str(error)
 
 
 def test_exploding_one_of_is_refused_before_the_work() -> None:

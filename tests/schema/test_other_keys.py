@@ -145,6 +145,46 @@ def test_long_names_are_named_by_their_first_30_characters(seed: int) -> None:
     assert sum(name.startswith("other-key") for name in fast.table.rules) > 30
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_names_longer_than_the_kept_suffixes_give_the_reference_rules(seed: int) -> None:
+    """Names and shared prefixes and tails longer than ``_KEYED_SUFFIXES``: their rules
+    are not kept by suffix below the root (a key per suffix made long names quadratic),
+    so they are made again where an object meets them again, and the table gives the
+    same rule for the same body: the same names and rules as the reference's."""
+    from gbnfkit.schema._strings import _KEYED_SUFFIXES
+
+    rng = random.Random(seed)
+    long = _KEYED_SUFFIXES + rng.randint(1, 200)
+    head = "".join(rng.choice("ab_") for _ in range(long))
+    tail = "".join(rng.choice("xé") for _ in range(long))
+    pool = [head + "c", head + "d", head, "e" + tail, "f" + tail, tail, head[:40],
+            "g" + head + tail, head + "dd", "q"]
+    fast = Converter({}, SchemaOptions())
+    slow = Converter({}, SchemaOptions())
+    for _ in range(5):
+        words = rng.sample(pool, rng.randint(1, 5))
+        assert fast.chars.not_in(words) == _reference(slow, words)
+        assert list(fast.table.rules.items()) == list(slow.table.rules.items())
+
+
+@pytest.mark.parametrize("words", [["a" * 20_000], ["a" * 20_000 + "b", "a" * 20_000 + "c"]],
+                         ids=["one-name", "shared-prefix"])
+def test_a_long_name_costs_memory_in_proportion_to_its_length(words: list[str]) -> None:
+    """A 20,000-character name makes 20,000 rules, a few hundred bytes each: keeping
+    a key per suffix (or a node per suffix set) held 200-400 MB of copied suffixes."""
+    import tracemalloc
+
+    conv = Converter({}, SchemaOptions())
+    tracemalloc.start()
+    try:
+        conv.chars.not_in(words)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(conv.table.rules) >= 20_000
+    assert peak < 40 * 2**20, f"{peak:,} bytes"
+
+
 def test_the_hex_spellings_below_u0100_are_digit_range_s() -> None:
     """``_Static.hex4`` writes the spans below U+0100 itself (the gaps between a trie
     node's next characters): the text ``digit_range`` writes, for every such span, and

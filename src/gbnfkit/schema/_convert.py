@@ -7,7 +7,7 @@ import math
 import re
 import warnings
 from decimal import Decimal
-from typing import Any
+from typing import Any, NoReturn
 
 from gbnfkit._errors import SchemaError
 from gbnfkit.schema._arrays import array_expr
@@ -295,17 +295,13 @@ class Converter:
             raise SchemaError("schema nests too deeply: more than 200 subschemas one "
                               "inside another, the most the converter follows", pointer=ptr)
         self.active.add(key)
+        before = self.table.size
         try:
             result = self._visit(schema, ptr, hint)
         finally:
             self.active.discard(key)
         if self.table.size > self.opts.limits.max_grammar_chars:
-            keyword = next((k for k in _COMPOSITIONS if k in schema), None) or next(
-                (t for t in reversed(ptr.split("/")) if t in _COMPOSITIONS), "anyOf")
-            raise SchemaError(f"the grammar would exceed {self.opts.limits.max_grammar_chars:,} "
-                              "characters (sibling keywords distributed into many branches?; "
-                              f"{limit_hint(self.opts.limits, 'max_grammar_chars')})",
-                              keyword=keyword, pointer=ptr, limit="max_grammar_chars")
+            self._too_large(schema, ptr, self.table.size - before)
         if key in self.pending:
             name = self.pending.pop(key)
             self.table.define(name, result if result is not None else "[^\\x00-\\U0010FFFF]")
@@ -388,6 +384,21 @@ class Converter:
         choice = {"anyOf": [{"allOf": [cond, schema.get("then", True)]},
                             {"allOf": [negation, schema.get("else", True)]}]}
         return {"allOf": [rest, choice]} if rest else choice
+
+    def _too_large(self, schema: dict[str, Any], ptr: str, grown: int) -> NoReturn:
+        """Refuse the grammar past ``max_grammar_chars`` at the subschema ``ptr`` that
+        took it there (``grown``: the characters of its rules): a composition
+        distributed over many branches when one is in or around it, else the subschema's
+        own rules (a property name of 20,000 characters: a rule per character for the
+        keys other than it)."""
+        limits = self.opts.limits
+        keyword = next((k for k in _COMPOSITIONS if k in schema), None) or next(
+            (t for t in reversed(ptr.split("/")) if t in _COMPOSITIONS), None)
+        guess = "sibling keywords distributed into many branches?" if keyword else \
+            f"this subschema's own rules: {grown:,} characters"
+        raise SchemaError(f"the grammar would exceed {limits.max_grammar_chars:,} characters "
+                          f"({guess}; {limit_hint(limits, 'max_grammar_chars')})",
+                          keyword=keyword, pointer=ptr, limit="max_grammar_chars")
 
     def _visit(self, schema: dict[str, Any], ptr: str, hint: str) -> str | None:
         check_shapes(schema, ptr)

@@ -40,6 +40,8 @@ _SHORT = {0x22: '"', 0x5C: "\\", 0x2F: "/", 8: "b", 12: "f", 10: "n", 13: "r", 9
 _SHORT_ORDER = tuple(sorted(_SHORT))  # the code points with a short escape, in order
 _SURROGATES = ((0xD800, 0xDFFF),)
 _NOT_RAW = normalize([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F), *_SURROGATES])
+# the longest suffixes (characters in all) an "other key" rule is kept by (``not_in``)
+_KEYED_SUFFIXES = 256
 
 
 def _intersect(a: Sequence[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
@@ -262,18 +264,27 @@ class JsonChars:
         its recursion would run on the C stack); a node's rule is made after its
         children's, in the order of its sorted next characters.  Below the last branch
         of a word its nodes form a chain (one suffix each), made by :meth:`_chain` without
-        a trie node each."""
+        a trie node each.
+
+        A node stands for the words below it and its depth, never for copies of their
+        suffixes, and a suffix set is kept (and looked up) whole at the root and below it
+        only while its characters are at most ``_KEYED_SUFFIXES``: a key of a long
+        name's every suffix made the work and memory quadratic in the name's length (a
+        100,000-character name took 13 s and 5 GB before the grammar's size refused it).
+        What is not kept is made again, and the table gives the same rule for the same
+        body, so the grammar is the same either way."""
         char = self.char()
         if not words:
             return f"{char}*"
-        root = frozenset(words)
-        if len(root) == 1:
-            return self._chain("other-key", 0, words[0], char)
+        distinct = sorted(set(words))
+        if len(distinct) == 1:
+            return self._chain("other-key", distinct[0], 0, char)
         known = self._not_in
+        root = frozenset(distinct)
         found = known.get(root)
         if found is not None:
             return found
-        stack = [_TrieNode("other-key", 0, root)]
+        stack = [_TrieNode("other-key", 0, distinct, root)]
         made = ""  # the rule of the node last finished
         while stack:
             node = stack[-1]
@@ -285,55 +296,67 @@ class JsonChars:
                 node.next += 1
                 first = self.one(ch)
                 below = node.below[ch]
+                depth = node.depth + 1
                 hint = _child_hint(node.hint, node.depth, ch)
                 if len(below) == 1:  # a chain: made at once
-                    node.options.append(joined(first, self._chain(hint, node.depth + 1,
-                                                                  next(iter(below)), char)))
+                    node.options.append(joined(first, self._chain(hint, below[0], depth, char)))
                     continue
-                suffixes = frozenset(below)
-                found = known.get(suffixes)
+                key = _suffix_key(below, depth)
+                found = known.get(key) if key is not None else None
                 if found is not None:
                     node.options.append(joined(first, found))
                 else:
                     node.pending = first
-                    stack.append(_TrieNode(hint, node.depth + 1, suffixes))
+                    stack.append(_TrieNode(hint, depth, below, key))
                 continue
             stack.pop()
-            made = known[node.suffixes] = self._not_in_rule(node.hint, node.options,
-                                                            node.children, char)
+            made = self._not_in_rule(node.hint, node.options, node.children, char)
+            if node.key is not None:
+                known[node.key] = made
         return made
 
-    def _chain(self, hint: str, depth: int, word: str, char: str) -> str:
-        """The rule of the trie node of :meth:`not_in` whose one suffix is ``word``
-        (named after ``hint``, ``depth`` characters below the root), and those of the
-        nodes below it, made in the order a trie node each would be: down the word
-        (``one`` of each character) until a suffix whose rule is kept, then up.  The
-        rules of single suffixes are kept by the suffix (``_not_in_one``: the same as
-        ``_not_in`` would by the one-element set)."""
+    def _chain(self, hint: str, word: str, depth: int, char: str) -> str:
+        """The rule of the trie node of :meth:`not_in` whose one suffix is
+        ``word[depth:]`` (named after ``hint``, ``depth`` characters below the root), and
+        those of the nodes below it, made in the order a trie node each would be: down
+        the word (``one`` of each character) until a suffix whose rule is kept, then up.
+        The rules of single suffixes are kept by the suffix (``_not_in_one``: the same as
+        ``_not_in`` would by the one-element set): the whole word at the root, and
+        below it the suffixes of at most ``_KEYED_SUFFIXES`` characters (``not_in``)."""
         kept = self._not_in_one
-        found = kept.get(word)
+        whole = word if depth == 0 else None
+        found = kept.get(whole if whole is not None else word[depth:]) \
+            if whole is not None or len(word) - depth <= _KEYED_SUFFIXES else None
         if found is not None:
             return found
         hints = [hint]
         firsts: list[str] = []
         made = ""  # the kept rule below the last node, if the walk stopped at one
-        i = 0
-        while i < len(word):
+        size = len(word)
+        keyed = size - _KEYED_SUFFIXES  # from this index on a suffix may be kept
+        i = depth
+        while i < size:
             firsts.append(self.one(word[i]))
-            found = kept.get(word[i + 1:])
-            if found is not None:
-                made = found
-                break
-            hints.append(_child_hint(hints[-1], depth + i, word[i]))
+            if i + 1 >= keyed:
+                found = kept.get(word[i + 1:])
+                if found is not None:
+                    made = found
+                    break
+            hints.append(_child_hint(hints[-1], i, word[i]))
             i += 1
-        # ``i``: the last node made here (``len(word)``: the word's end, no child)
-        while i >= 0:
-            options = ['""'] if i < len(word) else []
+        # ``i``: the last node made here (``size``: the word's end, no child)
+        while i >= depth:
+            at = i - depth
+            options = ['""'] if i < size else []
             children: list[str] = []
-            if i < len(word):
-                options.append(joined(firsts[i], made))
+            if i < size:
+                options.append(joined(firsts[at], made))
                 children.append(word[i])
-            made = kept[word[i:]] = self._not_in_rule(hints[i], options, children, char)
+            made = self._not_in_rule(hints[at], options, children, char)
+            if i >= keyed:
+                kept[word[i:]] = made
+            elif i == 0:
+                kept[word] = made
             i -= 1
         return made
 
@@ -447,23 +470,37 @@ class JsonChars:
 
 class _TrieNode:
     """A node of :meth:`JsonChars.not_in`'s trie while its children are made: the
-    suffixes of the forbidden words below it, grouped by their first character."""
+    forbidden words below it (those whose first ``depth`` characters are its prefix),
+    grouped by their next character."""
 
-    __slots__ = ("below", "children", "depth", "hint", "next", "options", "pending", "suffixes")
+    __slots__ = ("below", "children", "depth", "hint", "key", "next", "options", "pending")
 
-    def __init__(self, hint: str, depth: int, suffixes: frozenset[str]) -> None:
+    def __init__(self, hint: str, depth: int, words: list[str],
+                 key: frozenset[str] | None) -> None:
         self.hint = hint  # the name of its rule: ``other-key-`` and the first 30 characters
         self.depth = depth  # of its prefix (the word it stands for), ``depth`` long
-        self.suffixes = suffixes
-        below: dict[str, set[str]] = {}
-        for suffix in suffixes:
-            if suffix:
-                below.setdefault(suffix[0], set()).add(suffix[1:])
+        self.key = key  # its suffixes, if short enough to keep its rule by them
+        below: dict[str, list[str]] = {}
+        ends = False
+        for word in words:
+            if len(word) > depth:
+                below.setdefault(word[depth], []).append(word)
+            else:
+                ends = True
         self.below = below
         self.children = sorted(below)
-        self.options: list[str] = [] if "" in suffixes else ['""']
+        self.options: list[str] = [] if ends else ['""']
         self.next = 0  # the index of the next child to make
         self.pending = ""  # the first part of the option of the child being made
+
+
+def _suffix_key(words: list[str], depth: int) -> frozenset[str] | None:
+    """The suffixes after ``depth`` characters of ``words``, as the key of their
+    "other key" rule, or ``None`` when they are more than ``_KEYED_SUFFIXES``
+    characters in all (:meth:`JsonChars.not_in`)."""
+    if sum(len(word) for word in words) - depth * len(words) > _KEYED_SUFFIXES:
+        return None
+    return frozenset(word[depth:] for word in words)
 
 
 def _child_hint(hint: str, depth: int, ch: str) -> str:
