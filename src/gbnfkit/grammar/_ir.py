@@ -304,11 +304,13 @@ class GrammarIR:
     def referenced(self, expr: Expr) -> list[str]:
         """Names of the rules ``expr`` refers to, in order of first appearance."""
         out: list[str] = []
+        seen: set[str] = set()
         stack: list[Expr] = [expr]
         while stack:
             e = stack.pop()
             if isinstance(e, RuleRef):
-                if e.name not in out:
+                if e.name not in seen:
+                    seen.add(e.name)
                     out.append(e.name)
             elif isinstance(e, Seq):
                 stack.extend(reversed(e.items))

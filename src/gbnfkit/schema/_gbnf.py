@@ -200,8 +200,10 @@ def joined(*parts: str) -> str:
 def alt(options: Iterable[str]) -> str:
     """Alternatives, without duplicates, in first-seen order."""
     out: list[str] = []
+    seen: set[str] = set()  # (not ``in out``: an enum of 30,000 strings took 6 s)
     for o in options:
-        if o not in out:
+        if o not in seen:
+            seen.add(o)
             out.append(o)
     if not out:
         raise ValueError("alt() of nothing")
