@@ -246,6 +246,11 @@ def test_deep_nesting_is_refused_cleanly() -> None:
     err = error('root ::= "x"\nlong ::= "a"' + "?" * 5000)
     assert "nested too deeply" in err.message and err.rules == ("long",) and err.line == 2
     assert body('root ::= "a"' + "?" * 150) is not None
+    # 99 groups pass the parentheses' bound (100) but not the levels' (200, two a
+    # group): the message says how groups count, not "200 levels of groups"
+    err = error("root ::= " + "(" * 99 + '"a"' + ")" * 99)
+    assert "a group of parentheses counting two" in err.message
+    assert body("root ::= " + "(" * 98 + '"a"' + ")" * 98) is not None
 
 
 # -- deliberate divergences from llama.cpp ----------------------------------------------

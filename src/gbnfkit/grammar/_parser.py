@@ -240,8 +240,9 @@ class _Parser:
         bound = 3 + 2 * self.deepest_group + self.repetitions
         if bound > _MAX_DEPTH and _depth(body) > _MAX_DEPTH:
             raise self.error(
-                f"rule {name!r} is nested too deeply (more than {_MAX_DEPTH} levels of "
-                "groups and repetitions); split it into smaller rules",
+                f"rule {name!r} is nested too deeply (more than {_MAX_DEPTH} levels, a "
+                "group of parentheses counting two and a repetition one); split it into "
+                "smaller rules",
                 start,
                 (name,),
             )
