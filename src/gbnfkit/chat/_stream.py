@@ -88,6 +88,7 @@ class MessageStream:
         self._content: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[_Call] = []
+        self._seen_calls: tuple[ToolCall, ...] = ()  # those of the last message compared
         # the fast path: while the open region has nothing held back, the delta of each
         # plain character fed alone (``_quick``, one dict per part: deltas are immutable)
         # and the pieces given of that part (``_given``)
@@ -359,12 +360,19 @@ class MessageStream:
         content = _suffix(self._content, message.content, "content")
         if content:
             deltas.append(MessageDelta(content=content))
+        # a settled call is the same object from one message to the next (the mapping's
+        # memo): what it adds was given when it was first seen so (one parse per tag or
+        # JSON punctuation, each comparing every earlier call, was quadratic in the calls)
+        seen = self._seen_calls
         for index, call in enumerate(message.tool_calls):
+            if index < len(seen) and seen[index] is call:
+                continue
             delta = self._call_delta(index, call)
             if delta is not None:
                 deltas.append(MessageDelta(tool_calls=(delta,)))
         if len(message.tool_calls) < len(self._calls):
             raise _retracted("tool calls")
+        self._seen_calls = message.tool_calls
         return deltas
 
     def _call_delta(self, index: int, call: ToolCall) -> ToolCallDelta | None:
