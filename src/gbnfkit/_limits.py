@@ -25,6 +25,15 @@ class Limits:
             that expansion may visit: a chain of ``n`` optional rules each calling the
             next, ``r_i ::= r_{i+1}? "x"``, expands to ``n`` stacks of up to ``n``
             frames. Default 2,000,000.
+        max_stack_depth: frames in one parse stack of the token matcher (nesting: each
+            ``[`` of JSON adds two, a C-like expression's parenthesis about ten).  A
+            byte state copies its stacks, so input nested ``d`` deep costs ``d**2``
+            time and memory: 5,000 ``[`` took 4 s and 2.2 GB, 20,000 over 24 GB.
+            Default 2,048 (about 1,000 levels of JSON, as many as Python's ``json``
+            reads; 130 MB for them).
+        max_cached_frames: frames summed over the stacks of the states in the
+            transition cache (``max_cached_states``), which is dropped and rebuilt past
+            either: deep states are large. Default 20,000,000 (about 200 MB).
     """
 
     max_stacks: int = 20_000
@@ -32,6 +41,8 @@ class Limits:
     max_grammar_size: int = 2_000_000
     max_cached_states: int = 100_000
     max_expansion_size: int = 2_000_000
+    max_stack_depth: int = 2_048
+    max_cached_frames: int = 20_000_000
 
 
 DEFAULT_LIMITS = Limits()

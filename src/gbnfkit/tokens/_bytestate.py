@@ -83,7 +83,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from itertools import count
-from typing import Final
+from typing import Final, NoReturn
 
 from gbnfkit._errors import LimitError
 from gbnfkit._limits import DEFAULT_LIMITS, Limits
@@ -248,11 +248,13 @@ class ByteAutomaton:
         self._arg = program.arg
         self._rules = program.rules
         self._max_stacks = BYTE_STACKS_PER_STACK * limits.max_stacks
+        self._max_depth = limits.max_stack_depth
         # numbers come from a counter a clear does not reset; the states numbered since
         # the last clear (the intern table's, and older ones adopted since) by number
         self._numbers: Iterator[int] = count()
         self.numbering = Numbering(next(self._numbers))
         self._intern: dict[int, ByteState] = {}  # hash of the stacks' set -> state
+        self._frames = 0  # the frames of the interned states' stacks
         self._clashes: dict[frozenset[Stack], ByteState] = {}  # the hash held by another
         self._local: dict[int, tuple[tuple[Stack, ...], bool]] = {}
         self._firsts: dict[int, tuple[int, bool]] = {}  # position -> its closure's bytes, pops
@@ -283,14 +285,20 @@ class ByteAutomaton:
             state = self._clashes.get(key)
             if state is not None:
                 return state
-        if len(table) + len(self._clashes) >= self.limits.max_cached_states:
+        frames = 0
+        for stack in key:
+            frames += len(stack)
+        if len(table) + len(self._clashes) >= self.limits.max_cached_states or \
+                self._frames + frames > self.limits.max_cached_frames:
             # the transitions cached so far name states the new numbering does not
             # hold: misses from now on (no state is visited: another thread may be
             # adding one)
             self.numbering = Numbering(next(self._numbers))
             table.clear()
             self._clashes.clear()
+            self._frames = 0
             clash = False
+        self._frames += frames
         numbering = self.numbering  # (taken before the number: the number is above its base)
         n = next(self._numbers)
         state = ByteState(tuple(key), h, key, n)
@@ -318,7 +326,10 @@ class ByteAutomaton:
             suffixes, pops = entry
             base = stack[:-1]
             for suffix in suffixes:
-                out.add(base + suffix)
+                grown = base + suffix
+                if len(grown) > self._max_depth:
+                    self._too_deep()
+                out.add(grown)
             if not pops:
                 break
             stack = base
@@ -328,6 +339,15 @@ class ByteAutomaton:
                 limit="max_stacks",
                 value=self.limits.max_stacks,
             )
+
+    def _too_deep(self) -> NoReturn:
+        raise LimitError(
+            f"a parse stack would hold more than {self._max_depth:,} frames (the input "
+            "nests too deeply: every state copies its stacks, so depth costs its square "
+            "in time and memory)",
+            limit="max_stack_depth",
+            value=self._max_depth,
+        )
 
     def first_bits(self, stack: Stack) -> tuple[int, bool]:
         """The bytes the closure of ``stack`` accepts next and whether it holds the
@@ -570,7 +590,10 @@ class ByteAutomaton:
                                 entry = self._local_closure(p)
                             base = s[:-1]
                             for suffix in entry[0]:
-                                out.add(base + suffix)
+                                grown = base + suffix
+                                if len(grown) > self._max_depth:
+                                    self._too_deep()
+                                out.add(grown)
                             if entry[1]:
                                 self._close(base, out)
                 if len(out) > self._max_stacks:

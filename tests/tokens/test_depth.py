@@ -1,0 +1,77 @@
+"""``Limits.max_stack_depth`` and ``Limits.max_cached_frames``: a byte state copies its
+stacks, so input nested ``d`` deep made ``d**2`` time and memory (20,000 ``[`` into the
+JSON grammar grew the process past 24 GB); the depth is refused past the limit with one
+``LimitError`` naming it, and the transition cache is dropped past a budget of frames."""
+
+from __future__ import annotations
+
+import pytest
+
+from gbnfkit import Grammar, GrammarCompiler, LimitError, Limits, Vocabulary, allocate_bitmask
+
+TOKENS = [b"[", b"]", b"[[", b"]]", b"1", b",", b" ", b"{", b"}", b'"', b":"]
+VOCABULARY = Vocabulary([*TOKENS, None], eos_token_ids=[len(TOKENS)])
+
+
+def _allowed(matcher: object) -> list[int]:
+    bitmask = allocate_bitmask(1, VOCABULARY.size)
+    matcher.fill_bitmask(bitmask, 0)  # type: ignore[attr-defined]
+    return [t for t in range(VOCABULARY.size) if bitmask[0, t >> 5] >> (t & 31) & 1]
+
+
+def _json(limits: Limits | None = None) -> object:
+    grammar = Grammar.builtin("json") if limits is None else Grammar.from_gbnf(
+        Grammar.builtin("json").to_gbnf(), limits=limits)
+    return GrammarCompiler(VOCABULARY).compile(grammar)
+
+
+def test_nesting_past_the_depth_is_refused_and_the_matcher_is_unchanged() -> None:
+    matcher = _json().matcher()  # type: ignore[attr-defined]
+    matcher.accept_text("[" * 1000)  # two frames a level: 2,003 frames, within 2,048
+    assert _allowed(matcher) == [0, 1, 2, 3, 4, 6, 7, 9]
+    with pytest.raises(LimitError) as info:
+        matcher.accept_text("[" * 30)
+    assert (info.value.limit, info.value.value) == ("max_stack_depth", 2_048)
+    assert "nests too deeply" in str(info.value)
+    assert matcher.steps == 1  # the refused text left no step
+    matcher.accept_text("]" * 1000)
+    assert matcher.is_complete
+
+
+def test_a_raised_depth_reads_deeper_nesting() -> None:
+    matcher = _json(Limits(max_stack_depth=5_000)).matcher()  # type: ignore[attr-defined]
+    matcher.accept_text("[" * 2_400)
+    matcher.accept_text("]" * 2_400)
+    assert matcher.is_complete
+
+
+def test_a_rule_chain_deeper_than_the_limit_is_refused_when_compiled() -> None:
+    # one stack of 3,000 frames at the start (a chain of calls, none in tail position)
+    rules = "".join(f'r{i} ::= r{i + 1} "x"\n' for i in range(3_000))
+    text = f'root ::= r0\n{rules}r3000 ::= "a"\n'
+    with pytest.raises(LimitError) as info:
+        GrammarCompiler(VOCABULARY).compile(Grammar.from_gbnf(text))
+    assert info.value.limit == "max_stack_depth"
+    roomy = Grammar.from_gbnf(text, limits=Limits(max_stack_depth=4_000))
+    assert GrammarCompiler(VOCABULARY).compile(roomy).matcher().is_allowed(TOKENS.index(b"1")) \
+        is False
+
+
+def test_past_the_frames_budget_the_cache_is_dropped_and_masks_stay_exact() -> None:
+    """With a budget of 2,000 frames the cache is dropped again and again while a
+    document nests 300 deep: every mask is the one computed with the default budget."""
+    small = _json(Limits(max_cached_frames=2_000)).matcher()  # type: ignore[attr-defined]
+    full = _json().matcher()  # type: ignore[attr-defined]
+    automaton = small._automaton
+    last, drops = automaton.numbering, 0
+    for text in ["[" * 150, '{"', 'a": ', "[1, " * 150, "1", "]" * 150, "}", "]" * 150]:
+        for ch in text:
+            assert _allowed(small) == _allowed(full)
+            small.accept_text(ch)
+            full.accept_text(ch)
+            if automaton.numbering is not last:
+                last, drops = automaton.numbering, drops + 1
+            assert automaton._frames <= 2_000 + max(len(s) for s in small._state.stacks) * len(
+                small._state.stacks)
+    assert small.is_complete and full.is_complete
+    assert drops > 10
