@@ -240,6 +240,21 @@ def test_a_grammar_that_refuses_its_trigger_word_is_a_bad_request(client: TestCl
     assert error["param"] == "grammar_triggers" and "Trigger.word('e')" in error["message"]
 
 
+def test_a_grammar_that_nests_past_the_limit_on_the_way_is_a_bad_request(
+    client: TestClient,
+) -> None:
+    # after the forced words the grammar opens a chain of 2,100 rules (one parse stack of
+    # 2,100 frames, past Limits.max_stack_depth): the mask that first reaches it raises
+    # a LimitError mid-generation (was a 500, "internal error: LimitError")
+    chain = "".join(f'r{i} ::= r{i + 1} "x"\n' for i in range(2_100))
+    grammar = f'root ::= "Hello world! " r0\n{chain}r2100 ::= "b"\n'
+    body = {"messages": user("Hi"), "grammar": grammar, "max_tokens": 8}
+    response = client.post("/v1/chat/completions", json=body)
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["code"] == "grammar_too_large" and "max_stack_depth" in error["message"]
+
+
 def test_malformed_bodies_unknown_model_and_routes(client: TestClient) -> None:
     error = error_of(client.post("/v1/chat/completions", content=b'{"messages": [}'))
     assert error["code"] == "invalid_json" and "line 1, column" in error["message"]

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from gbnfkit._errors import GbnfkitError, TriggerRejected
+from gbnfkit._errors import GbnfkitError, LimitError, TriggerRejected
 from gbnfkit._grammar import Grammar
 from gbnfkit.integrations._decode import AnyMatcher
 from gbnfkit.integrations.llama_cpp import LlamaRunner, load_llama, vocabulary_from_llama
@@ -189,6 +189,11 @@ class Engine:
                 if isinstance(item, TriggerRejected):  # the request's grammar and triggers
                     raise ApiError(
                         f"the grammar refuses its trigger: {item}", param="grammar_triggers"
+                    ) from None
+                if isinstance(item, LimitError):  # the request's grammar, on this output
+                    raise ApiError(
+                        f"the grammar cannot be followed further: {item}",
+                        code="grammar_too_large",
                     ) from None
                 if isinstance(item, BaseException):
                     raise item
