@@ -649,10 +649,9 @@ class Fuzzer:
             SchemaOptions(**options)
         else:
             SchemaOptions.llama_compat(**options)
-        limits = {rng.choice(["max_stacks", "max_repetition", "max_grammar_size",
-                              "max_cached_states", "bogus"]): self.odd(rng)}  # fmt: skip
+        limits = {rng.choice([*(f.name for f in fields(Limits)), "bogus"]): self.odd(rng)}
         self.note(options=options, limits=limits)
-        Limits(**limits)
+        Grammar.from_gbnf('root ::= "[" root "]" | "a"', limits=Limits(**limits)).match("[[a]]")
         names = [f.name for f in fields(SchemaLimits)]
         schema_limits = {rng.choice([*names, "bogus"]): self.odd(rng)}
         self.note(options=options, limits=limits, schema_limits=schema_limits)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+from gbnfkit._errors import ArgumentError
 
 __all__ = ["Limits"]
 
@@ -43,6 +45,12 @@ class Limits:
     max_expansion_size: int = 2_000_000
     max_stack_depth: int = 2_048
     max_cached_frames: int = 20_000_000
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ArgumentError(f"Limits.{f.name} must be a positive int, not {value!r:.40}")
 
 
 DEFAULT_LIMITS = Limits()

@@ -75,3 +75,27 @@ def test_past_the_frames_budget_the_cache_is_dropped_and_masks_stay_exact() -> N
                 small._state.stacks)
     assert small.is_complete and full.is_complete
     assert drops > 10
+
+
+@pytest.mark.parametrize("value", [0, -5, "10", 1.5, True, None])
+def test_a_limit_that_is_not_a_positive_int_is_an_argument_error(value: object) -> None:
+    # (compiled modules read them as ints: a str reached them as a bare TypeError)
+    import dataclasses
+
+    from gbnfkit import ArgumentError
+
+    for field in dataclasses.fields(Limits):
+        with pytest.raises(ArgumentError, match=f"Limits.{field.name} must be a positive int"):
+            Limits(**{field.name: value})  # type: ignore[arg-type]
+
+
+def test_the_readme_table_lists_every_limit_and_its_default() -> None:
+    import dataclasses
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Limits"):]
+    section = section[: section.index("\n## ", 1)]
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([\d,]+) \|", section, re.MULTILINE))
+    assert rows == {f.name: f"{f.default:,}" for f in dataclasses.fields(Limits)}
