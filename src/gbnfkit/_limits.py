@@ -28,7 +28,7 @@ class Limits:
             next, ``r_i ::= r_{i+1}? "x"``, expands to ``n`` stacks of up to ``n``
             frames. Default 2,000,000.
         max_stack_depth: frames in one parse stack of the token matcher (nesting: each
-            ``[`` of JSON adds two, a C-like expression's parenthesis about ten).  A
+            ``[`` of JSON adds two, a parenthesis of the builtin ``c`` grammar six).  A
             byte state copies its stacks, so input nested ``d`` deep costs ``d**2``
             time and memory: 5,000 ``[`` took 4 s and 2.2 GB, 20,000 over 24 GB.
             Default 2,048 (about 1,000 levels of JSON, as many as Python's ``json``
