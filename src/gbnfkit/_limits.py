@@ -32,7 +32,7 @@ class Limits:
             byte state copies its stacks, so input nested ``d`` deep costs ``d**2``
             time and memory: 5,000 ``[`` took 4 s and 2.2 GB, 20,000 over 24 GB.
             Default 2,048 (about 1,000 levels of JSON, as many as Python's ``json``
-            reads; 130 MB for them).
+            reads; about 85 MB for them).
         max_cached_frames: frames summed over the stacks of the states in the
             transition cache (``max_cached_states``), which is dropped and rebuilt past
             either: deep states are large. Default 20,000,000 (about 200 MB).
