@@ -324,9 +324,12 @@ class JsonChars:
         ``_not_in`` would by the one-element set): the whole word at the root, and
         below it the suffixes of at most ``_KEYED_SUFFIXES`` characters (``not_in``)."""
         kept = self._not_in_one
-        whole = word if depth == 0 else None
-        found = kept.get(whole if whole is not None else word[depth:]) \
-            if whole is not None or len(word) - depth <= _KEYED_SUFFIXES else None
+        if depth == 0:
+            found = kept.get(word)
+        elif len(word) - depth <= _KEYED_SUFFIXES:
+            found = kept.get(word[depth:])
+        else:
+            found = None
         if found is not None:
             return found
         hints = [hint]

@@ -226,7 +226,8 @@ class ByteAutomaton:
 
     Every state it made is numbered (its ``num``, never given to another state) and
     found by number in :attr:`numbering`; transition caches hold those numbers.  The
-    intern table is bounded by ``limits.max_cached_states``; when full it is cleared
+    intern table is bounded by ``limits.max_cached_states`` and by the frames of its
+    states' stacks, ``limits.max_cached_frames``; when full it is cleared
     and a new numbering begins (states stay valid and equal by their stacks; only
     cached work is lost: a cached number the numbering does not hold is a miss), so
     memory stays bounded; a state made before (a matcher may hold one) is numbered
@@ -341,6 +342,7 @@ class ByteAutomaton:
             )
 
     def _too_deep(self) -> NoReturn:
+        """Refuse a stack of more than ``limits.max_stack_depth`` frames."""
         raise LimitError(
             f"a parse stack would hold more than {self._max_depth:,} frames (the input "
             "nests too deeply: every state copies its stacks, so depth costs its square "
