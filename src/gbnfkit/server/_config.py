@@ -32,7 +32,8 @@ class ServerConfig:
         ctx_size: each slot's context, in tokens (prompt and output).
         threads: llama.cpp threads per slot (``None``: half the CPUs divided among the
             slots, at least one; more threads than free cores make llama.cpp crawl).
-        grammar_cache: compiled grammars kept by the shared ``GrammarCompiler``.
+        grammar_cache: compiled grammars kept by the shared ``GrammarCompiler``, and tool
+            sets (their chat parsers and grammars) kept for the requests that offer them again.
         max_body_bytes: the largest request body accepted.
 
     A field of the wrong type or out of range raises :class:`~gbnfkit.ArgumentError`
