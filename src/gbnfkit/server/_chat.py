@@ -95,7 +95,7 @@ def _plan(body: dict[str, Any], engine: Engine, config: ServerConfig) -> _Plan:
     # the template may open the reasoning (<think>): then the output starts inside it
     constraint = constraint_for(
         body, engine.chat_format, engine.token_of, chat=True, reasoning_open=prompt.reasoning_open,
-        vocab_size=engine.vocabulary.size, tool_sets=engine.tool_sets,
+        vocab_size=engine.vocabulary.size, cache=engine.request_cache,
     )
     parallel = optional_bool(body, "parallel_tool_calls")
     one_call = parallel is False and constraint.parser is not None and bool(body.get("tools"))

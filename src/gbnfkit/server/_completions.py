@@ -108,7 +108,8 @@ async def completions(request: Request) -> Response:
         body, cap=config.max_tokens, vocab_size=engine.vocabulary.size, chat=False
     )
     constraint = constraint_for(
-        body, engine.chat_format, engine.token_of, chat=False, vocab_size=engine.vocabulary.size
+        body, engine.chat_format, engine.token_of, chat=False, vocab_size=engine.vocabulary.size,
+        cache=engine.request_cache,
     )
     prompt_ids = _prompt_ids(body, engine)
     compiled = await engine.compiled(constraint.grammar)

@@ -32,8 +32,9 @@ class ServerConfig:
         ctx_size: each slot's context, in tokens (prompt and output).
         threads: llama.cpp threads per slot (``None``: half the CPUs divided among the
             slots, at least one; more threads than free cores make llama.cpp crawl).
-        grammar_cache: compiled grammars kept by the shared ``GrammarCompiler``, and tool
-            sets (their chat parsers and grammars) kept for the requests that offer them again.
+        grammar_cache: compiled grammars kept by the shared ``GrammarCompiler``, and
+            entries of what recent requests' constraints were made of (tool sets' chat
+            parsers and grammars, schemas' and GBNF texts' grammars), reused when sent again.
         max_body_bytes: the largest request body accepted.
 
     A field of the wrong type or out of range raises :class:`~gbnfkit.ArgumentError`

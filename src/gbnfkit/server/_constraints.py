@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from gbnfkit._errors import ChatError, GbnfkitError, GrammarError, SchemaError
 from gbnfkit._grammar import Grammar
@@ -23,10 +23,12 @@ from gbnfkit.server._errors import ApiError
 from gbnfkit.server._fields import optional_bool, reject_unknown_type
 from gbnfkit.tokens._trigger import Trigger
 
-__all__ = ["Constraint", "OutputKind", "ToolSets", "constraint_for", "tools_offered"]
+__all__ = ["Constraint", "OutputKind", "RequestCache", "constraint_for", "tools_offered"]
 
 _SCHEMA_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """OpenAI's rule for ``response_format.json_schema.name``."""
+
+_T = TypeVar("_T")
 
 TokenOf = Callable[[str], int | None]
 """The id of a token written as text (``None`` when the text is not one token)."""
@@ -59,13 +61,19 @@ def _grammar_error(param: str, exc: GrammarError) -> ApiError:
     )
 
 
-def _schema_grammar(param: str, schema: object) -> Grammar:
+def _schema_grammar(param: str, schema: object, cache: RequestCache | None) -> Grammar:
     """The grammar of ``schema`` in compact JSON: with whitespace allowed, small models
     write runs of blanks until ``max_tokens`` (measured on SmolLM2-135M)."""
     if isinstance(schema, bool):
         schema = {} if schema else {"not": {}}
     if not isinstance(schema, dict):
         raise reject_unknown_type(param, schema, "a JSON Schema (an object)")
+    if cache is None:
+        return _converted(param, schema)
+    return cache.made(_json_key("schema", schema), lambda: _converted(param, schema))
+
+
+def _converted(param: str, schema: dict[str, Any]) -> Grammar:
     try:
         return Grammar.from_json_schema(schema, whitespace="compact")
     except SchemaError as exc:
@@ -83,7 +91,7 @@ def _schema_grammar(param: str, schema: object) -> Grammar:
         ) from None
 
 
-def _response_format(value: object) -> Grammar | None:
+def _response_format(value: object, cache: RequestCache | None) -> Grammar | None:
     if not isinstance(value, dict):
         raise reject_unknown_type("response_format", value, "an object")
     kind = value.get("type")
@@ -92,7 +100,7 @@ def _response_format(value: object) -> Grammar | None:
     if kind == "json_object":
         schema = value.get("schema")
         return _schema_grammar(
-            "response_format.schema", schema if schema is not None else {"type": "object"}
+            "response_format.schema", schema if schema is not None else {"type": "object"}, cache
         )
     if kind == "json_schema":
         inner = value.get("json_schema")
@@ -109,7 +117,7 @@ def _response_format(value: object) -> Grammar | None:
         # boolean is still the request's mistake
         optional_bool(inner, "strict", path="response_format.json_schema.strict")
         schema = inner.get("schema", {})
-        return _schema_grammar("response_format.json_schema.schema", schema)
+        return _schema_grammar("response_format.json_schema.schema", schema, cache)
     raise ApiError(
         f"'response_format.type' must be 'text', 'json_object' or 'json_schema', not "
         f"{json.dumps(kind)}",
@@ -117,9 +125,15 @@ def _response_format(value: object) -> Grammar | None:
     )
 
 
-def _gbnf(value: object) -> Grammar:
+def _gbnf(value: object, cache: RequestCache | None) -> Grammar:
     if not isinstance(value, str):
         raise reject_unknown_type("grammar", value, "a string (GBNF)")
+    if cache is None:
+        return _parsed(value)
+    return cache.made(f"gbnf\n{value}", lambda: _parsed(value))
+
+
+def _parsed(value: str) -> Grammar:
     try:
         return Grammar.from_gbnf(value)
     except GrammarError as exc:
@@ -213,54 +227,41 @@ def tools_offered(body: Mapping[str, Any]) -> bool:
     return isinstance(tools, list) and bool(tools) and _tool_choice(body) != "none"
 
 
-class ToolSets:
-    """The chat parsers of the tool sets that recent requests offered, each with its
-    grammars by ``tool_choice``, the least recently used dropped past ``size``: an agent
-    sends the same tools with every turn, and a parser and grammar of 20 tools took 0.13 s
-    to build, of 50 tools 0.35 s (hermes), before each request's first token. Keyed by
-    the format, whether the reasoning is open, and the tools' JSON text (keys sorted):
-    tools written otherwise are another set, parsed again. Thread-safe."""
+class RequestCache:
+    """What recent requests' constraints were made of, kept for the requests that send the
+    same again: an agent sends its tools with every turn (their chat parser and grammar
+    took 0.13 s for 20 tools, 0.32 s for 50, hermes), a client its schema with every
+    request (1.5 ms at the median of MaskBench's, 8 ms at p90, 91 ms at most). Entries:
+    the chat parser of a tool set, its grammar per ``tool_choice``, the grammar of a JSON
+    Schema or of a GBNF text, each by its text (JSON with its keys sorted: written
+    otherwise, it is made again); the least recently used dropped past ``size``. What is
+    refused is never kept. Thread-safe."""
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._kept: OrderedDict[str, tuple[ChatParser, dict[str, ChatGrammar]]] = OrderedDict()
+        self._kept: OrderedDict[str, object] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._kept)
 
-    @staticmethod
-    def key(fmt: ChatFormat, tools: object, reasoning_open: bool) -> str:
-        return json.dumps([fmt.value, reasoning_open, tools], sort_keys=True, ensure_ascii=False)
-
-    def parser(self, key: str, fmt: ChatFormat, tools: object, reasoning_open: bool) -> ChatParser:
-        """The parser of ``tools`` (kept under ``key``, from :meth:`key`), made if new."""
+    def made(self, key: str, make: Callable[[], _T]) -> _T:
+        """The value kept under ``key``, or ``make()``'s, then kept."""
         with self._lock:
-            kept = self._kept.get(key)
-            if kept is not None:
+            found = self._kept.get(key)
+            if found is not None:
                 self._kept.move_to_end(key)
-                return kept[0]
-        parser = _tools_parser(fmt, tools, reasoning_open)
+                return cast(_T, found)
+        value = make()
         with self._lock:
-            self._kept[key] = (parser, {})
+            self._kept[key] = value
             while len(self._kept) > self._size:
                 self._kept.popitem(last=False)
-        return parser
+        return value
 
-    def grammar(self, key: str, parser: ChatParser, choice: str | Mapping[str, Any]) -> ChatGrammar:
-        """``parser.grammar(choice)`` (``parser`` kept under ``key``), made once."""
-        by_choice = json.dumps(choice, sort_keys=True)
-        with self._lock:
-            kept = self._kept.get(key)
-            found = kept[1].get(by_choice) if kept is not None else None
-        if found is not None:
-            return found
-        grammar = _tools_grammar(parser, choice)
-        with self._lock:
-            kept = self._kept.get(key)
-            if kept is not None and kept[0] is parser:
-                kept[1][by_choice] = grammar
-        return grammar
+
+def _json_key(kind: str, value: object) -> str:
+    return f"{kind}\n{json.dumps(value, sort_keys=True, ensure_ascii=False)}"
 
 
 def _tools_parser(fmt: ChatFormat, tools: object, reasoning_open: bool = False) -> ChatParser:
@@ -270,6 +271,15 @@ def _tools_parser(fmt: ChatFormat, tools: object, reasoning_open: bool = False) 
         return ChatParser(fmt, tools, reasoning_open=reasoning_open)
     except (GbnfkitError, ValueError, TypeError) as exc:
         raise ApiError(f"'tools': {exc}", param="tools", code="invalid_tools") from None
+
+
+def _cached_tools_parser(
+    cache: RequestCache | None, fmt: ChatFormat, tools: object, reasoning_open: bool
+) -> ChatParser:
+    if cache is None:
+        return _tools_parser(fmt, tools, reasoning_open)
+    key = _json_key("tools", [fmt.value, reasoning_open, tools])
+    return cache.made(key, lambda: _tools_parser(fmt, tools, reasoning_open))
 
 
 def _tools_grammar(parser: ChatParser, choice: str | Mapping[str, Any]) -> ChatGrammar:
@@ -289,7 +299,7 @@ def constraint_for(
     chat: bool,
     reasoning_open: bool = False,
     vocab_size: int | None = None,
-    tool_sets: ToolSets | None = None,
+    cache: RequestCache | None = None,
 ) -> Constraint:
     """The constraint of request ``body`` (``chat``: a chat completion, else a completion).
 
@@ -297,16 +307,16 @@ def constraint_for(
     the reasoning; the chat parser reads it so and the tool-call grammar wakes (lazy) or
     starts its calls (eager) only after the ``</think>``. In a format without reasoning
     (llama3, mistral, qwen3-coder) it is ignored: such output is read as content.
-    ``vocab_size``: token ids a ``token`` trigger may name are below it. ``tool_sets``:
-    the parsers and grammars of recent tool sets, reused (none: made for this request).
+    ``vocab_size``: token ids a ``token`` trigger may name are below it. ``cache``: what
+    recent requests' constraints were made of, reused (none: all made for this one).
     """
     sources: list[tuple[str, Grammar | None]] = []
     if body.get("response_format") is not None:
-        sources.append(("response_format", _response_format(body["response_format"])))
+        sources.append(("response_format", _response_format(body["response_format"], cache)))
     if body.get("json_schema") is not None:
-        sources.append(("json_schema", _schema_grammar("json_schema", body["json_schema"])))
+        sources.append(("json_schema", _schema_grammar("json_schema", body["json_schema"], cache)))
     if body.get("grammar") is not None:
-        sources.append(("grammar", _gbnf(body["grammar"])))
+        sources.append(("grammar", _gbnf(body["grammar"], cache)))
     triggers = _triggers(body, token_of, vocab_size)
     tools = body.get("tools") if chat else None
     choice = _tool_choice(body) if chat else "none"
@@ -329,22 +339,18 @@ def constraint_for(
         return Constraint(None, (), OutputKind.RAW, None)
     if tools is None or choice == "none":
         if tools is not None:  # still validated
-            if tool_sets is None:
-                _tools_parser(fmt, tools)
-            else:
-                tool_sets.parser(ToolSets.key(fmt, tools, False), fmt, tools, False)
+            _cached_tools_parser(cache, fmt, tools, False)
         if isinstance(choice, dict) or choice == "required":
             raise ApiError(f"'tool_choice' {json.dumps(choice)} needs 'tools'", param="tool_choice")
         content = ChatParser(ChatFormat.CONTENT, reasoning_open=reasoning_open)
         return Constraint(None, (), OutputKind.CHAT, content)
     opened = reasoning_open and fmt.has_reasoning
-    if tool_sets is None:
-        parser = _tools_parser(fmt, tools, opened)
+    parser = _cached_tools_parser(cache, fmt, tools, opened)
+    if cache is None:
         chat_grammar = _tools_grammar(parser, choice)
     else:
-        key = ToolSets.key(fmt, tools, opened)
-        parser = tool_sets.parser(key, fmt, tools, opened)
-        chat_grammar = tool_sets.grammar(key, parser, choice)
+        key = _json_key("tool grammar", [fmt.value, opened, tools, choice])
+        chat_grammar = cache.made(key, lambda: _tools_grammar(parser, choice))
     lazy = choice == "auto" or choice == ToolChoice.AUTO.value
     return Constraint(
         chat_grammar.grammar, chat_grammar.triggers if lazy else (), OutputKind.CHAT, parser

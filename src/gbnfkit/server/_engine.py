@@ -17,7 +17,7 @@ from gbnfkit._grammar import Grammar
 from gbnfkit.integrations._decode import AnyMatcher
 from gbnfkit.integrations.llama_cpp import LlamaRunner, load_llama, vocabulary_from_llama
 from gbnfkit.server._config import ServerConfig
-from gbnfkit.server._constraints import ToolSets
+from gbnfkit.server._constraints import RequestCache
 from gbnfkit.server._decode import Job, Outcome, Piece, run_job
 from gbnfkit.server._errors import ApiError
 from gbnfkit.server._prompt import ChatPrompt, format_from_template
@@ -59,8 +59,9 @@ class Engine:
             for _ in range(config.parallel - 1)
         ]
         self.compiler = GrammarCompiler(self.vocabulary, cache_size=config.grammar_cache)
-        # the chat parsers and grammars of recent requests' tool sets (as many)
-        self.tool_sets = ToolSets(config.grammar_cache)
+        # what recent requests' constraints were made of: tool sets' chat parsers and
+        # grammars, schemas' and GBNF texts' grammars (as many entries)
+        self.request_cache = RequestCache(config.grammar_cache)
         self._compile_lock = threading.Lock()
         self._llm: Any = first
         # the template that renders the prompts: the chat format follows it
