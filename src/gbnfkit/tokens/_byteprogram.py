@@ -15,9 +15,9 @@ The byte program is a list of positions.  A position is one of
 Rules are lists of alternative start positions.  Rule ``i`` of the engine's program is
 byte rule ``i``; a code point test whose characters have UTF-8 encodings of different
 shapes becomes a call of a *class rule* (one alternative per byte-range sequence, the
-single bytes merged into one test), added after the program's rules and shared by equal
-tests.  A test with a single shape (one code point of a literal, an ASCII class) stays
-inline.
+single bytes merged into one test and the sequences that differ only in their last byte
+into one), added after the program's rules and shared by equal tests.  A test with a
+single shape (one code point of a literal, an ASCII class) stays inline.
 """
 
 from __future__ import annotations
@@ -61,14 +61,30 @@ _UNMADE: Final = -1
 _SEVERAL: Final = -2
 
 
+def _alternatives(seqs: list[ByteSeq]) -> list[tuple[int, ...]]:
+    """The byte tests of a class rule's alternatives for its multi-byte ``seqs``: one per
+    distinct prefix (all but the last byte), its last test the union of theirs, in the
+    order first met. A class listing code points one by one (U+0100, U+0102, ...) was a
+    sequence each, so a state held a stack each (170,000 of them: 10 s to the first mask);
+    classes of ranges (negated ones, whole spans) have no two sequences with one prefix."""
+    lasts: dict[ByteSeq, int] = {}
+    for seq in seqs:
+        lo, hi = seq[-1]
+        prefix = seq[:-1]
+        lasts[prefix] = lasts.get(prefix, 0) | range_bits(lo, hi)
+    return [(*(range_bits(lo, hi) for lo, hi in prefix), last) for prefix, last in lasts.items()]
+
+
 class _Lowering:
     def __init__(self, program: Program, limits: Limits) -> None:
         self.program = program
         self.limits = limits
         self.n_rules = len(program.rule_alts)
-        # each class rule: its single bytes and its multi-byte sequences
-        self.class_seqs: list[tuple[int, list[ByteSeq]]] = []
+        # each class rule: its single bytes and its alternatives' byte tests (one per
+        # distinct prefix of its multi-byte sequences: _alternatives)
+        self.class_seqs: list[tuple[int, list[tuple[int, ...]]]] = []
         self.wide_seqs: dict[Ranges, list[ByteSeq]] = {}
+        self.wide_alts: dict[Ranges, list[tuple[int, ...]]] = {}
 
     def _lower_test(self, ranges: Ranges) -> tuple[_Op, ...]:
         """The byte tests of "one code point in ``ranges``"."""
@@ -95,8 +111,11 @@ class _Lowering:
             return ((TEST, ascii_bits),)
         if not ascii_bits and len(seqs) == 1:
             return tuple((TEST, range_bits(lo, hi)) for lo, hi in seqs[0])
+        alts = self.wide_alts.get(key)
+        if alts is None:
+            alts = self.wide_alts[key] = _alternatives(seqs)
         index = self.n_rules + len(self.class_seqs)
-        self.class_seqs.append((ascii_bits, seqs))
+        self.class_seqs.append((ascii_bits, alts))
         return ((CALL, index),)
 
     def run(self) -> ByteProgram:
@@ -155,21 +174,15 @@ class _Lowering:
             rules = list(program.rule_alts)
         else:
             rules = [tuple([where[a] for a in starts]) for starts in program.rule_alts]
-        # the operations of each byte-range sequence, END included (negated classes
-        # share most of theirs: the whole 2-, 3- and 4-byte spans)
-        seq_args: dict[ByteSeq, list[int]] = {}
-        for single, seqs in self.class_seqs:
-            # single bytes merge into one test; longer sequences are one alternative each
+        for single, alts in self.class_seqs:
+            # single bytes merge into one test; the multi-byte sequences are _alternatives
             starts: list[int] = []
             if single:
                 starts.append(len(out_kind))
                 out_kind += (TEST, END)
                 out_arg += (single, 0)
-            for s in seqs:
+            for args in alts:
                 starts.append(len(out_kind))
-                args = seq_args.get(s)
-                if args is None:
-                    args = seq_args[s] = [range_bits(lo, hi) for lo, hi in s]
                 out_kind.extend([TEST] * len(args))
                 out_arg.extend(args)
                 out_kind.append(END)

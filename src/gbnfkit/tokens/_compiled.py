@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 __all__ = ["CONTEXT_DEPTH", "CompiledGrammar"]
 
 CONTEXT_DEPTH: Final = 3  # frames in a context key (part of the saved format, not a tuning knob)
-_FORMAT = "gbnfkit-compiled-v3"
+_FORMAT = "gbnfkit-compiled-v4"  # v4: class rules merge byte sequences by prefix
 
 _SEPARATOR: Final = -2  # between the stacks of a context key
 
