@@ -61,15 +61,13 @@ def _grammar_error(param: str, exc: GrammarError) -> ApiError:
     )
 
 
-def _schema_grammar(param: str, schema: object, cache: RequestCache | None) -> Grammar:
+def _schema_grammar(param: str, schema: object, cache: RequestCache) -> Grammar:
     """The grammar of ``schema`` in compact JSON: with whitespace allowed, small models
     write runs of blanks until ``max_tokens`` (measured on SmolLM2-135M)."""
     if isinstance(schema, bool):
         schema = {} if schema else {"not": {}}
     if not isinstance(schema, dict):
         raise reject_unknown_type(param, schema, "a JSON Schema (an object)")
-    if cache is None:
-        return _converted(param, schema)
     return cache.made(_json_key("schema", schema), lambda: _converted(param, schema))
 
 
@@ -91,7 +89,7 @@ def _converted(param: str, schema: dict[str, Any]) -> Grammar:
         ) from None
 
 
-def _response_format(value: object, cache: RequestCache | None) -> Grammar | None:
+def _response_format(value: object, cache: RequestCache) -> Grammar | None:
     if not isinstance(value, dict):
         raise reject_unknown_type("response_format", value, "an object")
     kind = value.get("type")
@@ -125,11 +123,9 @@ def _response_format(value: object, cache: RequestCache | None) -> Grammar | Non
     )
 
 
-def _gbnf(value: object, cache: RequestCache | None) -> Grammar:
+def _gbnf(value: object, cache: RequestCache) -> Grammar:
     if not isinstance(value, str):
         raise reject_unknown_type("grammar", value, "a string (GBNF)")
-    if cache is None:
-        return _parsed(value)
     return cache.made(f"gbnf\n{value}", lambda: _parsed(value))
 
 
@@ -273,13 +269,10 @@ def _tools_parser(fmt: ChatFormat, tools: object, reasoning_open: bool = False) 
         raise ApiError(f"'tools': {exc}", param="tools", code="invalid_tools") from None
 
 
-def _cached_tools_parser(
-    cache: RequestCache | None, fmt: ChatFormat, tools: object, reasoning_open: bool
-) -> ChatParser:
-    if cache is None:
-        return _tools_parser(fmt, tools, reasoning_open)
-    key = _json_key("tools", [fmt.value, reasoning_open, tools])
-    return cache.made(key, lambda: _tools_parser(fmt, tools, reasoning_open))
+def _tools_key(fmt: ChatFormat, tools: object, reasoning_open: bool) -> str:
+    """The cache key of a tool set's parser; its grammars' keys are this one, a newline and
+    the ``tool_choice`` (JSON text holds no raw newline)."""
+    return _json_key("tools", [fmt.value, reasoning_open, tools])
 
 
 def _tools_grammar(parser: ChatParser, choice: str | Mapping[str, Any]) -> ChatGrammar:
@@ -310,6 +303,8 @@ def constraint_for(
     ``vocab_size``: token ids a ``token`` trigger may name are below it. ``cache``: what
     recent requests' constraints were made of, reused (none: all made for this one).
     """
+    if cache is None:
+        cache = RequestCache(0)
     sources: list[tuple[str, Grammar | None]] = []
     if body.get("response_format") is not None:
         sources.append(("response_format", _response_format(body["response_format"], cache)))
@@ -339,18 +334,17 @@ def constraint_for(
         return Constraint(None, (), OutputKind.RAW, None)
     if tools is None or choice == "none":
         if tools is not None:  # still validated
-            _cached_tools_parser(cache, fmt, tools, False)
+            cache.made(_tools_key(fmt, tools, False), lambda: _tools_parser(fmt, tools))
         if isinstance(choice, dict) or choice == "required":
             raise ApiError(f"'tool_choice' {json.dumps(choice)} needs 'tools'", param="tool_choice")
         content = ChatParser(ChatFormat.CONTENT, reasoning_open=reasoning_open)
         return Constraint(None, (), OutputKind.CHAT, content)
     opened = reasoning_open and fmt.has_reasoning
-    parser = _cached_tools_parser(cache, fmt, tools, opened)
-    if cache is None:
-        chat_grammar = _tools_grammar(parser, choice)
-    else:
-        key = _json_key("tool grammar", [fmt.value, opened, tools, choice])
-        chat_grammar = cache.made(key, lambda: _tools_grammar(parser, choice))
+    key = _tools_key(fmt, tools, opened)  # (the tools' JSON written once)
+    parser = cache.made(key, lambda: _tools_parser(fmt, tools, opened))
+    chat_grammar = cache.made(
+        f"{key}\n{json.dumps(choice, sort_keys=True)}", lambda: _tools_grammar(parser, choice)
+    )
     lazy = choice == "auto" or choice == ToolChoice.AUTO.value
     return Constraint(
         chat_grammar.grammar, chat_grammar.triggers if lazy else (), OutputKind.CHAT, parser
