@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 from gbnfkit._errors import ArgumentError
 
@@ -47,10 +48,19 @@ class Limits:
     max_cached_frames: int = 20_000_000
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ArgumentError(f"Limits.{f.name} must be a positive int, not {value!r:.40}")
+        bad = not_positive_int(self)
+        if bad is not None:
+            raise ArgumentError(f"Limits.{bad[0]} must be a positive int, not {bad[1]!r:.40}")
+
+
+def not_positive_int(limits: Any) -> tuple[str, object] | None:
+    """The first field of the dataclass ``limits`` (``Limits``, ``SchemaLimits``) that is
+    not a positive int (a bool is not one), with its value, or ``None``."""
+    for f in fields(limits):
+        value = getattr(limits, f.name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            return f.name, value
+    return None
 
 
 DEFAULT_LIMITS = Limits()

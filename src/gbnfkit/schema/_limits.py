@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from gbnfkit._errors import SchemaError
+from gbnfkit._limits import not_positive_int
 
 __all__ = ["SchemaLimits", "limit_hint"]
 
@@ -103,10 +104,9 @@ class SchemaLimits:
     max_counted_members: int = 500
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise SchemaError(f"limit {f.name} must be a positive int, not {v!r:.40}")
+        bad = not_positive_int(self)
+        if bad is not None:
+            raise SchemaError(f"limit {bad[0]} must be a positive int, not {bad[1]!r:.40}")
 
 
 def limit_hint(limits: SchemaLimits, name: str) -> str:
