@@ -7,26 +7,33 @@ from __future__ import annotations
 
 import pytest
 
-from gbnfkit import Grammar, GrammarCompiler, LimitError, Limits, Vocabulary, allocate_bitmask
+from gbnfkit import (
+    CompiledGrammar,
+    Grammar,
+    GrammarCompiler,
+    LimitError,
+    Limits,
+    Matcher,
+    Vocabulary,
+    allocate_bitmask,
+)
 
 TOKENS = [b"[", b"]", b"[[", b"]]", b"1", b",", b" ", b"{", b"}", b'"', b":"]
 VOCABULARY = Vocabulary([*TOKENS, None], eos_token_ids=[len(TOKENS)])
 
 
-def _allowed(matcher: object) -> list[int]:
+def _allowed(matcher: Matcher) -> list[int]:
     bitmask = allocate_bitmask(1, VOCABULARY.size)
-    matcher.fill_bitmask(bitmask, 0)  # type: ignore[attr-defined]
+    matcher.fill_bitmask(bitmask, 0)
     return [t for t in range(VOCABULARY.size) if bitmask[0, t >> 5] >> (t & 31) & 1]
 
 
-def _json(limits: Limits | None = None) -> object:
-    grammar = Grammar.builtin("json") if limits is None else Grammar.from_gbnf(
-        Grammar.builtin("json").to_gbnf(), limits=limits)
-    return GrammarCompiler(VOCABULARY).compile(grammar)
+def _json(limits: Limits | None = None) -> CompiledGrammar:
+    return GrammarCompiler(VOCABULARY).compile(Grammar.builtin("json", limits=limits))
 
 
 def test_nesting_past_the_depth_is_refused_and_the_matcher_is_unchanged() -> None:
-    matcher = _json().matcher()  # type: ignore[attr-defined]
+    matcher = _json().matcher()
     matcher.accept_text("[" * 1000)  # two frames a level: 2,003 frames, within 2,048
     assert _allowed(matcher) == [0, 1, 2, 3, 4, 6, 7, 9]
     with pytest.raises(LimitError) as info:
@@ -39,7 +46,7 @@ def test_nesting_past_the_depth_is_refused_and_the_matcher_is_unchanged() -> Non
 
 
 def test_a_raised_depth_reads_deeper_nesting() -> None:
-    matcher = _json(Limits(max_stack_depth=5_000)).matcher()  # type: ignore[attr-defined]
+    matcher = _json(Limits(max_stack_depth=5_000)).matcher()
     matcher.accept_text("[" * 2_400)
     matcher.accept_text("]" * 2_400)
     assert matcher.is_complete
@@ -60,8 +67,8 @@ def test_a_rule_chain_deeper_than_the_limit_is_refused_when_compiled() -> None:
 def test_past_the_frames_budget_the_cache_is_dropped_and_masks_stay_exact() -> None:
     """With a budget of 2,000 frames the cache is dropped again and again while a
     document nests 300 deep: every mask is the one computed with the default budget."""
-    small = _json(Limits(max_cached_frames=2_000)).matcher()  # type: ignore[attr-defined]
-    full = _json().matcher()  # type: ignore[attr-defined]
+    small = _json(Limits(max_cached_frames=2_000)).matcher()
+    full = _json().matcher()
     automaton = small._automaton
     last, drops = automaton.numbering, 0
     for text in ["[" * 150, '{"', 'a": ', "[1, " * 150, "1", "]" * 150, "}", "]" * 150]:
