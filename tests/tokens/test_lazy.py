@@ -208,6 +208,8 @@ TRIGGER_SETS = [
     [Trigger.pattern(r"[日本]+(\{)")],
     [Trigger.pattern_full(r"[\s\S]*?(<tool>)[\s\S]*")],
     [Trigger.pattern_full(r"ok[\s\S]*")],
+    # needs "</think>" (split across tokens, rolled back over) before the match is tried
+    [Trigger.pattern_full(r"[\s\S]*</think>[\s\S]*?(<tool>)[\s\S]*")],
     [Trigger.word("<tool>"), Trigger.after("</think>"), Trigger.pattern(r"CALL\(")],
     [Trigger.after("ok"), Trigger.word("<tool"), Trigger.token(tid(b"<tool>"))],
     [Trigger.after("ol>"), Trigger.word("<tool>")],  # end in the same token; "<tool>" first
@@ -369,6 +371,30 @@ def test_pattern_full_must_match_the_whole_output() -> None:
     assert not whole.is_active
     whole.accept_text("1}")  # no group: the whole output is replayed
     assert whole.is_active and whole.is_complete
+
+
+def test_a_pattern_is_tried_once_its_required_string_is_in_the_output_and_after_rollbacks() -> None:
+    """The regular expression waits for ``</think>`` (every match holds it); a rollback
+    that keeps it, one that cuts it, and one that ends exactly after it are all seen."""
+    triggers = [Trigger.pattern_full(r"[\s\S]*</think>[\s\S]*?(<tool>)[\s\S]*")]
+    matcher = COMPILED.matcher(triggers=triggers)
+    for piece in ["<tool>", "hm</thi", "nk>"]:
+        matcher.accept_text(piece)
+    assert not matcher.is_active
+    matcher.accept_text("x")
+    matcher.rollback(1)  # back to just after "</think>"
+    matcher.accept_text("<tool>{")
+    assert matcher.is_active and b'"' in allowed(matcher) and b"}" not in allowed(matcher)
+    matcher.rollback(2)  # inactive, "</think>" cut to "</thi"
+    matcher.accept_text("<tool>")
+    assert not matcher.is_active
+    matcher.rollback(1)
+    matcher.accept_text("nk><tool>")
+    assert matcher.is_active
+    fork = matcher.fork()
+    fork.reset()
+    fork.accept_text("<tool>")
+    assert not fork.is_active
 
 
 def test_token_trigger_constrains_from_the_tokens_text() -> None:

@@ -24,6 +24,7 @@ from gbnfkit._errors import ArgumentError, InputRejected, TriggerRejected, Vocab
 from gbnfkit.tokens._bitmask import write_mask_row
 from gbnfkit.tokens._bytestate import ByteState
 from gbnfkit.tokens._matcher import Matcher, locate_refusal
+from gbnfkit.tokens._required_literals import required_literals
 from gbnfkit.tokens._trigger import Trigger, TriggerKind
 
 if TYPE_CHECKING:
@@ -49,15 +50,18 @@ class _Triggers:
 
     ``literals`` holds ``(order, bytes, skip)`` for word and after triggers, ``skip``
     being how far the constrained text starts after the match (0 for a word, the
-    length for ``after``); ``patterns`` holds ``(order, regex, full)``; ``tokens`` maps
-    a token id to the order of its (first) trigger.  ``order`` is the trigger's index
-    in the list given, which breaks ties.
+    length for ``after``); ``patterns`` holds ``(order, regex, full)`` and ``needs``, for
+    each pattern, the strings one of which every match of it contains (``None``: not
+    known; ``_required_literals``); ``tokens`` maps a token id to the order of its
+    (first) trigger.  ``order`` is the trigger's index in the list given, which breaks
+    ties.
     """
 
     triggers: tuple[Trigger, ...]
     literals: tuple[tuple[int, bytes, int], ...]
     patterns: tuple[tuple[int, re.Pattern[str], bool], ...]
     tokens: dict[int, int]
+    needs: tuple[tuple[str, ...] | None, ...]
 
     @staticmethod
     def of(triggers: Iterable[Trigger], compiled: CompiledGrammar) -> _Triggers:
@@ -95,7 +99,8 @@ class _Triggers:
             else:
                 full = trigger.kind is TriggerKind.PATTERN_FULL
                 patterns.append((order, re.compile(value), full))
-        return _Triggers(items, tuple(literals), tuple(patterns), tokens)
+        needs = tuple(required_literals(regex) for _, regex, _ in patterns)
+        return _Triggers(items, tuple(literals), tuple(patterns), tokens, needs)
 
 
 class LazyMatcher:
@@ -141,6 +146,7 @@ class LazyMatcher:
         "_history",
         "_inner",
         "_open_words",
+        "_needs_at",
     )
 
     def __init__(
@@ -167,6 +173,8 @@ class LazyMatcher:
         self._history: list[_Snapshot] = []  # inactive steps, then the activating one
         self._inner: Matcher | None = None  # the grammar, once a trigger fired
         self._open_words: npt.NDArray[np.int32] | None = None
+        # per pattern: where the first of its required strings to end in _text ends, or -1
+        self._needs_at = self._unseen()
 
     # -- state --------------------------------------------------------------
     @property
@@ -343,6 +351,8 @@ class LazyMatcher:
         start = len(self._buffer)
         self._buffer += data
         grew = bool(self._triggers.patterns) and self._decode()
+        if grew:
+            self._look_for_needs(before.text_len)
         found = self._find(start, token_id, grew)
         if found is not None:
             order, begin = found
@@ -369,12 +379,31 @@ class LazyMatcher:
         self._decoded = len(self._buffer) - len(decoder.getstate()[0])
         return bool(more)
 
+    def _unseen(self) -> list[int]:
+        """``_needs_at`` for an empty output (0 for a pattern that needs nothing known)."""
+        return [-1 if need is not None else 0 for need in self._triggers.needs]
+
+    def _look_for_needs(self, old_len: int) -> None:
+        """Note where each pattern's required strings first end in ``_text``, which grew
+        from ``old_len`` characters: none ended in those, so only the strings ending
+        after them are looked for, from ``len(string) - 1`` characters before."""
+        text = self._text
+        at = self._needs_at
+        for k, need in enumerate(self._triggers.needs):
+            if at[k] >= 0 or need is None:
+                continue
+            for string in need:
+                found = text.find(string, max(0, old_len - len(string) + 1))
+                if found >= 0 and (at[k] < 0 or found + len(string) < at[k]):
+                    at[k] = found + len(string)
+
     def _find(self, start: int, token_id: int | None, grew: bool) -> tuple[int, int] | None:
         """The trigger that fires now, as ``(order, constrained start)``, or ``None``.
 
         ``start`` is where the bytes of this step begin: no trigger matched before
         them, so a word can only end after ``start``; patterns are searched again only
-        when the decoded text ``grew`` (the same text gives the same answer: none).
+        when the decoded text ``grew`` (the same text gives the same answer: none), and
+        only once one of the strings every match of the pattern holds is in the text.
         """
         triggers = self._triggers
         buffer = self._buffer
@@ -386,7 +415,9 @@ class LazyMatcher:
                 at = buffer.find(word, max(0, start - len(word) + 1))
                 if at >= 0 and (best is None or (at, order) < best[:2]):
                     best = (at, order, at + skip)
-        for order, regex, full in triggers.patterns if grew else ():
+        for k, (order, regex, full) in enumerate(triggers.patterns if grew else ()):
+            if self._needs_at[k] < 0:
+                continue  # no match can be there yet
             text = self._text
             if full:
                 match = regex.fullmatch(text)
@@ -438,6 +469,8 @@ class LazyMatcher:
         self._text = self._text[: snapshot.text_len]
         self._decoded = snapshot.decoded_len
         self._terminated = snapshot.terminated
+        # a string ending past the cut is gone, and none ended before where it did
+        self._needs_at = [-1 if end > snapshot.text_len else end for end in self._needs_at]
 
     def rollback(self, n: int = 1) -> None:
         """Undo the last ``n`` steps (accepted tokens or texts), across activation.
@@ -471,6 +504,7 @@ class LazyMatcher:
         self._terminated = False
         self._history.clear()
         self._inner = None
+        self._needs_at = self._unseen()
 
     def fork(self) -> LazyMatcher:
         """An independent copy (same state and history)."""
@@ -486,6 +520,7 @@ class LazyMatcher:
         other._history = list(self._history)
         other._inner = self._inner.fork() if self._inner is not None else None
         other._open_words = self._open_words
+        other._needs_at = list(self._needs_at)
         return other
 
     def __copy__(self) -> LazyMatcher:
