@@ -145,6 +145,42 @@ def test_a_paused_stream_survives_other_uses_of_its_llama(llama: Any) -> None:
         assert first + "".join(stream) == alone
 
 
+def test_a_prompt_that_begins_as_the_last_one_evaluates_only_what_differs(
+    llama: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Llama's cache keeps the shared beginning (a chat's system prompt and tools);
+    the logits after it are those of evaluating the whole prompt afresh."""
+    runner = integration.LlamaRunner(llama)
+    system = runner.encode_prompt("You answer briefly. Tools: weather(city), time(zone).", raw=True)
+    first = system + llama.tokenize(b" Q: weather in Paris?", add_bos=False)
+    second = system + llama.tokenize(b" Q: time in Rome?", add_bos=False)
+    llama.reset()
+    llama.eval(second)
+    fresh = runner._logits()
+    evaluated: list[int] = []
+    eval_ = llama.eval
+
+    def counting(tokens: list[int]) -> None:
+        evaluated.append(len(tokens))
+        eval_(tokens)
+
+    monkeypatch.setattr(llama, "eval", counting)
+    runner.start(first)
+    shared = runner.start(second)
+    common = next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
+    assert common >= len(system)
+    assert evaluated[-1] == len(second) - common  # the system prompt was kept
+    assert np.allclose(shared, fresh, atol=1e-4)
+    assert int(np.argmax(shared)) == int(np.argmax(fresh))
+    again = runner.start(second)  # the same prompt: its last token is evaluated again
+    assert evaluated[-1] == 1
+    assert np.allclose(again, fresh, atol=1e-4)
+    unrelated = runner.encode_prompt("Something else entirely.", raw=True)
+    assert unrelated[0] != second[0]
+    runner.start(unrelated)  # nothing in common: all of it evaluated
+    assert evaluated[-1] == len(unrelated)
+
+
 def test_lazy_grammar_sleeps_through_plain_text(llama_decoder: Decoder) -> None:
     params = SamplingParams(seed=3)
     free = llama_decoder.generate("Say hello to Ada.", params=params, max_tokens=25)

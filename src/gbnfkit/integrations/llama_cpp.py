@@ -331,6 +331,10 @@ class LlamaRunner:
     (``llama_get_logits_ith``). The ``Llama`` may be used for other things between two
     steps (another runner or decoder on it, its own ``create_completion``): a step that
     finds it holding another sequence evaluates this runner's sequence again first.
+    :meth:`start` keeps the beginning of the prompt that the ``Llama``'s cache already
+    holds and evaluates the rest (:attr:`cached_prompt_tokens`), as llama-cpp-python's
+    own ``generate`` does; on this CPU backend the logits are the same as evaluating the
+    whole prompt (tests/integrations compare them).
 
     The chat template is ``chat_template`` when given (Jinja text, as ``llama-server
     --chat-template-file`` reads it), else the GGUF's ``tokenizer.chat_template`` when it
@@ -371,6 +375,7 @@ class LlamaRunner:
             )
         self._template: str | None = chat_template
         self._held: npt.NDArray[np.intc] | None = None  # the sequence this runner evaluated
+        self._cached = 0  # of the last prompt, the tokens kept in the Llama's cache
         self._formatter: Any = _jinja_formatter(llm, chat_template) if chat_template else None
         if chat_template is not None and self._formatter is None:
             raise ChatTemplateError("the chat template is empty")
@@ -434,12 +439,45 @@ class LlamaRunner:
         view = np.ctypeslib.as_array(pointer, shape=(self._width,))
         return np.array(view, dtype=np.float32)
 
+    @property
+    def cached_prompt_tokens(self) -> int:
+        """How many tokens at the start of the last prompt given to :meth:`start` the
+        Llama's cache already held (so they were not evaluated again)."""
+        return self._cached
+
+    def cached_prefix(self, prompt_ids: Sequence[int]) -> int:
+        """How many leading tokens of ``prompt_ids`` the Llama's cache holds now (what
+        :meth:`start` would not evaluate, but for the last token, which it always does)."""
+        llm = self._llm
+        n = min(int(llm.n_tokens), len(prompt_ids))
+        if n <= 0:
+            return 0
+        differ = np.flatnonzero(llm.input_ids[:n] != np.asarray(prompt_ids[:n], dtype=np.intc))
+        return int(differ[0]) if differ.size else n
+
     def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
         ids = list(prompt_ids)
-        self._llm.reset()
-        self._llm.eval(ids)
+        self._cached = self._evaluate(ids)
         self._held = np.array(ids, dtype=np.intc)
         return self._logits()
+
+    def _evaluate(self, ids: list[int]) -> int:
+        """Make ``ids`` the Llama's whole sequence, evaluated. The beginning it already
+        holds (a chat's system prompt and tools, an earlier turn) is kept in its cache, as
+        llama-cpp-python's own ``generate`` and llama.cpp's server keep it; at least the
+        last id is evaluated again, for the logits after it. Returns how many were kept."""
+        llm = self._llm
+        keep = min(self.cached_prefix(ids), len(ids) - 1)
+        # the cache past ``keep`` is dropped; a model whose memory cannot be cut there
+        # (recurrent) says so, and starts over
+        cut = getattr(getattr(llm, "_ctx", None), "kv_cache_seq_rm", None)
+        if keep > 0 and cut is not None and cut(-1, keep, -1):
+            llm.n_tokens = keep
+            llm.eval(ids[keep:])
+            return keep
+        llm.reset()
+        llm.eval(ids)
+        return 0
 
     def step(self, token_id: int) -> npt.NDArray[np.float32]:
         llm, held = self._llm, self._held
@@ -448,8 +486,7 @@ class LlamaRunner:
         ):
             # the Llama evaluated something else since (another runner or decoder on it,
             # its own create_completion): this sequence is evaluated again first
-            llm.reset()
-            llm.eval(held.tolist())
+            self._evaluate(held.tolist())
         llm.eval([token_id])
         self._held = np.append(held, np.intc(token_id)) if held is not None else None
         return self._logits()
