@@ -28,6 +28,11 @@ def events(client: TestClient, path: str, **body: Any) -> list[dict[str, Any]]:
     return [json.loads(line[len("data: ") :]) for line in lines[:-1]]
 
 
+def without_cache(usage: dict[str, Any]) -> dict[str, Any]:
+    """Usage but for the cached prompt tokens, which depend on the requests before."""
+    return {k: v for k, v in usage.items() if k != "prompt_tokens_details"}
+
+
 def test_health_and_models(client: TestClient, engine: Engine) -> None:
     health = client.get("/health").json()
     assert health["status"] == "ok" and health["slots_idle"] == 2
@@ -51,11 +56,17 @@ def test_plain_chat_counts_usage(client: TestClient, engine: Engine) -> None:
     assert choice["finish_reason"] == "length"
     assert result["timings"]["predicted_n"] == 5 and result["timings"]["grammar_ms"] == 0
     prompt = engine.chat_prompt([{"role": "user", "content": "Say hello."}])
+    cached = result["usage"]["prompt_tokens_details"]["cached_tokens"]
     assert result["usage"] == {
         "prompt_tokens": len(prompt),
         "completion_tokens": 5,
         "total_tokens": len(prompt) + 5,
+        "prompt_tokens_details": {"cached_tokens": cached},
     }
+    # the slot's cache keeps what an earlier request began with; the last token is
+    # always evaluated (its logits are the first step's)
+    assert 0 <= cached < len(prompt)
+    assert result["timings"]["cache_n"] + result["timings"]["prompt_n"] == len(prompt)
 
 
 def test_json_schema_output_validates(client: TestClient) -> None:
@@ -203,7 +214,10 @@ def test_stream_concatenates_to_the_whole_message(client: TestClient) -> None:
         ]
         assert [calls[i] for i in sorted(calls)] == expected
         assert finish == whole["choices"][0]["finish_reason"]
-        assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == whole["usage"]
+        # the same counts; the stream's prompt is cached (the whole answer evaluated it)
+        assert chunks[-1]["choices"] == [] and without_cache(chunks[-1]["usage"]) == without_cache(
+            whole["usage"]
+        )
 
 
 def test_stop_strings_and_n(client: TestClient) -> None:

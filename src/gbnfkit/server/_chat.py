@@ -163,7 +163,7 @@ async def _whole(plan: _Plan, engine: Engine, request: Request) -> Response:
             "created": now(),
             "model": engine.model_id,
             "choices": choices,
-            "usage": usage(len(plan.prompt_ids), completion),
+            "usage": usage(len(plan.prompt_ids), completion, outcomes[0].cached_prompt_tokens),
             "timings": timings(outcomes),
         }
     )
@@ -240,7 +240,7 @@ async def _events(plan: _Plan, engine: Engine) -> AsyncIterator[str]:
             body["usage"] = None
         return sse(body)
 
-    completion = 0
+    completion = cached = 0
     try:
         for index in range(plan.sampling.n):
             deltas = _Deltas(
@@ -260,6 +260,8 @@ async def _events(plan: _Plan, engine: Engine) -> AsyncIterator[str]:
                 yield chunk(index, delta)
             assert outcome is not None
             completion += outcome.completion_tokens
+            if index == 0:
+                cached = outcome.cached_prompt_tokens
             finish = (
                 "length"
                 if outcome.finish is Finish.LENGTH
@@ -278,7 +280,7 @@ async def _events(plan: _Plan, engine: Engine) -> AsyncIterator[str]:
                 "created": created,
                 "model": engine.model_id,
                 "choices": [],
-                "usage": usage(len(plan.prompt_ids), completion),
+                "usage": usage(len(plan.prompt_ids), completion, cached),
             }
         )
     yield sse("[DONE]")

@@ -158,7 +158,7 @@ async def completions(request: Request) -> Response:
             "created": now(),
             "model": engine.model_id,
             "choices": choices,
-            "usage": usage(len(prompt_ids), completion),
+            "usage": usage(len(prompt_ids), completion, outcomes[0].cached_prompt_tokens),
             "timings": timings(outcomes),
         }
     )
@@ -195,12 +195,14 @@ async def _events(
             body["usage"] = None
         return sse(body)
 
-    completion = 0
+    completion = cached = 0
     try:
         for index in range(n):
             async for item in stream_job(engine, job(index)):
                 if isinstance(item, Outcome):
                     completion += item.completion_tokens
+                    if index == 0:
+                        cached = item.cached_prompt_tokens
                     yield chunk(index, "", _finish(item))
                     break
                 yield chunk(index, item.text, None, item.logprobs)
@@ -214,7 +216,7 @@ async def _events(
                 "created": created,
                 "model": engine.model_id,
                 "choices": [],
-                "usage": usage(prompt_tokens, completion),
+                "usage": usage(prompt_tokens, completion, cached),
             }
         )
     yield sse("[DONE]")

@@ -77,6 +77,12 @@ class Outcome:
     logprobs: tuple[TokenLogprob, ...] = ()
     """One entry per token whose text starts in ``text`` (in order; empty unless the job
     asks): the tokens a stop string cut off are left out."""
+    prompt_tokens: int = 0
+    """The prompt's tokens."""
+    cached_prompt_tokens: int = 0
+    """How many of them the model's cache held from an earlier request (not evaluated)."""
+    prompt_seconds: float = 0.0
+    """The time spent evaluating the rest of the prompt."""
 
 
 def _held_back(text: str, stops: tuple[str, ...]) -> int:
@@ -118,8 +124,10 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[Piece], None]) -> Out
     room = job.max_tokens
     if runner.context_size is not None:
         room = min(room, runner.context_size - len(job.prompt_ids))
+    evaluating = time.perf_counter()
     logits = runner.start(job.prompt_ids)
     started = time.perf_counter()
+    cached = int(getattr(runner, "cached_prompt_tokens", 0))  # a runner keeping a cache
     text, sent, count, cut = "", 0, 0, False
     entries: list[TokenLogprob] = []
     handed = 0  # entries emitted
@@ -177,4 +185,7 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[Piece], None]) -> Out
         decode_seconds=time.perf_counter() - started,
         grammar_seconds=timed.seconds if timed is not None else 0.0,
         logprobs=tuple(entries),
+        prompt_tokens=len(job.prompt_ids),
+        cached_prompt_tokens=cached,
+        prompt_seconds=started - evaluating,
     )

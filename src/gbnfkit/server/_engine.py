@@ -21,6 +21,7 @@ from gbnfkit.server._constraints import RequestCache
 from gbnfkit.server._decode import Job, Outcome, Piece, run_job
 from gbnfkit.server._errors import ApiError
 from gbnfkit.server._prompt import ChatPrompt, format_from_template
+from gbnfkit.server._slots import SlotPool
 from gbnfkit.tokens._compiled import CompiledGrammar
 from gbnfkit.tokens._compiler import GrammarCompiler
 from gbnfkit.tokens._trigger import Trigger
@@ -69,21 +70,19 @@ class Engine:
         self.chat_format = config.chat_format or format_from_template(self.template)
         self.context_size = config.ctx_size
         self._executor = ThreadPoolExecutor(config.parallel, thread_name_prefix="gbnfkit-slot")
-        self._free: asyncio.Queue[LlamaRunner] | None = None
+        self._free: SlotPool | None = None
         self._free_loop: asyncio.AbstractEventLoop | None = None
         self.waiting = 0
         self.busy = 0
 
-    def _slots(self) -> asyncio.Queue[LlamaRunner]:
-        """The free slots, a queue of the running event loop (made for each new loop: an
-        engine outlives the loop of one test client or one ``uvicorn.run``)."""
+    def _slots(self) -> SlotPool:
+        """The free slots, of the running event loop (made for each new loop: an engine
+        outlives the loop of one test client or one ``uvicorn.run``)."""
         loop = asyncio.get_running_loop()
         if self._free is None or self._free_loop is not loop:
             if self.busy:
                 raise RuntimeError("an engine serves one event loop at a time")
-            self._free, self._free_loop = asyncio.Queue(), loop
-            for runner in self._runners:
-                self._free.put_nowait(runner)
+            self._free, self._free_loop = SlotPool(self._runners), loop
         return self._free
 
     @property
@@ -164,7 +163,7 @@ class Engine:
         free = self._slots()
         self.waiting += 1
         try:
-            runner = await free.get()
+            runner = await free.take(job.prompt_ids)
         finally:
             self.waiting -= 1
         self.busy += 1
@@ -175,7 +174,7 @@ class Engine:
 
         def release() -> None:
             self.busy -= 1
-            free.put_nowait(runner)
+            free.give(runner)
 
         def work() -> None:
             try:

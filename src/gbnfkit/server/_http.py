@@ -104,11 +104,18 @@ def failure_event(exc: Exception) -> str:
 
 
 def timings(outcomes: list[Outcome]) -> dict[str, float]:
-    """llama-server's ``timings`` extension: tokens decoded, decode time, tokens/s, and
-    the part of decode time spent in the grammar (ms)."""
+    """llama-server's ``timings`` extension, summed over the choices: prompt tokens taken
+    from the cache, prompt tokens evaluated and the time that took (ms), tokens decoded,
+    decode time, tokens/s, and the part of decode time spent in the grammar (ms)."""
     tokens = sum(o.completion_tokens for o in outcomes)
     seconds = sum(o.decode_seconds for o in outcomes)
+    evaluated = sum(o.prompt_tokens - o.cached_prompt_tokens for o in outcomes)
+    prompt_seconds = sum(o.prompt_seconds for o in outcomes)
     return {
+        "cache_n": sum(o.cached_prompt_tokens for o in outcomes),
+        "prompt_n": evaluated,
+        "prompt_ms": 1000 * prompt_seconds,
+        "prompt_per_second": evaluated / prompt_seconds if prompt_seconds > 0 else 0.0,
         "predicted_n": tokens,
         "predicted_ms": 1000 * seconds,
         "predicted_per_second": tokens / seconds if seconds > 0 else 0.0,
@@ -116,11 +123,14 @@ def timings(outcomes: list[Outcome]) -> dict[str, float]:
     }
 
 
-def usage(prompt: int, completion: int) -> dict[str, int]:
+def usage(prompt: int, completion: int, cached: int) -> dict[str, object]:
+    """OpenAI's usage; ``cached``: the prompt tokens the first choice found in the model's
+    cache (``prompt_tokens_details.cached_tokens``)."""
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
     }
 
 
