@@ -28,6 +28,8 @@ class SlotPool:
 
     async def take(self, prompt_ids: Sequence[int]) -> LlamaRunner:
         """A free slot for ``prompt_ids`` (the one caching most of it), waiting for one."""
+        while self._waiting and self._waiting[0].done():  # cancelled, not yet gone
+            self._waiting.popleft()
         if self._idle and not self._waiting:
             best = max(
                 range(len(self._idle)), key=lambda i: self._idle[i].cached_prefix(prompt_ids)
