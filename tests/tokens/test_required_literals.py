@@ -94,3 +94,18 @@ def test_the_chat_formats_triggers_have_required_strings(fmt: str) -> None:
         if trigger.kind.name.startswith("PATTERN"):
             assert isinstance(trigger.value, str)
             assert required_literals(re.compile(trigger.value)) is not None, trigger
+
+
+def test_a_pattern_nested_beyond_the_stack_left_gives_no_requirement() -> None:
+    """Compiled where the stack allowed it, walked where it does not: no error."""
+    import inspect
+    import sys
+
+    regex = re.compile("(?:" * 300 + "ab" + ")" * 300)
+    assert required_literals(regex) == ("ab",)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 150)
+    try:
+        assert required_literals(regex) is None
+    finally:
+        sys.setrecursionlimit(limit)

@@ -55,10 +55,9 @@ def required_literals(regex: re.Pattern[str]) -> tuple[str, ...] | None:
     if regex.flags & re.IGNORECASE:
         return None
     try:
-        tree = _parser.parse(regex.pattern, regex.flags)
-    except (re.error, RecursionError):  # compiled already, so neither is expected
+        need = _sequence(list(_parser.parse(regex.pattern, regex.flags)))
+    except (re.error, RecursionError):  # the pattern compiled, but nests near the limit
         return None
-    need = _sequence(list(tree))
     return None if need is None else tuple(sorted(need))
 
 
