@@ -110,3 +110,28 @@ def test_a_shared_system_prompt_is_evaluated_once(client: TestClient, engine: En
         assert len(prefix) // 2 < cached < usage["prompt_tokens"]
         assert timings["cache_n"] == cached
         assert timings["prompt_n"] == usage["prompt_tokens"] - cached
+
+
+def test_cache_prompt_false_evaluates_the_whole_prompt(client: TestClient) -> None:
+    body = {"messages": user("Name a river."), "max_tokens": 2, "seed": 1}
+    assert client.post("/v1/chat/completions", json=body).status_code == 200  # a slot holds it
+    for cache_prompt, expect_cached in ((True, True), (False, False)):
+        response = client.post("/v1/chat/completions", json={**body, "cache_prompt": cache_prompt})
+        assert response.status_code == 200, response.text
+        reply = response.json()
+        cached = reply["usage"]["prompt_tokens_details"]["cached_tokens"]
+        assert (cached > 0) == expect_cached
+        assert reply["timings"]["prompt_n"] == reply["usage"]["prompt_tokens"] - cached
+    refused = client.post("/v1/chat/completions", json={**body, "cache_prompt": "no"})
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "cache_prompt"
+
+
+def test_completions_take_cache_prompt_too(client: TestClient) -> None:
+    body = {"prompt": "The longest river in Europe is", "max_tokens": 2, "seed": 1}
+    first = client.post("/v1/completions", json=body).json()
+    again = client.post("/v1/completions", json=body).json()
+    fresh = client.post("/v1/completions", json={**body, "cache_prompt": False}).json()
+    prompt = first["usage"]["prompt_tokens"]
+    assert again["usage"]["prompt_tokens_details"]["cached_tokens"] == prompt - 1
+    assert fresh["usage"]["prompt_tokens_details"]["cached_tokens"] == 0
+    assert again["choices"][0]["text"] == fresh["choices"][0]["text"] == first["choices"][0]["text"]

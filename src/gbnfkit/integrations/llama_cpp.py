@@ -455,6 +455,10 @@ class LlamaRunner:
         differ = np.flatnonzero(llm.input_ids[:n] != np.asarray(prompt_ids[:n], dtype=np.intc))
         return int(differ[0]) if differ.size else n
 
+    def forget_cache(self) -> None:
+        """Empty the Llama's cache: the next :meth:`start` evaluates its whole prompt."""
+        self._llm.reset()
+
     def start(self, prompt_ids: Sequence[int]) -> npt.NDArray[np.float32]:
         ids = list(prompt_ids)
         self._cached = self._evaluate(ids)

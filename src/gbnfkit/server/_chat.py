@@ -179,6 +179,7 @@ def _job(plan: _Plan, engine: Engine, index: int) -> Job:
         cancel=cancel_event(),
         end_when_complete=plan.one_tool_call,
         logprobs=plan.sampling.logprobs,
+        cache_prompt=plan.sampling.cache_prompt,
     )
 
 

@@ -124,6 +124,7 @@ async def completions(request: Request) -> Response:
             stop=sampling.stop,
             cancel=cancel_event(),
             logprobs=sampling.logprobs,
+            cache_prompt=sampling.cache_prompt,
         )
 
     def logprobs(entries: Sequence[TokenLogprob]) -> dict[str, Any] | None:

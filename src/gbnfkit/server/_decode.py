@@ -52,6 +52,9 @@ class Job:
     logprobs: int | None = None
     """Record each sampled token's log probability with this many most likely tokens of
     its step (``None``: record none)."""
+    cache_prompt: bool = True
+    """Keep the beginning of the prompt the runner's cache holds (``False``: the runner
+    forgets it first, when it keeps one)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,9 @@ def run_job(runner: ModelRunner, job: Job, emit: Callable[[Piece], None]) -> Out
     if runner.context_size is not None:
         room = min(room, runner.context_size - len(job.prompt_ids))
     evaluating = time.perf_counter()
+    forget = getattr(runner, "forget_cache", None)  # a runner keeping a cache
+    if not job.cache_prompt and forget is not None:
+        forget()
     logits = runner.start(job.prompt_ids)
     started = time.perf_counter()
     cached = int(getattr(runner, "cached_prompt_tokens", 0))  # a runner keeping a cache

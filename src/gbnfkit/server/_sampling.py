@@ -52,6 +52,9 @@ class Sampling:
     include_usage: bool
     logprobs: int | None = None
     """Report log probabilities with this many top tokens each (``None``: none)."""
+    cache_prompt: bool = True
+    """llama-server's ``cache_prompt``: keep the beginning of the prompt a slot's cache
+    holds (``False``: evaluate all of it)."""
 
     def for_choice(self, index: int) -> SamplingParams:
         """The params of choice ``index`` (seed + index when a seed is given)."""
@@ -167,4 +170,5 @@ def sampling_of(
         stream=stream,
         include_usage=include_usage,
         logprobs=logprobs,
+        cache_prompt=optional_bool(body, "cache_prompt") is not False,
     )
