@@ -1,6 +1,6 @@
 """The model slots: ``parallel`` llama.cpp instances of one GGUF (a ``Llama`` is not
 thread-safe, so each generation owns one for its duration), one shared vocabulary and
-one shared ``GrammarCompiler``, and the queue of requests waiting for a free slot."""
+one shared ``GrammarCompiler``, and the free slots (``_slots.SlotPool``)."""
 
 from __future__ import annotations
 
