@@ -80,6 +80,27 @@ def test_many_tool_calls_fed_one_character_at_a_time(fmt: ChatFormat) -> None:
     assert first == second == [MessageDelta("x")] and first is not second
 
 
+@pytest.mark.parametrize("fmt", [f for f in TOOL_FORMATS if f is not ChatFormat.LLAMA3])
+def test_settled_calls_and_the_walk_over_them_are_kept_not_read_again(fmt: ChatFormat) -> None:
+    """A rebuild goes on after the calls an earlier one settled (a message of many calls
+    streamed in time quadratic in their number before), and gives what a parse does."""
+    message = _message(fmt, 9)
+    text = render(message, fmt)
+    stream = MessageStream(fmt, TOOLS)
+    memo: Memo = stream._memo
+    grew = 0
+    for i in range(0, len(text), 2):
+        before = len(memo.settled[1])
+        stream.feed(text[i : i + 2])
+        grew += len(memo.settled[1]) > before
+        partial = parse_message(text[: i + 2], fmt, TOOLS, partial=True)
+        assert memo.settled[1] == partial.tool_calls[: len(memo.settled[1])]
+    assert len(memo.settled[1]) >= len(message.tool_calls) - 1
+    assert grew >= len(message.tool_calls) - 1  # one call more at a time, not all again
+    assert memo.walked is not None and memo.walked.tools
+    assert stream.finish() == message
+
+
 @pytest.mark.parametrize("fmt", [ChatFormat.HERMES, ChatFormat.MISTRAL, ChatFormat.DEEPSEEK_R1])
 @pytest.mark.parametrize("escape", ["\\u00e9", "\\u00", "\\x", "\\\\", '\\"', "\\/", "\\"])
 def test_escapes_in_json_arguments_fed_one_character_at_a_time(

@@ -184,15 +184,33 @@ class Memo:
     by span; ``pieces``: the JSON member of settled qwen3-coder parameters, by span;
     ``escaped``: for the text value that starts at a position, the length of the text
     written into a JSON string so far and its escaped form.
+
+    So that a message of many tool calls is not read again whole at every rebuild:
+    ``walked``, the top-level nodes but the last of the previous rebuild and what the walk
+    over them found (reasoning node, content node, tool-call nodes); ``settled``, the
+    leading tool-call nodes that were settled and their calls. A rebuild whose nodes begin
+    with the same ones (a tuple comparison, by identity first) goes on from there.
     """
 
-    __slots__ = ("calls", "escaped", "outside", "pieces")
+    __slots__ = ("calls", "escaped", "outside", "pieces", "settled", "walked")
 
     def __init__(self) -> None:
         self.outside: dict[int, int] = {}
         self.calls: dict[tuple[int, int], ToolCall] = {}
         self.pieces: dict[tuple[int, int], str] = {}
         self.escaped: dict[int, tuple[int, str]] = {}
+        self.walked: _Walk | None = None
+        self.settled: tuple[tuple[AstNode, ...], tuple[ToolCall, ...]] = ((), ())
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """The walk over some top-level nodes: what :func:`to_message` found in them."""
+
+    nodes: tuple[AstNode, ...]
+    reasoning: AstNode | None
+    content: AstNode | None
+    tools: tuple[AstNode, ...]
 
 
 def _in_json_string(raw: str) -> bool:
@@ -333,8 +351,43 @@ def _tool_calls(
     memo: Memo | None,
 ) -> _Built:
     calls: list[ToolCall] = []
+    begin = 0
+    if memo is not None:
+        known_nodes, known_calls = memo.settled
+        if known_nodes and tuple(nodes[: len(known_nodes)]) == known_nodes:
+            begin = len(known_nodes)
+            calls.extend(known_calls)
+    built = _tool_calls_from(syntax, nodes, begin, calls, tools, text, partial, memo)
+    if memo is not None:
+        # the leading calls settled now are settled for every longer text
+        count = begin
+        while count < len(calls) and count < len(nodes):
+            node = nodes[count]
+            if node.is_partial or node.end >= len(text) or memo.calls.get(
+                (node.start, node.end)
+            ) is not calls[count]:
+                break
+            count += 1
+        if count > begin:
+            memo.settled = (tuple(nodes[:count]), tuple(calls[:count]))
+    return built
+
+
+def _tool_calls_from(
+    syntax: Syntax,
+    nodes: list[AstNode],
+    begin: int,
+    calls: list[ToolCall],
+    tools: Toolset,
+    text: str,
+    partial: bool,
+    memo: Memo | None,
+) -> _Built:
+    """:func:`_tool_calls` from the tool-call node ``begin`` on, ``calls`` holding those
+    of the nodes before it."""
     region: Region | None = None
-    for index, tool in enumerate(nodes):
+    for index in range(begin, len(nodes)):
+        tool = nodes[index]
         settled = memo is not None and not tool.is_partial and tool.end < len(text)
         if settled:
             assert memo is not None
@@ -439,22 +492,33 @@ def to_message(
     reasoning_node: AstNode | None = None
     content_node: AstNode | None = None
     tool_nodes: list[AstNode] = []
+    top = result.nodes
+    first = 0
+    walked = memo.walked if memo is not None else None
+    if walked is not None and top[: len(walked.nodes)] == walked.nodes:
+        first = len(walked.nodes)
+        reasoning_node, content_node = walked.reasoning, walked.content
+        tool_nodes.extend(walked.tools)
     # depth first in text order, as result.walk(), but not into tool calls (never nested;
     # _tool_calls reads their insides)
-    stack = list(reversed(result.nodes))
-    while stack:
-        node = stack.pop()
-        tag = node.tag
-        if tag == TAG_TOOL:
-            tool_nodes.append(node)
-            continue
-        if tag == TAG_REASONING:
-            if reasoning_node is None:
-                reasoning_node = node
-        elif tag == TAG_CONTENT and content_node is None:
-            content_node = node
-        if node.children:
-            stack.extend(reversed(node.children))
+    for index in range(first, len(top)):
+        if memo is not None and index == len(top) - 1 and index > first:
+            # all but the last node: the next rebuild's nodes begin with them
+            memo.walked = _Walk(top[:index], reasoning_node, content_node, tuple(tool_nodes))
+        stack = [top[index]]
+        while stack:
+            node = stack.pop()
+            tag = node.tag
+            if tag == TAG_TOOL:
+                tool_nodes.append(node)
+                continue
+            if tag == TAG_REASONING:
+                if reasoning_node is None:
+                    reasoning_node = node
+            elif tag == TAG_CONTENT and content_node is None:
+                content_node = node
+            if node.children:
+                stack.extend(reversed(node.children))
     reasoning, reasoning_region = _reasoning(reasoning_node, text, partial)
     tools_follow = bool(tool_nodes) or (
         not partial and content_node is not None and content_node.end < len(text)

@@ -364,7 +364,12 @@ class MessageStream:
         # memo): what it adds was given when it was first seen so (one parse per tag or
         # JSON punctuation, each comparing every earlier call, was quadratic in the calls)
         seen = self._seen_calls
-        for index, call in enumerate(message.tool_calls):
+        calls = message.tool_calls
+        # all but the last call seen are usually the same objects: one tuple comparison
+        # (by identity first) instead of a step per call
+        begin = len(seen) - 1 if len(seen) > 1 and calls[: len(seen) - 1] == seen[:-1] else 0
+        for index in range(begin, len(calls)):
+            call = calls[index]
             if index < len(seen) and seen[index] is call:
                 continue
             delta = self._call_delta(index, call)

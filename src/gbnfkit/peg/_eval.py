@@ -34,19 +34,35 @@ FAIL, OK, MORE = 0, 1, 2
 Res = tuple[int, int, Any, bool]
 
 
+class _Run:
+    """Nodes of a chain already listed: what a repetition kept of its stable part, so
+    that a longer text lists them again in one copy, not one step per node."""
+
+    __slots__ = ("nodes",)
+
+    def __init__(self, nodes: tuple[AstNode, ...]) -> None:
+        self.nodes = nodes
+
+
 def flatten(chain: Any) -> tuple[AstNode, ...]:
     """The nodes of a chain, in order."""
     if chain is None:
         return ()
-    if type(chain) is AstNode:
+    kind = type(chain)
+    if kind is AstNode:
         return (chain,)
+    if kind is _Run:
+        return chain.nodes  # type: ignore[no-any-return]
     out: list[AstNode] = []
     stack = [chain]
     while stack:
         c = stack.pop()
-        if type(c) is tuple:
+        kind = type(c)
+        if kind is tuple:
             stack.append(c[1])
             stack.append(c[0])
+        elif kind is _Run:
+            out.extend(c.nodes)
         else:
             out.append(c)
     return tuple(out)
@@ -313,6 +329,9 @@ class Evaluator(JsonScanner):
                 result = (MORE, r[1], _cat(nodes, r[2]), True)
             break
         if progress is not None and touched:
+            kept = progress[2]
+            if type(kept) is tuple:  # listed once, read by every longer text
+                progress = (progress[0], progress[1], _Run(flatten(kept)))
             self.resume[key] = progress
         if result is not None:
             return result
