@@ -17,6 +17,7 @@ import dataclasses
 import enum
 import json
 import re
+import sys
 from dataclasses import dataclass
 
 from gbnfkit._errors import ChatParseError
@@ -169,8 +170,15 @@ def _settled(node: AstNode | None, text: str, partial: bool) -> bool:
     return not partial or (not node.is_partial and node.end < len(text))
 
 
-# possessive: runs of characters at a time, and no backtracking into an unclosed string
-_JSON_OUTSIDE_STRINGS = re.compile(r'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.DOTALL)
+# possessive: runs of characters at a time, and no backtracking into an unclosed string;
+# Python 3.10 has no possessive quantifiers, and the greedy form matches the same (an
+# unclosed string fails at its end, and the loop stops before its quote)
+_JSON_OUTSIDE_STRINGS = re.compile(
+    r'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+'
+    if sys.version_info >= (3, 11)
+    else r'(?:[^"]+|"(?:[^"\\]|\\.)*")*',
+    re.DOTALL,
+)
 
 
 class Memo:
