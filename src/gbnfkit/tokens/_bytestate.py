@@ -326,11 +326,7 @@ class ByteAutomaton:
                 entry = self._local_closure(p)
             suffixes, pops = entry
             base = stack[:-1]
-            for suffix in suffixes:
-                grown = base + suffix
-                if len(grown) > self._max_depth:
-                    self._too_deep()
-                out.add(grown)
+            self._grow(base, suffixes, out)
             if not pops:
                 break
             stack = base
@@ -340,6 +336,15 @@ class ByteAutomaton:
                 limit="max_stacks",
                 value=self.limits.max_stacks,
             )
+
+    def _grow(self, base: Stack, suffixes: tuple[Stack, ...], out: set[Stack]) -> None:
+        """Add ``base`` grown by each of ``suffixes`` (a position's local closure) to
+        ``out``, refusing a stack of more than ``limits.max_stack_depth`` frames."""
+        for suffix in suffixes:
+            grown = base + suffix
+            if len(grown) > self._max_depth:
+                self._too_deep()
+            out.add(grown)
 
     def _too_deep(self) -> NoReturn:
         """Refuse a stack of more than ``limits.max_stack_depth`` frames."""
@@ -591,11 +596,7 @@ class ByteAutomaton:
                             if entry is None:
                                 entry = self._local_closure(p)
                             base = s[:-1]
-                            for suffix in entry[0]:
-                                grown = base + suffix
-                                if len(grown) > self._max_depth:
-                                    self._too_deep()
-                                out.add(grown)
+                            self._grow(base, entry[0], out)
                             if entry[1]:
                                 self._close(base, out)
                 if len(out) > self._max_stacks:
