@@ -365,19 +365,10 @@ def _tool_calls(
         if known_nodes and tuple(nodes[: len(known_nodes)]) == known_nodes:
             begin = len(known_nodes)
             calls.extend(known_calls)
-    built = _tool_calls_from(syntax, nodes, begin, calls, tools, text, partial, memo)
-    if memo is not None:
+    built, leading = _tool_calls_from(syntax, nodes, begin, calls, tools, text, partial, memo)
+    if memo is not None and leading > begin:
         # the leading calls settled now are settled for every longer text
-        count = begin
-        while count < len(calls) and count < len(nodes):
-            node = nodes[count]
-            if node.is_partial or node.end >= len(text) or memo.calls.get(
-                (node.start, node.end)
-            ) is not calls[count]:
-                break
-            count += 1
-        if count > begin:
-            memo.settled = (tuple(nodes[:count]), tuple(calls[:count]))
+        memo.settled = (tuple(nodes[:leading]), tuple(calls[:leading]))
     return built
 
 
@@ -390,10 +381,12 @@ def _tool_calls_from(
     text: str,
     partial: bool,
     memo: Memo | None,
-) -> _Built:
+) -> tuple[_Built, int]:
     """:func:`_tool_calls` from the tool-call node ``begin`` on, ``calls`` holding those
-    of the nodes before it."""
+    of the nodes before it; and how many of the leading nodes are settled calls kept in
+    ``memo`` (``begin`` or more)."""
     region: Region | None = None
+    leading = begin
     for index in range(begin, len(nodes)):
         tool = nodes[index]
         settled = memo is not None and not tool.is_partial and tool.end < len(text)
@@ -402,10 +395,12 @@ def _tool_calls_from(
             known = memo.calls.get((tool.start, tool.end))
             if known is not None:
                 calls.append(known)
+                if index == leading:
+                    leading += 1
                 continue
         name_node = _first(tool, TAG_NAME)
         if not _settled(name_node, text, partial):
-            return _Built(calls, None)
+            return _Built(calls, None), leading
         assert name_node is not None
         name = name_node.text
         if not syntax.parameters:
@@ -420,16 +415,18 @@ def _tool_calls_from(
             )
             calls.append(ToolCall(call_id, name, arguments))
             if not whole:
-                return _Built(calls, region)
+                return _Built(calls, region), leading
         else:
             arguments, region = _json_arguments(tool, index, text, partial, memo)
             calls.append(ToolCall(call_id, name, arguments))
         if settled:
             assert memo is not None
             memo.calls[(tool.start, tool.end)] = calls[-1]
+            if index == leading:
+                leading += 1
         if partial and tool.is_partial:
-            return _Built(calls, region)
-    return _Built(calls, None)
+            return _Built(calls, region), leading
+    return _Built(calls, None), leading
 
 
 def _content(
