@@ -83,8 +83,9 @@ class _Lowering:
         # each class rule: its single bytes and its alternatives' byte tests (one per
         # distinct prefix of its multi-byte sequences: _alternatives)
         self.class_seqs: list[tuple[int, list[tuple[int, ...]]]] = []
-        self.wide_seqs: dict[Ranges, list[ByteSeq]] = {}
-        self.wide_alts: dict[Ranges, list[tuple[int, ...]]] = {}
+        # per distinct non-ASCII part of a class: its number of byte-range sequences and
+        # their _alternatives
+        self.wide: dict[Ranges, tuple[int, list[tuple[int, ...]]]] = {}
 
     def _lower_test(self, ranges: Ranges) -> tuple[_Op, ...]:
         """The byte tests of "one code point in ``ranges``"."""
@@ -104,16 +105,15 @@ class _Lowering:
             if hi >= 0x80:
                 wide.append((max(lo, 0x80), hi))
         key = tuple(wide)
-        seqs = self.wide_seqs.get(key)
-        if seqs is None:
-            seqs = self.wide_seqs[key] = [s for lo, hi in wide for s in utf8_sequences(lo, hi)]
-        if not seqs:  # (surrogates only, which UTF-8 never encodes)
+        found = self.wide.get(key)
+        if found is None:
+            seqs = [s for lo, hi in wide for s in utf8_sequences(lo, hi)]
+            found = self.wide[key] = (len(seqs), _alternatives(seqs))
+        count, alts = found
+        if not count:  # (surrogates only, which UTF-8 never encodes)
             return ((TEST, ascii_bits),)
-        if not ascii_bits and len(seqs) == 1:
-            return tuple((TEST, range_bits(lo, hi)) for lo, hi in seqs[0])
-        alts = self.wide_alts.get(key)
-        if alts is None:
-            alts = self.wide_alts[key] = _alternatives(seqs)
+        if not ascii_bits and count == 1:  # one sequence: its tests inline
+            return tuple((TEST, bits) for bits in alts[0])
         index = self.n_rules + len(self.class_seqs)
         self.class_seqs.append((ascii_bits, alts))
         return ((CALL, index),)
